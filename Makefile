@@ -1,0 +1,32 @@
+# Quickstart: `make demo` and `make test` work on a fresh clone; each builds .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# The shared data sets sit beside the checkout in CI and in development; users point ONPAIR_DATA elsewhere.
+export ONPAIR_DATA ?= $(abspath ../shared/datasets)
+# numba's on-disk cache makes the second run of the suite skip compilation.
+export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
+
+.PHONY: demo test bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) demos/phishing_stream.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

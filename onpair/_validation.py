@@ -1,0 +1,102 @@
+"""Input validation for every public entry point.
+
+A failed call must change no state and spend no budget, so the learners validate a whole block before
+touching anything. Errors are ``ValueError`` that name the argument, the record (its position in the
+stream, 1-based, and its index in the call) and the offending value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a C-contiguous float64 (m, d) array of finite values, or raise ``ValueError``."""
+    if isinstance(X, (str, bytes)):
+        raise ValueError(f"{name} must be numeric, got a string {X!r}")
+    try:
+        arr = np.array(X, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc})") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (records × features), got shape {arr.shape}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has no features (shape {arr.shape})")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(
+            f"{name} has {arr.shape[1]} features per record but the learner expects {n_features}"
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, k = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name}[{i}, {k}] = {arr[i, k]!r} (record {i} of this call, stream position "
+            f"{stream_offset + i + 1}, feature {k}): features must be finite"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def as_feature_vector(x, n_features, stream_offset: int, name: str = "x") -> np.ndarray:
+    """One record as a (1, d) block (see :func:`as_feature_block`)."""
+    if isinstance(x, dict):
+        raise ValueError(f"{name} is a dict: use onpair.river for dict records, or pass an array")
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"{name} must be numeric, got a string {x!r}")
+    try:
+        arr = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric 1-D array; could not convert it ({exc})") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of features, got shape {arr.shape}")
+    return as_feature_block(arr[None, :], n_features, stream_offset, name=name)
+
+
+def binary_label(value, index: int, stream_offset: int, name: str = "y") -> int:
+    """Map one label to ±1: accepts {-1, +1}, {0, 1} and booleans; anything else is an error."""
+    if isinstance(value, (bool, np.bool_)):
+        return 1 if value else -1
+    if isinstance(value, numbers.Number) and not isinstance(value, complex):
+        v = float(value)
+        if v == 1.0:
+            return 1
+        if v == -1.0 or v == 0.0:
+            return -1
+    raise ValueError(
+        f"{name}[{index}] = {value!r} (stream position {stream_offset + index + 1}): labels must be "
+        "-1/+1, 0/1 or booleans"
+    )
+
+
+def as_label_block(y, n_records: int, stream_offset: int, name: str = "y") -> np.ndarray:
+    """Labels as an int8 array of ±1, checked one by one, with the length of ``X``."""
+    if isinstance(y, (str, bytes)):
+        raise ValueError(f"{name} must be a sequence of labels, got a string {y!r}")
+    arr = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {np.shape(arr)}")
+    if arr.shape[0] != n_records:
+        raise ValueError(f"X has {n_records} records but {name} has {arr.shape[0]} labels")
+    if arr.dtype.kind in "iuf" and arr.size:
+        values = arr.astype(np.float64)
+        ok = (values == 1.0) | (values == -1.0) | (values == 0.0)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            binary_label(arr[i].item(), i, stream_offset, name)  # raises with the message
+        return np.where(values == 1.0, 1, -1).astype(np.int8)
+    if arr.dtype.kind == "b":
+        return np.where(arr, 1, -1).astype(np.int8)
+    return np.array([binary_label(v, i, stream_offset, name) for i, v in enumerate(arr)], dtype=np.int8)
+
+
+def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
+    """A finite float > 0 (or ≥ 0), rejecting bools and strings."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+    return value

@@ -1,0 +1,130 @@
+"""Public feature bounds: map raw records onto a domain of diameter 2.
+
+Every constant of the privacy analysis (ALGORITHMS.md §1-2) assumes ``‖x − x'‖₂ ≤ 2`` for any two
+records. The bounds that make this true must be **public**: declared by the user or taken from the
+data set's documentation, never computed from the private records (a min/max or a standard deviation
+read off the data leaks it). A record outside the declared bounds is clipped to them; the clipping is
+part of the mechanism, and the learners count clipped records in their (curator-side) report.
+
+Two kinds of bounds:
+
+* a box ``lower ≤ x ≤ upper`` (per feature, or scalars): each feature is first put on the unit range,
+  then the box is scaled to diagonal 2, ``x_k ↦ 2(clip(x_k) − lower_k)/((upper_k − lower_k)·√d)``.
+  This reaches diameter exactly 2 without shrinking any record that respects the box (ALGORITHMS.md §1
+  measures AUC 0.75 against 0.64 with unit-ball clipping on Pima). Putting features on a unit range
+  first matters: the single scale ``2/‖upper − lower‖₂`` would let the widest feature (Pima's insulin,
+  0–900) swamp the others (AUC 0.67 against 0.81 for the non-private learner on Pima);
+* a norm bound ``‖x‖₂ ≤ B``: ``x ↦ x·min(1, B/‖x‖)/B``, i.e. records scaled into the unit ball.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class FeatureBounds:
+    """Public bounds on the features and the map onto a domain of diameter 2.
+
+    Parameters
+    ----------
+    lower, upper : float or array-like, optional
+        A box. Scalars apply to every feature; arrays fix the number of features.
+    norm : float, optional
+        A bound on the ℓ2 norm of every record (mutually exclusive with the box).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = FeatureBounds(lower=0.0, upper=1.0)
+    >>> Z, clipped = b.transform(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5]]))
+    >>> round(float(np.linalg.norm(Z[1] - Z[0])), 12), clipped.tolist()
+    (2.0, [False, False, True])
+    """
+
+    def __init__(self, lower=None, upper=None, norm=None):
+        if norm is not None:
+            if lower is not None or upper is not None:
+                raise ValueError("give either a box (lower, upper) or a norm bound, not both")
+            norm = _finite_float(norm, "norm_bound")
+            if norm <= 0.0:
+                raise ValueError(f"norm_bound must be > 0, got {norm!r}")
+            self.kind = "norm"
+            self.norm = norm
+            self.lower = self.upper = None
+            self.n_features = None
+            return
+        if lower is None or upper is None:
+            raise ValueError("a box needs both lower and upper bounds")
+        lower_arr = _finite_array(lower, "lower bound")
+        upper_arr = _finite_array(upper, "upper bound")
+        lower_arr, upper_arr = np.broadcast_arrays(lower_arr, upper_arr)
+        if lower_arr.ndim > 1:
+            raise ValueError(f"bounds must be scalars or 1-D arrays, got shape {lower_arr.shape}")
+        bad = np.flatnonzero(~(upper_arr > lower_arr))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(
+                f"upper bound must exceed lower bound for every feature; feature {k} has "
+                f"lower={float(np.atleast_1d(lower_arr)[k])!r}, upper={float(np.atleast_1d(upper_arr)[k])!r}"
+            )
+        self.kind = "box"
+        self.norm = None
+        self.lower = np.array(lower_arr, dtype=np.float64)
+        self.upper = np.array(upper_arr, dtype=np.float64)
+        self.n_features = None if self.lower.ndim == 0 else int(self.lower.shape[0])
+
+    @staticmethod
+    def _box_scale(width: np.ndarray) -> np.ndarray:
+        # Unit range per feature, then diagonal 2: ‖z − z'‖₂ ≤ 2/√d · √d = 2.
+        return 2.0 / (width * np.sqrt(width.shape[0]))
+
+    def transform(self, X: np.ndarray):
+        """Map finite records (rows of ``X``) onto the diameter-2 domain.
+
+        Returns
+        -------
+        Z : ndarray of shape (n, d)
+            The mapped records.
+        clipped : ndarray of bool, shape (n,)
+            Which records were outside the declared bounds and clipped to them.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        if self.kind == "norm":
+            norms = np.linalg.norm(X, axis=1)
+            clipped = norms > self.norm
+            scale = np.where(clipped, 1.0 / np.where(clipped, norms, 1.0), 1.0 / self.norm)
+            return X * scale[:, None], clipped
+        lower = np.broadcast_to(self.lower, X.shape[1:])
+        upper = np.broadcast_to(self.upper, X.shape[1:])
+        clipped = np.any((X < lower) | (X > upper), axis=1)
+        Z = (np.clip(X, lower, upper) - lower) * self._box_scale(upper - lower)
+        return Z, clipped
+
+    def to_dict(self) -> dict:
+        if self.kind == "norm":
+            return {"norm": self.norm}
+        return {"lower": self.lower.tolist(), "upper": self.upper.tolist()}
+
+    def __repr__(self) -> str:
+        if self.kind == "norm":
+            return f"FeatureBounds(norm={self.norm!r})"
+        return f"FeatureBounds(lower={self.lower.tolist()!r}, upper={self.upper.tolist()!r})"
+
+
+def _finite_float(value, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def _finite_array(value, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return arr

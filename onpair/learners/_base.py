@@ -1,0 +1,289 @@
+"""Shared core of the online pairwise learners: state, validation, and the one kernel path.
+
+``learn_one``, ``learn_many`` (and the offline wrappers' ``fit``) all go through
+:meth:`_OnlinePairwiseLearner._learn_block`, which validates the whole block first (a failed call
+changes no state and spends no budget), maps records through the public bounds, and hands the block
+to one compiled kernel of :mod:`onpair._kernels`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import _kernels
+from .._validation import as_feature_block, as_feature_vector, as_label_block, binary_label, check_positive
+from ..bounds import FeatureBounds
+from ..geometry import random_point_in_ball
+from ..losses import SQUARE, get_loss
+
+STEP_RULES = ("capped",)
+
+
+class _OnlinePairwiseLearner:
+    """Pairwise GIGA with the full history; subclasses decide what is released.
+
+    Parameters are documented on the public subclasses.
+    """
+
+    #: Whether the learner adds noise (private learners) or exposes its iterate (Pairwise GIGA).
+    _private = False
+
+    def __init__(self, *, loss="logistic", lam=1.0, radius=0.1, step_sizes="capped", bounds=None,
+                 norm_bound=None, n_features=None, seed=None):
+        self.loss = loss
+        self.lam = lam
+        self.radius = radius
+        self.step_sizes = step_sizes
+        self.bounds = bounds
+        self.norm_bound = norm_bound
+        self.n_features = n_features
+        self.seed = seed
+        self._loss = get_loss(loss)
+        self._radius = check_positive(radius, "radius")
+        self._lam = check_positive(lam, "lam", allow_zero=True)
+        self._bounds = self._make_bounds(bounds, norm_bound)
+        self._steps_array = self._check_step_sizes(step_sizes)
+        self._dim = self._initial_dimension(n_features)
+        # Independent random streams from one SeedSequence: the start/centre point and the release
+        # noise. Without a seed, SeedSequence() draws fresh OS entropy (a seed is for reproducible
+        # experiments only).
+        self._seed_sequence = np.random.SeedSequence(seed)
+        init_seq, noise_seq = self._seed_sequence.spawn(2)
+        self._init_rng = np.random.Generator(np.random.PCG64(init_seq))
+        self._noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
+        self._t = 0
+        self._n_clipped = 0
+        self._warned_clipping = False
+        if self._dim is not None:
+            self._init_state(self._dim)
+
+    # -- configuration -----------------------------------------------------------------------------
+    @staticmethod
+    def _make_bounds(bounds, norm_bound):
+        if bounds is not None and norm_bound is not None:
+            raise ValueError("give either bounds=(lower, upper) or norm_bound, not both")
+        if bounds is not None:
+            if isinstance(bounds, FeatureBounds):
+                return bounds
+            try:
+                lower, upper = bounds
+            except (TypeError, ValueError):
+                raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
+            return FeatureBounds(lower=lower, upper=upper)
+        # Default: records are assumed to lie in the unit ball; any record outside is clipped to it
+        # (and counted). Declare the data set's public bounds to avoid shrinking the signal.
+        return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
+
+    @staticmethod
+    def _check_step_sizes(step_sizes):
+        if isinstance(step_sizes, str):
+            if step_sizes not in STEP_RULES:
+                raise ValueError(f"step_sizes must be one of {STEP_RULES} or an array, got {step_sizes!r}")
+            return None
+        try:
+            steps = np.array(step_sizes, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"step_sizes must be a string or an array of floats, got {step_sizes!r}") from None
+        if steps.ndim != 1 or steps.size == 0:
+            raise ValueError(f"step_sizes must be a non-empty 1-D array, got shape {steps.shape}")
+        bad = np.flatnonzero(~np.isfinite(steps) | (steps < 0))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(f"step_sizes[{k}] = {steps[k]!r}: step sizes must be finite and >= 0")
+        return steps
+
+    def _initial_dimension(self, n_features):
+        dims = []
+        if n_features is not None:
+            if isinstance(n_features, (bool, np.bool_)) or not isinstance(n_features, (int, np.integer)) \
+                    or n_features < 1:
+                raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+            dims.append(int(n_features))
+        if self._bounds.n_features is not None:
+            dims.append(self._bounds.n_features)
+        if len(set(dims)) > 1:
+            raise ValueError(f"n_features={n_features} disagrees with the bounds' {self._bounds.n_features} features")
+        return dims[0] if dims else None
+
+    # -- constants of the round objective -----------------------------------------------------------
+    @property
+    def _strong_convexity(self) -> float:
+        """α of the round objective: the regulariser (λ/2)‖w − c‖² makes it λ-strongly convex."""
+        return self._lam
+
+    @property
+    def _smoothness(self) -> float:
+        """L of the round objective: the loss's L plus the regulariser's λ."""
+        return self._loss.smoothness() + self._lam
+
+    @property
+    def _lipschitz(self) -> float:
+        """G of the data term (the regulariser cancels between neighbouring runs)."""
+        return self._loss.lipschitz(self._radius)
+
+    def _center_point(self, dim: int) -> np.ndarray:
+        """Centre of the regulariser; the origin here (OnPairC overrides)."""
+        return np.zeros(dim)
+
+    def _start_point(self, dim: int) -> np.ndarray:
+        """Internal iterate before the first step (data-independent)."""
+        return self._center.copy()
+
+    def _step_sizes_for(self, t_start: int, count: int) -> np.ndarray:
+        """η_t for rounds t_start+1 … t_start+count (round 1 never steps)."""
+        t = np.arange(t_start + 1, t_start + count + 1, dtype=np.float64)
+        if self._steps_array is not None:
+            if t_start + count > self._steps_array.size:
+                raise ValueError(
+                    f"step_sizes has {self._steps_array.size} entries but this call reaches round "
+                    f"{t_start + count}: give a step size for every round"
+                )
+            return self._steps_array[t_start:t_start + count].copy()
+        alpha = self._strong_convexity
+        if alpha > 0:
+            # Huai Alg. 1: η_t = 2(t−1)/((t−2)αt), capped at 2/(L+α) where the gradient map stops
+            # contracting. The cap only binds for t ≲ (L+α)/α, the rounds Alg. 1 spends in its random
+            # warm-up (T₁ = 16L²/α²); the ledger below is valid either way.
+            cap = 2.0 / (self._smoothness + alpha) if math.isfinite(self._smoothness) else math.inf
+            with np.errstate(divide="ignore", invalid="ignore"):
+                paper = np.where(t > 2, 2.0 * (t - 1.0) / ((t - 2.0) * alpha * t), np.inf)
+            steps = np.minimum(paper, cap)
+            if not math.isfinite(cap):  # non-smooth loss without a cap: start at the paper's round 3
+                steps = np.where(t > 2, paper, 2.0 / alpha)
+        else:
+            # Convex, no strong convexity: the usual R/(G√t) online-gradient schedule.
+            steps = self._radius / (self._lipschitz * np.sqrt(t))
+        steps[t < 2] = 0.0
+        return steps
+
+    # -- state -------------------------------------------------------------------------------------
+    def _init_state(self, dim: int) -> None:
+        self._dim = dim
+        self._center = self._center_point(dim)
+        self._w = self._start_point(dim)
+        if self._loss.code == SQUARE:
+            # Exact full history in O(d²) memory: counts, sums and second moments per class.
+            self._counts = np.zeros(2)
+            self._sums = np.zeros((2, dim))
+            self._second_moments = np.zeros((2, dim, dim))
+        else:
+            self._positives = np.empty((0, dim))
+            self._negatives = np.empty((0, dim))
+            self._n_positives = 0
+            self._n_negatives = 0
+
+    @staticmethod
+    def _grown(buffer: np.ndarray, used: int, needed: int) -> np.ndarray:
+        if needed <= buffer.shape[0]:
+            return buffer
+        capacity = max(needed, 2 * buffer.shape[0], 64)
+        grown = np.empty((capacity, buffer.shape[1]))
+        grown[:used] = buffer[:used]
+        return grown
+
+    # -- the one learning path ---------------------------------------------------------------------
+    def learn_one(self, x, y):
+        """Learn from one record ``(x, y)``; ``y`` in {-1, +1}, {0, 1} or bool.
+
+        Returns
+        -------
+        self
+        """
+        X = as_feature_vector(x, self._dim, self._t, name="x")
+        labels = np.array([binary_label(y, 0, self._t, name="y")], dtype=np.int8)
+        return self._learn_block(X, labels)
+
+    def learn_many(self, X, y):
+        """Learn from a block of records, exactly as repeated :meth:`learn_one` would.
+
+        Returns
+        -------
+        self
+        """
+        X = as_feature_block(X, self._dim, self._t, name="X")
+        labels = as_label_block(y, X.shape[0], self._t, name="y")
+        return self._learn_block(X, labels)
+
+    def _learn_block(self, X: np.ndarray, signs: np.ndarray):
+        m = X.shape[0]
+        if m == 0:
+            return self
+        steps = self._step_sizes_for(self._t, m)
+        plan = self._plan_releases(self._t, steps)  # may raise: still nothing changed
+        if self._dim is None:
+            self._init_state(X.shape[1])
+        Z, clipped = self._bounds.transform(X)
+        n_releases = plan["slots"].max() + 1 if m and plan["slots"].max() >= 0 else 0
+        noise = self._noise_rng.standard_normal((n_releases, self._dim)) if n_releases else np.zeros((0, self._dim))
+        released = np.zeros((n_releases, self._dim))
+        center = self._center
+        if self._loss.code == SQUARE:
+            _kernels._giga_square_statistics(
+                Z, signs, self._w, self._counts, self._sums, self._second_moments, self._t, steps,
+                self._lam, center, self._radius, plan["slots"], plan["sigmas"], noise, released,
+            )
+        else:
+            n_pos = int(np.count_nonzero(signs > 0))
+            self._positives = self._grown(self._positives, self._n_positives, self._n_positives + n_pos)
+            self._negatives = self._grown(self._negatives, self._n_negatives, self._n_negatives + m - n_pos)
+            self._n_positives, self._n_negatives = _kernels._giga_full_history(
+                Z, signs, self._w, self._positives, self._n_positives, self._negatives, self._n_negatives,
+                self._t, steps, self._lam, center, self._radius, self._loss.code, plan["slots"],
+                plan["sigmas"], noise, released,
+            )
+        self._t += m
+        self._record_clipping(int(np.count_nonzero(clipped)))
+        self._after_block(plan, released)
+        return self
+
+    def _plan_releases(self, t_start: int, steps: np.ndarray) -> dict:
+        """Which rounds of the block release, with which σ. The non-private learner releases nothing."""
+        return {"slots": np.full(steps.shape[0], -1, dtype=np.int64), "sigmas": np.zeros(0)}
+
+    def _after_block(self, plan: dict, released: np.ndarray) -> None:
+        pass
+
+    def _record_clipping(self, count: int) -> None:
+        if count == 0:
+            return
+        self._n_clipped += count
+        if not self._warned_clipping:
+            self._warned_clipping = True
+            warnings.warn(
+                f"{count} record(s) lay outside the declared feature bounds ({self._bounds!r}) and were "
+                "clipped to them; declare the data set's public bounds (bounds= or norm_bound=) to "
+                "avoid shrinking the signal. The count is in the report.",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    # -- scoring -----------------------------------------------------------------------------------
+    @property
+    def model(self) -> np.ndarray:
+        """A copy of the model a user may see (subclasses decide which one)."""
+        raise NotImplementedError
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``wᵀ φ(x)`` of records under the visible :attr:`model` (φ: the public bounds map).
+
+        Higher scores rank a record as more likely positive; AUC depends only on this order.
+        """
+        model = self.model
+        X = as_feature_block(X, model.shape[0], 0, name="X")
+        Z, _ = self._bounds.transform(X)
+        return Z @ model
+
+    @property
+    def n_seen(self) -> int:
+        """Number of records learned so far."""
+        return self._t
+
+    def _require_dim(self):
+        if self._dim is None:
+            raise ValueError(
+                "the number of features is unknown until the first record: pass n_features=, "
+                "array bounds, or learn a record first"
+            )

@@ -1,0 +1,100 @@
+"""The sensitivity ledger: a worst-case ℓ2 sensitivity of Pairwise GIGA's internal iterate, every round.
+
+Huai et al.'s Lemma 4 (``‖w_t − w'_t‖ ≤ 8G/(αt)``) only holds when the gradient map contracts, which
+needs ``t ≥ 16L²/α²`` with their step sizes; with the paper's λ = 10⁻³ that is never on a UCI data set
+(ALGORITHMS.md §3). The ledger is valid for **any** step-size schedule. Couple two runs on neighbouring
+streams that differ at position j (same randomness). With c_t = max(|1 − η_t α|, |1 − η_t L|) the
+contraction factor of the round-t gradient map (α-strongly convex, L-smooth objective) and projection
+being non-expansive:
+
+* round j: ``‖w_j − w'_j‖ ≤ 2 G η_j`` (every term of L̂_j contains z_j);
+* round t > j: ``‖w_t − w'_t‖ ≤ c_t ‖w_{t−1} − w'_{t−1}‖ + 2 G η_t κ_t`` where κ_t is the largest weight
+  one earlier record has in L̂_t (1/(t−1) for the full history, 1/|B_t| for a buffer);
+* always ``≤ diam(C)``.
+
+Taking the worst j gives ``U_t = min(diam, max(c_t U_{t−1} + 2Gη_tκ_t, 2Gη_t))`` with U = 0 before the
+first step. Here G bounds the gradient of the **data term** ℓ only: the regulariser (λ/2)‖w − c‖² is
+the same function in both runs, so it cancels in the gradient difference and enters only through α and
+L of the whole objective. Everything is public (schedule, G, L, α, radius, buffer size): the noise
+schedule can be computed before any data is read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._config import NJIT_OPTIONS
+
+
+@njit(**NJIT_OPTIONS)
+def _ledger_block(previous, t_start, steps, lipschitz, smoothness, strong_convexity, diameter, buffer_size):
+    """Continue the ledger over rounds ``t_start+1 … t_start+len(steps)`` from ``U_{t_start} = previous``.
+
+    ``steps[i]`` is η for round ``t_start + i + 1``; ``buffer_size ≤ 0`` means the full history
+    (κ_t = 1/(t−1)), otherwise κ_t = 1/min(t−1, buffer_size). Round 1 takes no step (there is no pair).
+    """
+    m = steps.shape[0]
+    out = np.empty(m)
+    bound = previous
+    for i in range(m):
+        t = t_start + i + 1
+        if t >= 2:
+            eta = steps[i]
+            contraction = max(abs(1.0 - eta * strong_convexity), abs(1.0 - eta * smoothness))
+            stored = t - 1
+            if buffer_size > 0 and buffer_size < stored:
+                stored = buffer_size
+            kappa = 1.0 / stored
+            carried = contraction * bound + 2.0 * lipschitz * eta * kappa
+            fresh = 2.0 * lipschitz * eta
+            bound = min(diameter, max(carried, fresh))
+        out[i] = bound
+    return out
+
+
+def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diameter, buffer_size=None):
+    """Worst-case ℓ2 sensitivity ``U_t`` of the internal iterate for rounds t = 1 … len(step_sizes).
+
+    Parameters
+    ----------
+    step_sizes : array-like of float
+        η_t for t = 1, 2, … (η_1 is ignored: round 1 has no pair).
+    lipschitz : float
+        G, the Lipschitz constant of the data term of the loss.
+    smoothness : float
+        L of the whole round objective (loss smoothness plus the regulariser's λ).
+    strong_convexity : float
+        α of the whole round objective (λ for ``(λ/2)‖w − c‖²``); 0 is allowed.
+    diameter : float
+        diam(C) = 2R for the ball of radius R.
+    buffer_size : int, optional
+        Buffer capacity s for the finite-buffer variants (κ_t = 1/min(t−1, s)); None = full history.
+
+    Returns
+    -------
+    ndarray
+        ``U[t-1]`` is the sensitivity after round t.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.arange(1, 1001)
+    >>> U = sensitivity_ledger(2 / (1.0 * t), lipschitz=4, smoothness=5, strong_convexity=1, diameter=10)
+    >>> bool(U[-1] <= 8 * 4 / (1.0 * 1000))   # Lemma 4 where its conditions hold
+    True
+    """
+    steps = np.ascontiguousarray(step_sizes, dtype=np.float64)
+    if steps.ndim != 1:
+        raise ValueError(f"step_sizes must be 1-D, got shape {steps.shape}")
+    if not np.all(np.isfinite(steps)) or np.any(steps < 0):
+        raise ValueError("step_sizes must be finite and >= 0")
+    for name, value in (("lipschitz", lipschitz), ("smoothness", smoothness),
+                        ("strong_convexity", strong_convexity), ("diameter", diameter)):
+        if not np.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    size = 0 if buffer_size is None else int(buffer_size)
+    if buffer_size is not None and size < 1:
+        raise ValueError(f"buffer_size must be >= 1, got {buffer_size!r}")
+    return _ledger_block(0.0, 0, steps, float(lipschitz), float(smoothness), float(strong_convexity),
+                         float(diameter), size)
