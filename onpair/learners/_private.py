@@ -217,9 +217,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         if frozen:
             status = f"frozen: the schedule's last release was at round {last}; the budget is spent"
         else:
-            upcoming = self._schedule.rounds_between(self._t, self._t + 2**40)
-            nxt = int(upcoming[0]) if upcoming.size else None
-            status = "learning; next release at round %s" % nxt
+            status = f"learning; next release at round {self._schedule.next_round_after(self._t)}"
         rho_spent = self._accountant.rho_spent
         return {
             "algorithm": type(self).__name__,

@@ -11,8 +11,8 @@ Rounds:
 * ``doubling=t_0``: rounds t_0, 2t_0, 4t_0, … (the default: a fresh model whenever the stream has
   doubled, so there are only O(log n) releases);
 
-optionally limited by a known stream length ``n`` (a release is added at round n, so the last model
-has seen every record), a ``horizon`` after which the model is frozen, a first round ``start`` before
+optionally limited by a known stream length ``n`` or a ``horizon`` after which the model is frozen
+(a release is added at that round, so the last model has seen every record it will ever see), a first round ``start`` before
 which nothing is released, and ``max_releases``.
 
 Budget split (``split``):
@@ -62,7 +62,7 @@ class ReleaseSchedule:
     n : int, optional
         Known stream length: no release after round n, and one at round n.
     horizon : int, optional
-        Rounds after which the model is frozen (no release after it).
+        Round after which the model is frozen: no release after it, and one at it.
     start : int, default 0
         No release at or before this round (Huai's warm-up T₁).
     max_releases : int, optional
@@ -137,8 +137,9 @@ class ReleaseSchedule:
     def _enumerate_finite(self):
         if self.limit is not None:
             r = self._raw_rounds_upto(self.limit)
-            if self.n is not None and self.n <= self.limit and self.n > self.start:
-                r = np.union1d(r, [self.n]).astype(np.int64)
+            if self.limit > self.start:
+                # The last model before the stream ends (n) or the learner freezes (horizon).
+                r = np.union1d(r, [self.limit]).astype(np.int64)
         elif self.kind == "at":
             r = self._raw_rounds_upto(max(self.param))
         elif self.max_releases is not None:
@@ -183,6 +184,20 @@ class ReleaseSchedule:
         else:
             r = self._raw_rounds_upto(t_high)
         return r[(r > t_low) & (r <= t_high)]
+
+    def next_round_after(self, t: int):
+        """The first release round after round t, or None if there is none."""
+        if self.finite:
+            later = self._finite_rounds[self._finite_rounds > t]
+            return int(later[0]) if later.size else None
+        after = max(int(t), self.start)
+        if self.kind == "every":
+            return (after // self.param + 1) * self.param
+        # doubling: the smallest param·2^j strictly after `after`
+        r = self.param
+        while r <= after:
+            r *= 2
+        return r
 
     def rho_shares_between(self, t_low: int, t_high: int) -> np.ndarray:
         """The ρ_k of the releases returned by :meth:`rounds_between` (same order)."""

@@ -1,0 +1,243 @@
+"""Online learners end to end: one kernel path, only released models visible, calibrated noise,
+accounting that never overspends, paper mode literal, schedules that freeze."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import naive
+from onpair import OnPairC, OnPairStrC, PairwiseGIGA, PrivacyWarning
+from onpair.bounds import FeatureBounds
+from onpair.privacy import rho_from_dp
+
+REPORT_KEYS = {"rho_budget", "rho_spent", "rho_remaining", "epsilon_spent", "releases"}
+RELEASE_KEYS = {"round", "sensitivity", "sigma", "rho"}
+
+
+def _data(seed, n=300, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, d))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(n) > 0.5).astype(int)
+    return X, y
+
+
+LEARNERS = [
+    lambda **kw: OnPairStrC(epsilon=1.0, bounds=(0, 1), n=300, seed=3, **kw),
+    lambda **kw: OnPairC(epsilon=1.0, bounds=(0, 1), n=300, seed=3, **kw),
+    lambda **kw: OnPairStrC(epsilon=1.0, bounds=(0, 1), release_every=25, seed=3, **kw),
+    lambda **kw: OnPairStrC(epsilon=0.5, bounds=(0, 1), n=300, mode="paper", lam=3.0, seed=3, **kw),
+    lambda **kw: PairwiseGIGA(bounds=(0, 1), **kw),
+]
+
+
+@pytest.mark.parametrize("make", LEARNERS)
+@pytest.mark.parametrize("loss", ["logistic", "square"])
+def test_learn_many_equals_repeated_learn_one(make, loss):
+    X, y = _data(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        one = make(loss=loss)
+        for xi, yi in zip(X, y):
+            one.learn_one(xi, yi)
+        many = make(loss=loss).learn_many(X, y)
+        mixed = make(loss=loss).learn_many(X[:17], y[:17]).learn_one(X[17], y[17]).learn_many(X[18:], y[18:])
+    assert np.array_equal(one.model, many.model) and np.array_equal(one.model, mixed.model)
+    if hasattr(one, "privacy_report"):
+        assert one.privacy_report() == many.privacy_report() == mixed.privacy_report()
+
+
+def test_report_has_the_documented_keys():
+    X, y = _data(1)
+    report = OnPairStrC(bounds=(0, 1), n=300, seed=0).learn_many(X, y).privacy_report()
+    assert REPORT_KEYS <= set(report)
+    assert report["releases"] and all(set(r) == RELEASE_KEYS for r in report["releases"])
+    assert [r["round"] for r in report["releases"]] == [64, 128, 256, 300]
+
+
+def test_private_model_is_the_release_and_gigas_twin_is_the_internal_iterate():
+    X, y = _data(2)
+    private = OnPairStrC(bounds=(0, 1), release_at=[300], seed=5).learn_many(X, y)
+    twin = PairwiseGIGA(bounds=(0, 1)).learn_many(X, y)
+    # Same kernel, same parameters: the internal iterate is exactly the non-private model ...
+    assert np.array_equal(private._w, twin.model)
+    # ... but what a user sees is the noisy release, and decision_function scores with it.
+    assert not np.allclose(private.model, twin.model)
+    Z, _ = FeatureBounds(0, 1).transform(X)
+    np.testing.assert_allclose(private.decision_function(X), Z @ private.model)
+    # The model handed out is a copy: mutating it does not change the learner.
+    m = private.model
+    m[:] = 123.0
+    assert not np.any(private.model == 123.0)
+
+
+def test_release_noise_has_the_calibrated_standard_deviation():
+    """(release − iterate)/σ over many seeds is N(0, 1): Kolmogorov–Smirnov at α = 0.001.
+    A large radius keeps the projection inactive, so the release is exactly iterate + noise."""
+    X, y = _data(3, n=120)
+    z = []
+    for seed in range(200):
+        learner = OnPairStrC(epsilon=1.0, bounds=(0, 1), radius=100.0, release_at=[120], seed=seed)
+        learner.learn_many(X, y)
+        sigma = learner.privacy_report()["releases"][0]["sigma"]
+        z.append((learner.model - learner._w) / sigma)
+    z = np.concatenate(z)
+    assert stats.kstest(z, "norm").pvalue > 0.001
+    assert abs(z.std() - 1.0) < 0.05
+
+
+@pytest.mark.parametrize("accounting", ["gaussian", "tight", "lemma3"])
+def test_sigma_is_ledger_sensitivity_over_sqrt_two_rho(accounting):
+    X, y = _data(4)
+    learner = OnPairStrC(epsilon=1.5, delta=1e-4, bounds=(0, 1), n=300, accounting=accounting, seed=1)
+    learner.learn_many(X, y)
+    report = learner.privacy_report()
+    # Everything recomputed here from public quantities with the slow twin of the ledger.
+    steps = learner._step_sizes_for(0, 300)
+    G = 4.0 / (1.0 + math.exp(-4.0 * 0.1))
+    U = naive.ledger(steps, G, 4.0 + 1.0, 1.0, 0.2)
+    rho = rho_from_dp(1.5, 1e-4, method=accounting)
+    assert report["rho_budget"] == pytest.approx(rho)
+    rounds = np.array([r["round"] for r in report["releases"]])
+    shares = np.array([r["rho"] for r in report["releases"]])
+    np.testing.assert_allclose(shares, rho * rounds / rounds.sum(), rtol=1e-9)  # proportional split
+    for r in report["releases"]:
+        assert r["sensitivity"] == pytest.approx(U[r["round"] - 1], rel=1e-12)
+        assert r["sigma"] == pytest.approx(r["sensitivity"] / math.sqrt(2 * r["rho"]), rel=1e-12)
+    assert math.fsum(shares) <= report["rho_budget"]
+    assert report["epsilon_spent"] <= 1.5 and report["epsilon_spent"] == pytest.approx(1.5, rel=1e-6)
+
+
+def test_paper_mode_reproduces_algorithm_1():
+    n, eps, delta, lam, radius = 400, 1.0, 1.0 / 400, 3.0, 0.1
+    X, y = _data(5, n=n)
+    learner = OnPairStrC(epsilon=eps, delta=delta, lam=lam, radius=radius, bounds=(0, 1), n=n, mode="paper",
+                         seed=2).learn_many(X, y)
+    L, alpha = 4.0 + lam, lam
+    T1 = max(math.ceil(16 * L**2 / alpha**2), 7)
+    log_inv = math.log(1 / delta)
+    rho = (math.sqrt(log_inv + eps) - math.sqrt(log_inv)) ** 2  # Lemma 3 solved for ρ
+    G = 4.0 / (1.0 + math.exp(-4.0 * radius)) + lam * radius  # G of the regularised loss
+    report = learner.privacy_report()
+    assert [r["round"] for r in report["releases"]] == list(range(T1 + 1, n + 1))
+    assert report["rho_budget"] == pytest.approx(rho, rel=1e-9)
+    for r in report["releases"]:
+        t = r["round"]
+        assert r["sigma"] ** 2 == pytest.approx(32 * G**2 * (n - T1) / (alpha**2 * t**2 * rho), rel=1e-9)
+        assert r["sensitivity"] == pytest.approx(8 * G / (alpha * t))
+    steps = learner._step_sizes_for(0, n)
+    t = np.arange(1, n + 1)
+    np.testing.assert_allclose(steps[t > T1], 2 * (t[t > T1] - 1) / ((t[t > T1] - 2) * alpha * t[t > T1]))
+    assert np.all(steps[t <= T1] == 0)
+
+
+def test_paper_mode_warns_that_it_only_outputs_random_points_when_T1_exceeds_n():
+    X, y = _data(6, n=100)
+    with pytest.warns(PrivacyWarning, match="never"):
+        learner = OnPairStrC(lam=1e-3, bounds=(0, 1), n=100, mode="paper", seed=0)
+    with pytest.warns(PrivacyWarning, match="frozen"):
+        learner.learn_many(X, y)
+    assert learner.privacy_report()["releases"] == []
+    # The visible model is the warm-up's random point: it does not depend on the data.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        twin = OnPairStrC(lam=1e-3, bounds=(0, 1), n=100, mode="paper", seed=0).learn_many(X[::-1], 1 - y[::-1])
+    assert np.array_equal(learner.model, twin.model) and np.linalg.norm(learner.model) <= 0.1 + 1e-12
+
+
+def test_model_freezes_after_the_schedule_and_says_so():
+    X, y = _data(7)
+    learner = OnPairStrC(bounds=(0, 1), horizon=100, seed=0)
+    learner.learn_many(X[:100], y[:100])
+    frozen_model = learner.model
+    with pytest.warns(PrivacyWarning, match="frozen"):
+        learner.learn_many(X[100:150], y[100:150])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # warned once, not again
+        learner.learn_many(X[150:], y[150:])
+    report = learner.privacy_report()
+    assert report["frozen"] and "frozen" in report["status"]
+    assert np.array_equal(learner.model, frozen_model)
+    assert max(r["round"] for r in report["releases"]) == 100
+    assert report["n_seen"] == 300
+
+
+def test_unbounded_stream_uses_a_convergent_split_and_never_overspends():
+    X, y = _data(8, n=1500)
+    learner = OnPairStrC(bounds=(0, 1), release_every=50, seed=0)
+    for lo in range(0, 1500, 137):
+        learner.learn_many(X[lo:lo + 137], y[lo:lo + 137])
+        report = learner.privacy_report()
+        assert report["rho_spent"] < report["rho_budget"]
+    shares = [r["rho"] for r in report["releases"]]
+    k = np.arange(1, len(shares) + 1)
+    np.testing.assert_allclose(shares, report["rho_budget"] * 6 / (math.pi**2 * k**2), rtol=1e-9)
+
+
+@given(cuts=st.lists(st.integers(1, 299), max_size=6, unique=True))
+@settings(max_examples=15)
+def test_any_cut_of_the_stream_gives_the_same_releases_and_spend(cuts):
+    X, y = _data(9)
+    reference = OnPairStrC(bounds=(0, 1), release_every=40, n=300, seed=4).learn_many(X, y)
+    learner = OnPairStrC(bounds=(0, 1), release_every=40, n=300, seed=4)
+    bounds = [0] + sorted(cuts) + [300]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        learner.learn_many(X[lo:hi], y[lo:hi])
+        assert learner.privacy_report()["rho_spent"] <= learner.privacy_report()["rho_budget"]
+    assert learner.privacy_report() == reference.privacy_report()
+    assert np.array_equal(learner.model, reference.model)
+
+
+def test_seed_reproduces_and_no_seed_draws_fresh_noise():
+    X, y = _data(10)
+    a = OnPairStrC(bounds=(0, 1), n=300, seed=11).learn_many(X, y).model
+    b = OnPairStrC(bounds=(0, 1), n=300, seed=11).learn_many(X, y).model
+    c = OnPairStrC(bounds=(0, 1), n=300).learn_many(X, y).model
+    d = OnPairStrC(bounds=(0, 1), n=300).learn_many(X, y).model
+    assert np.array_equal(a, b)
+    assert not np.array_equal(c, d)
+
+
+def test_learning_does_not_touch_numpy_global_random_state():
+    X, y = _data(11)
+    np.random.seed(123)
+    before = np.random.get_state()[1].copy()
+    OnPairC(bounds=(0, 1), n=300, seed=1).learn_many(X, y)
+    OnPairStrC(bounds=(0, 1), n=300).learn_many(X, y)
+    assert np.array_equal(np.random.get_state()[1], before)
+
+
+def test_onpairc_uses_alpha_c_n_to_the_minus_quarter_and_a_random_center_in_C():
+    X, y = _data(12)
+    learner = OnPairC(c=2.0, bounds=(0, 1), n=300, seed=0, radius=0.5)
+    assert learner._strong_convexity == pytest.approx(2.0 * 300 ** -0.25)
+    learner.learn_many(X, y)
+    assert 0 < np.linalg.norm(learner._center) <= 0.5
+    other = OnPairC(c=2.0, bounds=(0, 1), n=300, seed=1, radius=0.5).learn_many(X, y)
+    assert not np.array_equal(learner._center, other._center)
+    # Paper mode: G̃ = G + α·diam(C). (Here T₁ ≥ n, which the learner warns about.)
+    with pytest.warns(PrivacyWarning, match="warm-up"):
+            c=2.0, bounds=(0, 1), n=300, seed=0, radius=0.5, mode="paper")
+    assert paper._paper_lipschitz == pytest.approx(4 / (1 + math.exp(-2.0)) + 2.0 * 300 ** -0.25 * 1.0)
+
+
+def test_private_learner_beats_chance_and_nonprivate_beats_private():
+    """A sanity check of usefulness on an easy synthetic problem (fixed seeds)."""
+    X, y = _data(13, n=2000)
+    Xt, yt = _data(14, n=2000)
+    private = OnPairStrC(epsilon=2.0, bounds=(0, 1), n=2000, seed=0).learn_many(X, y)
+    giga = PairwiseGIGA(bounds=(0, 1)).learn_many(X, y)
+    auc_private = _auc(private.decision_function(Xt), yt)
+    auc_giga = _auc(giga.decision_function(Xt), yt)
+    assert auc_giga > 0.8 and auc_private > 0.7
+
+
+def _auc(scores, y):
+    ranks = stats.rankdata(scores)
+    pos = y > 0
+    n1, n0 = pos.sum(), (~pos).sum()
+    return (ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
