@@ -221,7 +221,7 @@ def test_onpairc_uses_alpha_c_n_to_the_minus_quarter_and_a_random_center_in_C():
     assert not np.array_equal(learner._center, other._center)
     # Paper mode: G̃ = G + α·diam(C). (Here T₁ ≥ n, which the learner warns about.)
     with pytest.warns(PrivacyWarning, match="warm-up"):
-            c=2.0, bounds=(0, 1), n=300, seed=0, radius=0.5, mode="paper")
+        paper = OnPairC(c=2.0, bounds=(0, 1), n=300, seed=0, radius=0.5, mode="paper")
     assert paper._paper_lipschitz == pytest.approx(4 / (1 + math.exp(-2.0)) + 2.0 * 300 ** -0.25 * 1.0)
 
 
