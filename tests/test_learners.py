@@ -93,7 +93,7 @@ def test_release_noise_has_the_calibrated_standard_deviation():
 @pytest.mark.parametrize("accounting", ["gaussian", "tight", "lemma3"])
 def test_sigma_is_ledger_sensitivity_over_sqrt_two_rho(accounting):
     X, y = _data(4)
-    learner = OnPairStrC(epsilon=1.5, delta=1e-4, bounds=(0, 1), n=300, accounting=accounting, seed=1)
+    learner = OnPairStrC(epsilon=1.5, delta=1e-4, lam=1.0, bounds=(0, 1), n=300, accounting=accounting, seed=1)
     learner.learn_many(X, y)
     report = learner.privacy_report()
     # Everything recomputed here from public quantities with the slow twin of the ledger.
@@ -211,13 +211,20 @@ def test_learning_does_not_touch_numpy_global_random_state():
     assert np.array_equal(np.random.get_state()[1], before)
 
 
+def test_default_lam_is_G_over_R_and_the_twin_uses_the_same():
+    assert OnPairStrC(radius=0.1)._lam == pytest.approx(4 / (1 + math.exp(-0.4)) / 0.1)
+    assert OnPairStrC(radius=2.0, loss="square")._lam == pytest.approx(4 * (1 + 4.0) / 2.0)
+    assert PairwiseGIGA(radius=0.1)._lam == OnPairStrC(radius=0.1)._lam
+    assert np.all(OnPairC(n=100, n_features=3)._center == 0)  # origin unless center="random"
+
+
 def test_onpairc_uses_alpha_c_n_to_the_minus_quarter_and_a_random_center_in_C():
     X, y = _data(12)
-    learner = OnPairC(c=2.0, bounds=(0, 1), n=300, seed=0, radius=0.5)
+    learner = OnPairC(c=2.0, center="random", bounds=(0, 1), n=300, seed=0, radius=0.5)
     assert learner._strong_convexity == pytest.approx(2.0 * 300 ** -0.25)
     learner.learn_many(X, y)
     assert 0 < np.linalg.norm(learner._center) <= 0.5
-    other = OnPairC(c=2.0, bounds=(0, 1), n=300, seed=1, radius=0.5).learn_many(X, y)
+    other = OnPairC(c=2.0, center="random", bounds=(0, 1), n=300, seed=1, radius=0.5).learn_many(X, y)
     assert not np.array_equal(learner._center, other._center)
     # Paper mode: G̃ = G + α·diam(C). (Here T₁ ≥ n, which the learner warns about.)
     with pytest.warns(PrivacyWarning, match="warm-up"):

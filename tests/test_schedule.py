@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onpair.privacy.schedule import ReleaseSchedule
@@ -34,9 +34,11 @@ def rounds(schedule, t_low=0, t_high=BIG):
     (dict(every=100, n=250), [100, 200, 250]),           # a final release at n
     (dict(every=100, n=300), [100, 200, 300]),           # n already a release round: not doubled
     (dict(every=1, n=5), [1, 2, 3, 4, 5]),
-    (dict(every=7, horizon=20), [7, 14]),                # nothing after the horizon
-    (dict(every=7, horizon=20, n=30), [7, 14]),          # n after the horizon: no release at n
+    (dict(every=7, horizon=20), [7, 14, 20]),            # a last release at the horizon, nothing after
+    (dict(every=7, horizon=21), [7, 14, 21]),
+    (dict(every=7, horizon=20, n=30), [7, 14, 20]),      # n after the horizon: no release at n
     (dict(every=7, horizon=30, n=20), [7, 14, 20]),      # n before the horizon: n is the end
+    (dict(doubling=5, horizon=4), [4]),
     (dict(every=10, start=20, n=55), [30, 40, 50, 55]),  # nothing at or before start
     (dict(every=10, start=25, max_releases=3), [30, 40, 50]),
     (dict(every=10, max_releases=3), [10, 20, 30]),
@@ -50,9 +52,11 @@ def rounds(schedule, t_low=0, t_high=BIG):
     (dict(doubling=1, max_releases=4), [1, 2, 4, 8]),
     (dict(doubling=3, start=5, max_releases=4), [6, 12, 24, 48]),
     (dict(doubling=4, start=16, max_releases=3), [32, 64, 128]),
-    (dict(doubling=4, start=16, horizon=100), [32, 64]),
+    (dict(doubling=4, start=16, horizon=100), [32, 64, 100]),
+    (dict(doubling=4, start=16, horizon=16), []),        # horizon at start: nothing
     # explicit rounds with limits
-    (dict(at=[1, 3, 5], horizon=4), [1, 3]),
+    (dict(at=[1, 3, 5], horizon=4), [1, 3, 4]),
+    (dict(at=[1, 3, 5], horizon=3), [1, 3]),
     (dict(at=[1, 3, 5], n=4), [1, 3, 4]),
     (dict(at=[10, 20, 21], start=20), [21]),
     (dict(at=[1, 2, 3, 4, 5], max_releases=2), [1, 2]),
@@ -95,6 +99,29 @@ def test_unbounded_every_and_doubling():
 
     started = ReleaseSchedule(1.0, every=10, start=35)
     assert rounds(started, 0, 80) == [40, 50, 60, 70, 80]
+
+
+@pytest.mark.parametrize("kwargs, queries", [
+    (dict(every=10), [(0, 10), (9, 10), (10, 20), (15, 20)]),
+    (dict(every=10, start=25), [(0, 30), (25, 30), (30, 40)]),
+    (dict(doubling=64), [(0, 64), (63, 64), (64, 128), (200, 256), (1024, 2048)]),
+    (dict(doubling=3, start=5), [(0, 6), (6, 12), (47, 48)]),
+    (dict(every=100, n=250), [(0, 100), (200, 250), (249, 250), (250, None), (10**6, None)]),
+    (dict(at=[4, 9]), [(0, 4), (4, 9), (9, None)]),
+])
+def test_next_round_after(kwargs, queries):
+    s = ReleaseSchedule(1.0, **kwargs)
+    for t, expected in queries:
+        assert s.next_round_after(t) == expected
+        # consistent with rounds_between
+        upcoming = s.rounds_between(t, t + 10**5)
+        assert (int(upcoming[0]) if upcoming.size else None) == expected
+
+
+def test_next_round_after_is_cheap_for_dense_unbounded_schedule():
+    # every=1 without a limit: the next release must be found without enumerating the future
+    s = ReleaseSchedule(1.0, every=1)
+    assert s.next_round_after(10**15) == 10**15 + 1
 
 
 def test_default_split():
@@ -208,7 +235,7 @@ T_MAX = 20_000
 def test_shares_never_exceed_budget_and_do_not_depend_on_blocks(sched, cut_points):
     s, config = sched
     rho = config["rho"]
-    T = T_MAX
+    T = max(T_MAX, s.last_round) if s.finite else T_MAX
     r = s.rounds_between(0, T)
     shares = s.rho_shares_between(0, T)
     assert r.shape == shares.shape
@@ -248,14 +275,15 @@ def test_shares_never_exceed_budget_and_do_not_depend_on_blocks(sched, cut_point
 
 
 @SETTINGS
-@given(schedules())
-def test_unbounded_schedule_sum_below_budget_far_out(sched):
-    s, config = sched
-    assume(not s.finite)
+@given(st.floats(1e-6, 1e3), st.sampled_from(["every", "doubling"]), st.integers(1, 500), st.integers(0, 500))
+def test_unbounded_schedule_sum_below_budget_far_out(rho, kind, param, start):
+    s = ReleaseSchedule(rho, **{kind: param}, start=start)
+    assert not s.finite and s.split == "convergent"
     # far beyond any test stream; doubling keeps this cheap, every=k needs T/k entries
-    T = 10**12 if "doubling" in config else 50 * T_MAX
+    T = 10**15 if kind == "doubling" else 10**6
     shares = s.rho_shares_between(0, T)
-    assert math.fsum(shares) < config["rho"]
+    assert shares.size == s.rounds_between(0, T).size > 0
+    assert math.fsum(shares) < rho
 
 
 # -- errors ------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ class _OnlinePairwiseLearner:
     #: Whether the learner adds noise (private learners) or exposes its iterate (Pairwise GIGA).
     _private = False
 
-    def __init__(self, *, loss="logistic", lam=1.0, radius=0.1, step_sizes="capped", bounds=None,
+    def __init__(self, *, loss="logistic", lam="auto", radius=0.1, step_sizes="capped", bounds=None,
                  norm_bound=None, n_features=None, seed=None):
         self.loss = loss
         self.lam = lam
@@ -43,7 +43,7 @@ class _OnlinePairwiseLearner:
         self.seed = seed
         self._loss = get_loss(loss)
         self._radius = check_positive(radius, "radius")
-        self._lam = check_positive(lam, "lam", allow_zero=True)
+        self._lam = self._resolve_lam(lam)
         self._bounds = self._make_bounds(bounds, norm_bound)
         self._steps_array = self._check_step_sizes(step_sizes)
         self._dim = self._initial_dimension(n_features)
@@ -61,6 +61,17 @@ class _OnlinePairwiseLearner:
             self._init_state(self._dim)
 
     # -- configuration -----------------------------------------------------------------------------
+    def _resolve_lam(self, lam) -> float:
+        """λ, with ``"auto"`` = G(R)/R: the weakest regulariser under which the constraint ‖w‖ ≤ R can
+        never bind at the optimum (there ‖w*‖ ≤ G/λ). A binding constraint keeps ‖w‖ at R while the
+        sensitivity stays ~4G/(λt), so weaker λ only adds noise relative to the model; stronger λ
+        shrinks model and sensitivity together. Data-independent: it depends on R and the loss only."""
+        if isinstance(lam, str):
+            if lam != "auto":
+                raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
+            return self._loss.lipschitz(self._radius) / self._radius
+        return check_positive(lam, "lam", allow_zero=True)
+
     @staticmethod
     def _make_bounds(bounds, norm_bound):
         if bounds is not None and norm_bound is not None:

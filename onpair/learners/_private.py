@@ -37,7 +37,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
 
     _private = True
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=1.0, radius=0.1,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
                  accounting=None, mode="ledger", seed=None):

@@ -19,9 +19,11 @@ class OnPairStrC(_PrivateOnlineLearner):
         differ in one record, replaced at the same position.
     loss : {"logistic", "square"}, default "logistic"
         Smooth pairwise loss (the ledger needs smoothness).
-    lam : float, default 1.0
-        Strong convexity λ. The paper's 10⁻³ makes the sensitivity as large as the ball for any
-        realistic n (every release is noise); λ = 1 is data-independent and useful (README).
+    lam : float or "auto", default "auto"
+        Strong convexity λ. "auto" = G(R)/R (≈ 23.9 for the logistic loss and R = 0.1): the weakest λ
+        under which the ball cannot bind at the optimum, so model and sensitivity (~4G/(λt)) shrink
+        together. The paper's 10⁻³ makes the sensitivity as large as the ball for any realistic n:
+        every release is noise (README).
     radius : float, default 0.1
         Radius R of the constraint ball C.
     step_sizes : "capped" or array-like

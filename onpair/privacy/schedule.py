@@ -30,6 +30,7 @@ Every share is multiplied by ``1 − 1e-12`` so that rounding can never push the
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Iterable
 
 import numpy as np
@@ -82,8 +83,8 @@ class ReleaseSchedule:
 
     def __init__(self, rho_budget, *, at=None, every=None, doubling=None, n=None, horizon=None, start=0,
                  max_releases=None, split=None):
-        if not (isinstance(rho_budget, (int, float, np.floating)) and math.isfinite(rho_budget)
-                and rho_budget > 0):
+        if isinstance(rho_budget, (bool, np.bool_)) or not (
+                isinstance(rho_budget, numbers.Real) and math.isfinite(rho_budget) and rho_budget > 0):
             raise ValueError(f"rho_budget must be a finite number > 0, got {rho_budget!r}")
         given = [name for name, v in (("at", at), ("every", every), ("doubling", doubling)) if v is not None]
         if len(given) != 1:

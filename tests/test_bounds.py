@@ -1,0 +1,234 @@
+"""Tests of the public feature bounds (ALGORITHMS.md §1: every record must land in a domain of diameter 2).
+
+The box map is checked against its definition ``z_k = 2(clip(x_k) − lo_k)/((hi_k − lo_k)·√d)`` and the
+norm map against ``x·min(1, B/‖x‖)/B``; the geometric claims (diameter 2, corners at distance exactly
+2, norms ≤ 1) are checked directly on the mapped records.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from onpair import FeatureBounds
+
+SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=150)
+TOL = 1e-12
+
+
+# -- strategies --------------------------------------------------------------------------------------
+@st.composite
+def boxes(draw):
+    d = draw(st.integers(1, 10))
+    lower = np.array(draw(st.lists(st.floats(-1e6, 1e6), min_size=d, max_size=d)))
+    # widths from 1e-3 to 1e6: several orders of magnitude, also within one box
+    log_width = np.array(draw(st.lists(st.floats(-3, 6), min_size=d, max_size=d)))
+    upper = lower + 10.0**log_width
+    assert np.all(upper > lower)
+    return lower, upper
+
+
+def unit_points(d, n, low=0.0, high=1.0):
+    return hnp.arrays(np.float64, (n, d), elements=st.floats(low, high))
+
+
+def inside(lower, upper, u):
+    """Records lower + u·(upper − lower) for u ∈ [0, 1], kept inside the box despite rounding."""
+    return np.minimum(np.maximum(lower + u * (upper - lower), lower), upper)
+
+
+def box_map_by_definition(x, lower, upper):
+    d = x.shape[-1]
+    return 2.0 * (np.clip(x, lower, upper) - lower) / ((upper - lower) * math.sqrt(d))
+
+
+def pairwise_distances(Z):
+    return np.linalg.norm(Z[:, None, :] - Z[None, :, :], axis=-1)
+
+
+# -- box bounds --------------------------------------------------------------------------------------
+def test_docstring_example_by_hand():
+    b = FeatureBounds(lower=0.0, upper=1.0)
+    Z, clipped = b.transform(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5]]))
+    s = 2.0 / math.sqrt(2.0)  # unit range, then diagonal 2 in d = 2
+    np.testing.assert_allclose(Z, [[0.0, 0.0], [s, s], [s, 0.5 * s]], rtol=1e-15, atol=0)
+    assert clipped.tolist() == [False, False, True]
+
+
+def test_each_feature_on_its_own_unit_range():
+    # Pima-like: a wide feature must not swamp a narrow one.
+    b = FeatureBounds(lower=[0.0, 0.0], upper=[1.0, 900.0])
+    Z, clipped = b.transform(np.array([[0.5, 450.0], [1.0, 0.0]]))
+    s = 2.0 / math.sqrt(2.0)
+    np.testing.assert_allclose(Z, [[0.5 * s, 0.5 * s], [s, 0.0]], rtol=1e-15, atol=0)
+    assert not clipped.any()
+    assert b.n_features == 2
+
+
+def test_scalar_bounds_apply_to_every_feature():
+    b = FeatureBounds(lower=-1.0, upper=3.0)
+    assert b.n_features is None
+    X = np.array([[-1.0, 1.0, 3.0, 2.0]])
+    Z, clipped = b.transform(X)
+    np.testing.assert_allclose(Z, [[0.0, 0.5, 1.0, 0.75]], rtol=1e-15, atol=0)  # 2/√4 = 1
+    assert clipped.tolist() == [False]
+
+
+@SETTINGS
+@given(boxes(), st.data())
+def test_box_records_inside_have_diameter_at_most_two(box, data):
+    lower, upper = box
+    d = lower.size
+    b = FeatureBounds(lower=lower, upper=upper)
+    u = data.draw(unit_points(d, 6))
+    X = inside(lower, upper, u)
+    Z, clipped = b.transform(X)
+    assert Z.shape == X.shape
+    assert not clipped.any()  # records inside are never flagged
+    assert pairwise_distances(Z).max() <= 2.0 + TOL
+    np.testing.assert_allclose(Z, box_map_by_definition(X, lower, upper), rtol=1e-9, atol=1e-9)
+
+    corners, corner_flags = b.transform(np.stack([lower, upper]))
+    assert not corner_flags.any()
+    assert np.linalg.norm(corners[1] - corners[0]) == pytest.approx(2.0, rel=TOL, abs=0)
+    # the lower corner is the origin, every coordinate of the upper corner is 2/√d
+    assert np.all(corners[0] == 0.0)
+    np.testing.assert_allclose(corners[1], 2.0 / math.sqrt(d), rtol=TOL)
+
+
+@SETTINGS
+@given(boxes(), st.data())
+def test_box_records_outside_are_clipped_and_stay_in_the_domain(box, data):
+    lower, upper = box
+    d = lower.size
+    b = FeatureBounds(lower=lower, upper=upper)
+    u = data.draw(unit_points(d, 6, low=-3.0, high=4.0))
+    X = lower + u * (upper - lower)
+    # push one coordinate of record 0 clearly outside
+    k = data.draw(st.integers(0, d - 1))
+    X[0, k] = upper[k] + (upper[k] - lower[k]) * data.draw(st.floats(0.5, 10.0))
+    Z, clipped = b.transform(X)
+    expected_flags = np.any((X < lower) | (X > upper), axis=1)
+    assert clipped.tolist() == expected_flags.tolist()
+    assert clipped[0]
+    # a clipped record maps like its clipped version
+    Zc, flags_c = b.transform(np.clip(X, lower, upper))
+    assert not flags_c.any()
+    np.testing.assert_allclose(Z, Zc, rtol=0, atol=1e-15)
+    # every mapped record (clipped or not), with the corners, within diameter 2
+    corners, _ = b.transform(np.stack([lower, upper]))
+    allz = np.vstack([Z, corners])
+    assert pairwise_distances(allz).max() <= 2.0 + TOL
+    assert np.all(Z >= 0.0) and np.all(Z <= 2.0 / math.sqrt(d) * (1 + TOL))
+
+
+def test_boundary_records_not_flagged():
+    b = FeatureBounds(lower=[0.0, -5.0], upper=[1.0, 5.0])
+    _, clipped = b.transform(np.array([[0.0, -5.0], [1.0, 5.0], [1.0, -5.0],
+                                       [np.nextafter(1.0, 2.0), 0.0], [0.5, np.nextafter(-5.0, -6.0)]]))
+    assert clipped.tolist() == [False, False, False, True, True]
+
+
+# -- norm bound --------------------------------------------------------------------------------------
+@st.composite
+def records_and_norm(draw):
+    d = draw(st.integers(1, 10))
+    B = draw(st.floats(1e-3, 1e4))
+    n = draw(st.integers(1, 8))
+    rows, factors = [], []
+    for _ in range(n):
+        direction = np.array(draw(st.lists(st.floats(-1, 1), min_size=d, max_size=d)))
+        if np.linalg.norm(direction) < 1e-3:
+            direction = np.eye(d)[0]
+        direction = direction / np.linalg.norm(direction)
+        # stay clearly away from ‖x‖ = B so the expected flag is unambiguous
+        r = draw(st.one_of(st.floats(0.0, 1.0 - 1e-9), st.floats(1.0 + 1e-9, 100.0)))
+        rows.append(direction * r * B)
+        factors.append(r)
+    return np.array(rows), B, np.array(factors)
+
+
+@SETTINGS
+@given(records_and_norm())
+def test_norm_bound(sample):
+    X, B, r = sample
+    b = FeatureBounds(norm=B)
+    Z, clipped = b.transform(X)
+    outside = r > 1.0
+    assert clipped.tolist() == outside.tolist()
+    norms = np.linalg.norm(Z, axis=1)
+    assert np.all(norms <= 1.0 + TOL)
+    # inside: scaled by 1/B and nothing else
+    np.testing.assert_allclose(Z[~outside], X[~outside] / B, rtol=1e-15, atol=0)
+    # outside: on the unit sphere, same direction
+    np.testing.assert_allclose(norms[outside], 1.0, rtol=TOL)
+    np.testing.assert_allclose(Z[outside], X[outside] / np.linalg.norm(X[outside], axis=1)[:, None],
+                               rtol=1e-13, atol=1e-15)
+    assert pairwise_distances(Z).max() <= 2.0 + TOL
+
+
+@pytest.mark.parametrize("B", [1.0, 0.25, 8.0])
+def test_norm_bound_power_of_two_is_exact(B):
+    X = np.array([[0.3, -0.1, 0.2], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])  # inside or on the sphere (×B)
+    Z, clipped = FeatureBounds(norm=B).transform(X * B)
+    assert np.array_equal(Z, X)
+    assert clipped.tolist() == [False, False, False]
+
+
+def test_norm_bound_by_hand():
+    Z, clipped = FeatureBounds(norm=5.0).transform(np.array([[3.0, 4.0], [6.0, 8.0], [0.0, 1.0]]))
+    np.testing.assert_allclose(Z, [[0.6, 0.8], [0.6, 0.8], [0.0, 0.2]], rtol=1e-15, atol=0)
+    assert clipped.tolist() == [False, True, False]
+
+
+# -- errors ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("lower, upper, feature", [
+    ([0.0, 0.0, 0.0], [1.0, 1.0, 0.0], 2),
+    ([0.0, 3.0, 0.0], [1.0, 2.0, 1.0], 1),
+    ([5.0], [5.0], 0),
+    (1.0, 0.0, 0),
+])
+def test_upper_must_exceed_lower(lower, upper, feature):
+    with pytest.raises(ValueError, match=rf"feature {feature}\b"):
+        FeatureBounds(lower=lower, upper=upper)
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ([0.0, np.nan], [1.0, 1.0]),
+    ([0.0, 0.0], [1.0, np.inf]),
+    (-np.inf, 1.0),
+    (0.0, np.nan),
+])
+def test_non_finite_bounds(lower, upper):
+    with pytest.raises(ValueError, match="finite"):
+        FeatureBounds(lower=lower, upper=upper)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(lower=0.0, upper=1.0, norm=1.0),
+    dict(lower=0.0, norm=1.0),
+    dict(upper=1.0, norm=1.0),
+])
+def test_box_and_norm_are_exclusive(kwargs):
+    with pytest.raises(ValueError, match="not both"):
+        FeatureBounds(**kwargs)
+
+
+@pytest.mark.parametrize("norm", [0.0, -1.0, 0, float("nan"), float("inf"), True, "1", [1.0]])
+def test_bad_norm(norm):
+    with pytest.raises(ValueError, match="norm_bound"):
+        FeatureBounds(norm=norm)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, dict(lower=0.0), dict(upper=1.0),
+    dict(lower="a", upper=1.0),
+    dict(lower=[[0.0, 0.0]], upper=[[1.0, 1.0]]),
+    dict(lower=[0.0, 0.0], upper=[1.0, 1.0, 1.0]),
+])
+def test_bad_box(kwargs):
+    with pytest.raises(ValueError):
+        FeatureBounds(**kwargs)
