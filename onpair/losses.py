@@ -101,6 +101,27 @@ class PairLoss:
             return 2.0  # |∂| ≤ 1 times ‖x⁺ − x⁻‖ ≤ 2
         return 4.0 * (1.0 + 2.0 * float(radius))  # 2|1 − u| ≤ 2(1 + 2R), times 2
 
+    def pair_change(self, radius: float) -> float:
+        """Γ: a bound on ‖∇ℓ(w; z, z_a) − ∇ℓ(w; z, z_b)‖₂ over records z_a, z_b (same w, same z).
+
+        The sensitivity ledger charges Γ per replaced record and pair. Two gradients of norm ≤ G give
+        the generic Γ = 2G (ALGORITHMS.md §3), which is what the square loss gets: the argument below
+        needs a pair weight of one sign, and 2(1 − u) changes sign once R > 1/2 (sampled worst cases
+        stay near G, but sampling is not a proof).
+
+        For the logistic and hinge losses Γ = G. Their pair gradient is ``−a·p`` with ``p = x⁺ − x⁻`` and
+        a weight ``a ∈ [0, a_max]``, ``G = 2a_max``. Replacing z_a by z_b either (i) keeps both pairs
+        opposite-labelled with z in the same role, so ``p − q = ±(x_b − x_a)`` and ``‖p − q‖ ≤ 2``; then
+        with ``P = ‖p‖², Q = ‖q‖² ≤ 4`` and ``p·q ≥ (P + Q − 4)/2``,
+        ``‖ap − bq‖² ≤ P(a² − ab) + Q(b² − ab) + 4ab ≤ 4·max(a, b)² ≤ G²``
+        (each bracket is maximised at P or Q ∈ {0, 4}); or (ii) turns exactly one of the two pairs into a
+        same-label pair with zero gradient, leaving a change of one gradient, ``≤ G``. The same holds
+        when z itself is the replaced record (the round's fresh term), pair by pair.
+        """
+        if self.code == SQUARE:
+            return 2.0 * self.lipschitz(radius)
+        return self.lipschitz(radius)
+
     def smoothness(self) -> float:
         """L: a bound on the Lipschitz constant of ∇_w ℓ (``inf`` for non-smooth losses)."""
         if self.code == LOGISTIC:

@@ -64,8 +64,9 @@ def giga(X, signs, steps, lam, center, radius, loss, w_start, release_rounds=(),
     return iterates, np.array(released).reshape(len(released), d)
 
 
-def ledger(steps, lipschitz, smoothness, strong_convexity, diameter, buffer_size=None):
-    """The sensitivity recursion of ALGORITHMS.md §3, one round at a time."""
+def ledger(steps, lipschitz, smoothness, strong_convexity, diameter, buffer_size=None, pair_change=None):
+    """The sensitivity recursion of ALGORITHMS.md §3, one round at a time (Γ = 2G unless given)."""
+    change = 2 * lipschitz if pair_change is None else pair_change
     bound = 0.0
     out = []
     for i, eta in enumerate(steps):
@@ -73,7 +74,7 @@ def ledger(steps, lipschitz, smoothness, strong_convexity, diameter, buffer_size
         if t >= 2:
             c = max(abs(1 - eta * strong_convexity), abs(1 - eta * smoothness))
             kappa = 1.0 / (t - 1 if buffer_size is None else min(t - 1, buffer_size))
-            bound = min(diameter, max(c * bound + 2 * lipschitz * eta * kappa, 2 * lipschitz * eta))
+            bound = min(diameter, max(c * bound + change * eta * kappa, change * eta))
         out.append(bound)
     return np.array(out)
 

@@ -99,7 +99,7 @@ def test_sigma_is_ledger_sensitivity_over_sqrt_two_rho(accounting):
     # Everything recomputed here from public quantities with the slow twin of the ledger.
     steps = learner._step_sizes_for(0, 300)
     G = 4.0 / (1.0 + math.exp(-4.0 * 0.1))
-    U = naive.ledger(steps, G, 4.0 + 1.0, 1.0, 0.2)
+    U = naive.ledger(steps, G, 4.0 + 1.0, 1.0, 0.2, pair_change=G)  # logistic: Γ = G
     rho = rho_from_dp(1.5, 1e-4, method=accounting)
     assert report["rho_budget"] == pytest.approx(rho)
     rounds = np.array([r["round"] for r in report["releases"]])

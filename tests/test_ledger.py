@@ -97,7 +97,7 @@ def _run_iterates(learner, X, signs):
     return out, steps
 
 
-@pytest.mark.parametrize("radius,lam", [(0.1, 1.0), (1.0, 1.0), (1.0, 0.1), (5.0, 4.0)])
+@pytest.mark.parametrize("radius,lam", [(0.1, 1.0), (1.0, 1.0), (1.0, 0.1), (5.0, 4.0), (0.1, 23.9)])
 def test_ledger_bounds_real_neighbouring_runs(radius, lam):
     """Replace one record by an adversarial one (label flipped, features pushed to the other end of the
     domain): the distance between the two runs' iterates never exceeds the ledger, at any round."""
@@ -116,7 +116,8 @@ def test_ledger_bounds_real_neighbouring_runs(radius, lam):
         signs2[j] = -signs[j]
         W1, steps = _run_iterates(learner, X, signs)
         W2, _ = _run_iterates(learner, X2, signs2)
-        U = sensitivity_ledger(steps, loss.lipschitz(radius), loss.smoothness() + lam, lam, 2 * radius)
+        U = sensitivity_ledger(steps, loss.lipschitz(radius), loss.smoothness() + lam, lam, 2 * radius,
+                               pair_change=loss.pair_change(radius))
         dist = np.linalg.norm(W1 - W2, axis=1)
         assert np.all(dist <= U * (1 + 1e-9) + 1e-12), (trial, j, np.max(dist - U))
         worst_ratio = max(worst_ratio, float(np.max(dist[j:] / np.maximum(U[j:], 1e-300))))

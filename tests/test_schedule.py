@@ -293,12 +293,16 @@ def test_bad_budget(rho):
         ReleaseSchedule(rho, every=10)
 
 
-@pytest.mark.xfail(reason="ReleaseSchedule rejects a numpy integer budget (np.int64(2)) with "
-                          "'rho_budget must be a finite number > 0': the type check accepts int, float and "
-                          "np.floating but not np.integer", strict=True)
-def test_numpy_integer_budget_accepted():
-    s = ReleaseSchedule(np.int64(2), every=10, n=20)
-    assert s.rho_budget == 2.0
+@pytest.mark.parametrize("rho", [True, False, np.bool_(True)])
+def test_bool_budget_rejected(rho):
+    with pytest.raises(ValueError, match="rho_budget"):
+        ReleaseSchedule(rho, every=10)
+
+
+@pytest.mark.parametrize("rho", [np.int64(2), np.float32(2.0), 2, 2.0])
+def test_numeric_budget_types_accepted(rho):
+    s = ReleaseSchedule(rho, every=10, n=20)
+    assert s.rho_budget == 2.0 and type(s.rho_budget) is float
 
 
 @pytest.mark.parametrize("rules", [

@@ -135,6 +135,11 @@ class _OnlinePairwiseLearner:
         """G of the data term (the regulariser cancels between neighbouring runs)."""
         return self._loss.lipschitz(self._radius)
 
+    @property
+    def _pair_change(self) -> float:
+        """Γ of the data term: the ledger's per-pair charge for a replaced record."""
+        return self._loss.pair_change(self._radius)
+
     def _center_point(self, dim: int) -> np.ndarray:
         """Centre of the regulariser; the origin here (OnPairC overrides)."""
         return np.zeros(dim)

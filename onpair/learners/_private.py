@@ -145,7 +145,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
 
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]
-        ledger = _ledger_block(self._sensitivity, t_start, steps, self._lipschitz, self._smoothness,
+        ledger = _ledger_block(self._sensitivity, t_start, steps, self._pair_change, self._smoothness,
                                self._strong_convexity, 2.0 * self._radius, 0)
         rounds = self._schedule.rounds_between(t_start, t_start + m)
         shares = self._schedule.rho_shares_between(t_start, t_start + m)

@@ -7,15 +7,18 @@ streams that differ at position j (same randomness). With c_t = max(|1 − η_t 
 contraction factor of the round-t gradient map (α-strongly convex, L-smooth objective) and projection
 being non-expansive:
 
-* round j: ``‖w_j − w'_j‖ ≤ 2 G η_j`` (every term of L̂_j contains z_j);
-* round t > j: ``‖w_t − w'_t‖ ≤ c_t ‖w_{t−1} − w'_{t−1}‖ + 2 G η_t κ_t`` where κ_t is the largest weight
+* round j: ``‖w_j − w'_j‖ ≤ Γ η_j`` (every term of L̂_j contains z_j);
+* round t > j: ``‖w_t − w'_t‖ ≤ c_t ‖w_{t−1} − w'_{t−1}‖ + Γ η_t κ_t`` where κ_t is the largest weight
   one earlier record has in L̂_t (1/(t−1) for the full history, 1/|B_t| for a buffer);
 * always ``≤ diam(C)``.
 
-Taking the worst j gives ``U_t = min(diam, max(c_t U_{t−1} + 2Gη_tκ_t, 2Gη_t))`` with U = 0 before the
-first step. Here G bounds the gradient of the **data term** ℓ only: the regulariser (λ/2)‖w − c‖² is
-the same function in both runs, so it cancels in the gradient difference and enters only through α and
-L of the whole objective. Everything is public (schedule, G, L, α, radius, buffer size): the noise
+Γ bounds how much one pair's gradient can change, at the same w, when one record of the pair is
+replaced. ALGORITHMS.md §3 uses the generic Γ = 2G (two gradients of norm ≤ G); for the logistic and
+hinge AUC losses Γ = G (:meth:`onpair.losses.PairLoss.pair_change`, proof there, sampled worst cases
+in ``tests/test_losses.py``), which halves every sensitivity. Taking the worst j gives
+``U_t = min(diam, max(c_t U_{t−1} + Γη_tκ_t, Γη_t))`` with U = 0 before the first step. G and Γ bound
+the **data term** ℓ only: the regulariser (λ/2)‖w − c‖² is the same function in both runs, so it
+cancels in the gradient difference and enters only through α and L of the whole objective. Everything is public (schedule, G, L, α, radius, buffer size): the noise
 schedule can be computed before any data is read.
 """
 
@@ -28,9 +31,10 @@ from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)
-def _ledger_block(previous, t_start, steps, lipschitz, smoothness, strong_convexity, diameter, buffer_size):
+def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_convexity, diameter, buffer_size):
     """Continue the ledger over rounds ``t_start+1 … t_start+len(steps)`` from ``U_{t_start} = previous``.
 
+    ``pair_change`` is Γ (2G in general, G for the logistic and hinge AUC losses).
     ``steps[i]`` is η for round ``t_start + i + 1``; ``buffer_size ≤ 0`` means the full history
     (κ_t = 1/(t−1)), otherwise κ_t = 1/min(t−1, buffer_size). Round 1 takes no step (there is no pair).
     """
@@ -46,14 +50,15 @@ def _ledger_block(previous, t_start, steps, lipschitz, smoothness, strong_convex
             if buffer_size > 0 and buffer_size < stored:
                 stored = buffer_size
             kappa = 1.0 / stored
-            carried = contraction * bound + 2.0 * lipschitz * eta * kappa
-            fresh = 2.0 * lipschitz * eta
+            carried = contraction * bound + pair_change * eta * kappa
+            fresh = pair_change * eta
             bound = min(diameter, max(carried, fresh))
         out[i] = bound
     return out
 
 
-def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diameter, buffer_size=None):
+def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diameter, buffer_size=None,
+                       pair_change=None):
     """Worst-case ℓ2 sensitivity ``U_t`` of the internal iterate for rounds t = 1 … len(step_sizes).
 
     Parameters
@@ -70,6 +75,9 @@ def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diam
         diam(C) = 2R for the ball of radius R.
     buffer_size : int, optional
         Buffer capacity s for the finite-buffer variants (κ_t = 1/min(t−1, s)); None = full history.
+    pair_change : float, optional
+        Γ, the largest change of one pair's gradient when one of its records is replaced. Default 2G,
+        valid for every G-Lipschitz loss; pass ``loss.pair_change(radius)`` for the tighter per-loss bound.
 
     Returns
     -------
@@ -93,8 +101,11 @@ def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diam
                         ("strong_convexity", strong_convexity), ("diameter", diameter)):
         if not np.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    change = 2.0 * float(lipschitz) if pair_change is None else float(pair_change)
+    if not np.isfinite(change) or change < 0:
+        raise ValueError(f"pair_change must be finite and >= 0, got {pair_change!r}")
     size = 0 if buffer_size is None else int(buffer_size)
     if buffer_size is not None and size < 1:
         raise ValueError(f"buffer_size must be >= 1, got {buffer_size!r}")
-    return _ledger_block(0.0, 0, steps, float(lipschitz), float(smoothness), float(strong_convexity),
+    return _ledger_block(0.0, 0, steps, change, float(smoothness), float(strong_convexity),
                          float(diameter), size)

@@ -1,0 +1,124 @@
+"""Utility of the online learners under privacy: test AUC at ε ∈ {0.5, 1.5, 2.5}, δ = 1/n.
+
+Compared, on the same permutations:
+* the non-private twin (Pairwise GIGA, the same kernel without noise);
+* the private centroid baseline of ALGORITHMS.md §6: one noisy full-gradient step from θ = 0 (the
+  class-mean difference), sensitivity 4/n, analytic Gaussian mechanism;
+* OnPairStrC and OnPairC with their defaults (releases at 64, 128, …, n; proportional budget split),
+  OnPairStrC releasing only at n, and OnPairStrC as printed in the paper (mode="paper", λ = 10⁻³).
+
+Data: river's bundled Phishing (features in [0, 1] by construction), and Pima Indians Diabetes from
+``$ONPAIR_DATA`` when present, with public bounds from clinical ranges (below), never from the data.
+Run: ``.venv/bin/python bench/utility.py [--seeds 20]``; ``bench/run.py`` calls it and records the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+
+import numpy as np
+
+from onpair import FeatureBounds, OnPairC, OnPairStrC, PairwiseGIGA
+from onpair.metrics import roc_auc
+from onpair.privacy import gaussian_sigma
+
+EPSILONS = (0.5, 1.5, 2.5)
+
+# Pima: clinical ranges a physician would state without seeing the data (the data set's documentation
+# gives the units): pregnancies 0-20, plasma glucose 0-200 mg/dl, diastolic pressure 0-130 mm Hg,
+# triceps skinfold 0-100 mm, 2-h insulin 0-900 µU/ml, BMI 0-70, pedigree function 0-2.5, age 0-100.
+PIMA_LOWER = np.zeros(8)
+PIMA_UPPER = np.array([20, 200, 130, 100, 900, 70, 2.5, 100.0])
+
+
+def load_phishing():
+    from river import datasets
+
+    records = list(datasets.Phishing())
+    names = list(records[0][0])
+    X = np.array([[x[k] for k in names] for x, _ in records], dtype=float)
+    y = np.array([1 if label else -1 for _, label in records])
+    return "Phishing (river)", X, y, (0.0, 1.0), 1000
+
+
+def load_pima():
+    root = os.environ.get("ONPAIR_DATA", os.path.expanduser("~/.onpair/data"))
+    path = os.path.join(root, "pima-indians-diabetes.csv")
+    if not os.path.exists(path):
+        return None
+    data = np.loadtxt(path, delimiter=",")
+    return "Pima (UCI)", data[:, :8], np.where(data[:, 8] > 0, 1, -1), (PIMA_LOWER, PIMA_UPPER), 614
+
+
+def centroid_baseline(Z_train, y_train, Z_test, epsilon, delta, rng):
+    """ALGORITHMS.md §6: θ = −η(∇L(0) + b), sensitivity of ∇L(0) is 4/n (|φ'(0)| = 1/2, diameter 2)."""
+    n = y_train.size
+    pos, neg = Z_train[y_train > 0], Z_train[y_train < 0]
+    # ∇L(0) = −(2/(n(n−1))) Σ_{pos, neg} (x⁺ − x⁻) for the logistic AUC loss.
+    gradient = -2.0 * (pos.sum(0) * len(neg) - neg.sum(0) * len(pos)) / (n * (n - 1))
+    sigma = gaussian_sigma(4.0 / n, epsilon, delta)
+    theta = -(gradient + sigma * rng.standard_normal(gradient.shape))
+    return Z_test @ theta
+
+
+def evaluate(dataset, seeds):
+    name, X, y, (lower, upper), n_train = dataset
+    bounds = FeatureBounds(lower, upper)
+    rows = {}
+    models = {
+        "OnPairStrC (defaults)": lambda e, d, s: OnPairStrC(epsilon=e, delta=d, bounds=(lower, upper), n=n_train, seed=s),
+        "OnPairStrC (one release at n)": lambda e, d, s: OnPairStrC(epsilon=e, delta=d, bounds=(lower, upper),
+                                                                     release_at=[n_train], seed=s),
+        "OnPairC (defaults)": lambda e, d, s: OnPairC(epsilon=e, delta=d, bounds=(lower, upper), n=n_train, seed=s),
+        "OnPairStrC paper mode, λ = 1e-3": lambda e, d, s: OnPairStrC(epsilon=e, delta=d, bounds=(lower, upper), n=n_train,
+                                                                      lam=1e-3, radius=1.0, mode="paper", seed=s),
+    }
+    scores = {key: {e: [] for e in EPSILONS} for key in ["Private centroid baseline", *models]}
+    twin = []
+    for seed in range(seeds):
+        order = np.random.default_rng(seed).permutation(len(y))
+        train, test = order[:n_train], order[n_train:]
+        delta = 1.0 / n_train
+        twin.append(roc_auc(PairwiseGIGA(bounds=(lower, upper)).learn_many(X[train], y[train])
+                            .decision_function(X[test]), y[test]))
+        Z_train, _ = bounds.transform(X[train])
+        Z_test, _ = bounds.transform(X[test])
+        for e in EPSILONS:
+            rng = np.random.default_rng([seed, int(e * 10)])
+            scores["Private centroid baseline"][e].append(
+                roc_auc(centroid_baseline(Z_train, y[train], Z_test, e, delta, rng), y[test]))
+            for key, make in models.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    learner = make(e, delta, seed).learn_many(X[train], y[train])
+                scores[key][e].append(roc_auc(learner.decision_function(X[test]), y[test]))
+    lines = [f"### {name}: n_train = {n_train}, n_test = {len(y) - n_train}, d = {X.shape[1]}, "
+             f"δ = 1/n, {seeds} random splits (mean ± std of test AUC)", "",
+             "| model | " + " | ".join(f"ε = {e}" for e in EPSILONS) + " |",
+             "|---|" + "---|" * len(EPSILONS)]
+    for key, per_eps in scores.items():
+        lines.append(f"| {key} | " + " | ".join(f"{np.mean(v):.3f} ± {np.std(v):.3f}" for v in per_eps.values()) + " |")
+    lines.append(f"| Pairwise GIGA (non-private twin) | " + " | ".join([f"{np.mean(twin):.3f} ± {np.std(twin):.3f}"] * len(EPSILONS)) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    args = parser.parse_args(argv)
+    sections = []
+    for loader in (load_phishing, load_pima):
+        dataset = loader()
+        if dataset is None:
+            sections.append("(Pima skipped: set ONPAIR_DATA to the folder holding pima-indians-diabetes.csv)")
+            continue
+        sections.append(evaluate(dataset, args.seeds))
+    text = "\n\n".join(sections)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
