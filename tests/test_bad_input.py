@@ -572,7 +572,7 @@ def test_onpairstrc_bad_n(n):
 @pytest.mark.xfail(reason="OnPairC computes α = c·n^(−1/4) from n (or horizon) before validating it: n=0 raises "
                           "ZeroDivisionError ('0.0 cannot be raised to a negative power'); n=-10 makes α complex "
                           "and the error blames lam ('lam must be a finite number, got (9.94…-9.94…j)'); n=inf "
-                          "gives α=0 and the error blames lam (got None); the same for horizon when n is not "
+                          "gives α=0 and the error blames lam ('lam must be > 0 … got 0.0'); the same for horizon when n is not "
                           "given", strict=True)
 @pytest.mark.parametrize("kwargs, name", [
     (dict(n=0), "n"), (dict(n=-10), "n"), (dict(n=INF), "n"),
