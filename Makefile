@@ -23,7 +23,7 @@ demo: $(STAMP)
 	$(PY) demos/phishing_stream.py
 
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q tests --doctest-modules onpair streams
 
 bench: $(STAMP)
 	$(PY) bench/run.py
