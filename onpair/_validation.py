@@ -17,10 +17,12 @@ def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.n
     """Return ``X`` as a C-contiguous float64 (m, d) array of finite values, or raise ``ValueError``."""
     if isinstance(X, (str, bytes)):
         raise ValueError(f"{name} must be numeric, got a string {X!r}")
+    if _is_complex(X):
+        raise ValueError(f"{name} has complex values: features must be real numbers")
     try:
         arr = np.array(X, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array; could not convert it ({exc})") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(_locate_unconvertible(X, name, stream_offset, exc)) from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (records × features), got shape {arr.shape}")
     if arr.shape[1] == 0:
@@ -39,16 +41,42 @@ def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.n
     return np.ascontiguousarray(arr)
 
 
+def _is_complex(X) -> bool:
+    """Complex input would lose its imaginary part silently in a float conversion."""
+    dtype = getattr(X, "dtype", None)
+    return dtype is not None and np.issubdtype(dtype, np.complexfloating)
+
+
+def _locate_unconvertible(X, name, stream_offset, exc) -> str:
+    """Name the first element of ``X`` that does not convert to a finite-or-not float."""
+    try:
+        rows = list(X)
+        for i, row in enumerate(rows):
+            for k, value in enumerate(row):
+                try:
+                    if isinstance(value, (complex, np.complexfloating)):
+                        raise TypeError
+                    float(value)
+                except (TypeError, ValueError, OverflowError):
+                    return (f"{name}[{i}, {k}] = {value!r} (record {i} of this call, stream position "
+                            f"{stream_offset + i + 1}, feature {k}): features must be real numbers")
+    except TypeError:
+        pass
+    return f"{name} must be a numeric array; could not convert it ({exc})"
+
+
 def as_feature_vector(x, n_features, stream_offset: int, name: str = "x") -> np.ndarray:
     """One record as a (1, d) block (see :func:`as_feature_block`)."""
     if isinstance(x, dict):
         raise ValueError(f"{name} is a dict: use onpair.river for dict records, or pass an array")
     if isinstance(x, (str, bytes)):
         raise ValueError(f"{name} must be numeric, got a string {x!r}")
+    if _is_complex(x):
+        raise ValueError(f"{name} has complex values: features must be real numbers")
     try:
         arr = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric 1-D array; could not convert it ({exc})") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(_locate_unconvertible([x], name, stream_offset, exc)) from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of features, got shape {arr.shape}")
     return as_feature_block(arr[None, :], n_features, stream_offset, name=name)
@@ -58,8 +86,11 @@ def binary_label(value, index: int, stream_offset: int, name: str = "y") -> int:
     """Map one label to ±1: accepts {-1, +1}, {0, 1} and booleans; anything else is an error."""
     if isinstance(value, (bool, np.bool_)):
         return 1 if value else -1
-    if isinstance(value, numbers.Number) and not isinstance(value, complex):
-        v = float(value)
+    if isinstance(value, numbers.Real):
+        try:
+            v = float(value)
+        except OverflowError:  # a Python int beyond float range is not a label either
+            v = math.nan
         if v == 1.0:
             return 1
         if v == -1.0 or v == 0.0:

@@ -67,6 +67,11 @@ class FeatureBounds:
                 f"upper bound must exceed lower bound for every feature; feature {k} has "
                 f"lower={float(np.atleast_1d(lower_arr)[k])!r}, upper={float(np.atleast_1d(upper_arr)[k])!r}"
             )
+        with np.errstate(over="ignore"):
+            width = upper_arr - lower_arr
+        if not np.all(np.isfinite(width)):
+            k = int(np.flatnonzero(~np.isfinite(np.atleast_1d(width)))[0])
+            raise ValueError(f"the box is too wide to represent: upper − lower overflows for feature {k}")
         self.kind = "box"
         self.norm = None
         self.lower = np.array(lower_arr, dtype=np.float64)
@@ -90,10 +95,16 @@ class FeatureBounds:
         """
         X = np.asarray(X, dtype=np.float64)
         if self.kind == "norm":
-            norms = np.linalg.norm(X, axis=1)
-            clipped = norms > self.norm
-            scale = np.where(clipped, 1.0 / np.where(clipped, norms, 1.0), 1.0 / self.norm)
-            return X * scale[:, None], clipped
+            # Norms of rescaled rows, so that a huge (finite) record keeps its direction instead of
+            # overflowing to inf and collapsing to 0.
+            peak = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
+            safe_peak = np.where(peak > 0, peak, 1.0)
+            unit_norms = np.linalg.norm(X / safe_peak[:, None], axis=1)  # ‖x‖ / peak, in [1, √d]
+            clipped = unit_norms > self.norm / safe_peak
+            Z = X / self.norm
+            if clipped.any():
+                Z[clipped] = X[clipped] / safe_peak[clipped, None] / unit_norms[clipped, None]
+            return Z, clipped
         lower = np.broadcast_to(self.lower, X.shape[1:])
         upper = np.broadcast_to(self.upper, X.shape[1:])
         clipped = np.any((X < lower) | (X > upper), axis=1)

@@ -54,6 +54,10 @@ class OnPairC(_PrivateOnlineLearner):
         if lam is None:
             c = check_positive(c, "c")
             length = n if n is not None else horizon
+            if length is not None and (isinstance(length, (bool, np.bool_))
+                                       or not isinstance(length, (int, np.integer)) or length < 1):
+                which = "n" if n is not None else "horizon"
+                raise ValueError(f"{which} must be a positive integer, got {length!r}")
             if length is None:
                 raise ValueError("OnPairC needs n (or horizon) to set α = c·n^(−1/4), or lam= directly")
             lam_value = c * float(length) ** -0.25
