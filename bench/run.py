@@ -24,23 +24,30 @@ Usage: ``.venv/bin/python bench/run.py [--quick]`` (``--quick``: n = 4,000, for 
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import os
-import platform
-import re
-import sys
-import time
-from pathlib import Path
 
-import numba
-import numpy as np
+# One core for everything, NumPy's BLAS included (set before NumPy loads it): the kernels are serial,
+# and a multi-threaded matrix-vector product would flatter the NumPy side of the ratio.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import onpair
-from onpair import _kernels
-from onpair.losses import LOGISTIC, SQUARE
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+import onpair  # noqa: E402
+from onpair import _kernels  # noqa: E402
+from onpair.losses import LOGISTIC, SQUARE  # noqa: E402
 
 SECTION = "## Core engine: full-history kernels"
+NUMPY_COLUMN = "NumPy pair-grads/s or records/s (same run)"
 RESULTS = Path(__file__).resolve().with_name("results.md")
 
 # Targets from the issue: the compiled kernel at n = 20,000, d = 20, on one core.
@@ -108,31 +115,32 @@ def numpy_full_history(X, signs, steps, loss_code):
 
     Same arithmetic as the kernel: margin u_j = sign·(wᵀx − wᵀx_j), coefficient a_j = sign·ℓ'(u_j),
     gradient (Σ a_j)·x − Σ a_j x_j over the stored records of the other label, divided by t − 1, then
-    w ← Π_C[w − η(grad + λw)] (centre 0).
+    w ← Π_C[w − η(grad + λw)] (centre 0). Two matrix-vector products and one vectorised φ' per round.
     """
     n, d = X.shape
     w = np.zeros(d)
     n_pos = int(np.count_nonzero(signs > 0))
     history = {1: np.empty((n_pos, d)), -1: np.empty((n - n_pos, d))}
     stored = {1: 0, -1: 0}
-    for i in range(n):
-        x = X[i]
-        sign = 1 if signs[i] > 0 else -1
-        if i >= 1:
-            H = history[-sign][: stored[-sign]]
-            u = sign * (x @ w - H @ w)
-            if loss_code == LOGISTIC:
-                dloss = -2.0 / (1.0 + np.exp(2.0 * u))  # d/du log(1 + e^(−2u)); exp overflow → −0
-            else:
-                dloss = -2.0 * (1.0 - u)
-            a = sign * dloss
-            grad = (a.sum() * x - a @ H) / i  # i = t − 1 earlier records
-            w = w - steps[i] * (grad + LAM * w)
-            norm_sq = w @ w
-            if norm_sq > RADIUS * RADIUS:
-                w = w * (RADIUS / np.sqrt(norm_sq))
-        history[sign][stored[sign]] = x
-        stored[sign] += 1
+    with np.errstate(over="ignore"):  # exp(2u) = inf for a huge margin gives the right limit −0
+        for i in range(n):
+            x = X[i]
+            sign = 1 if signs[i] > 0 else -1
+            if i >= 1:
+                H = history[-sign][: stored[-sign]]
+                u = sign * (x @ w - H @ w)
+                if loss_code == LOGISTIC:
+                    dloss = -2.0 / (1.0 + np.exp(2.0 * u))  # d/du log(1 + e^(−2u))
+                else:
+                    dloss = -2.0 * (1.0 - u)  # square loss (1 − u)²
+                a = sign * dloss
+                grad = (a.sum() * x - a @ H) / i  # i = t − 1 earlier records
+                w = w - steps[i] * (grad + LAM * w)
+                norm_sq = w @ w
+                if norm_sq > RADIUS * RADIUS:
+                    w = w * (RADIUS / np.sqrt(norm_sq))
+            history[sign][stored[sign]] = x
+            stored[sign] += 1
     return w
 
 
@@ -185,7 +193,7 @@ def machine_lines(command: str) -> list[str]:
         f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
         f"- command: `{command}`",
         f"- machine: {platform.platform()}; CPU: {cpu_model()}; {os.cpu_count()} logical cores "
-        "(the benchmarks use **one** core: the kernels are serial, numba threads pinned to 1)",
+        "(everything runs on **one** core: the kernels are serial; numba and BLAS threads pinned to 1)",
         f"- Python {platform.python_version()}, NumPy {np.__version__}, numba {numba.__version__}",
     ]
 
@@ -201,8 +209,7 @@ def fmt_rate(value) -> str:
 
 
 def markdown_table(rows) -> list[str]:
-    header = ["benchmark", "n", "d", "records/s", "pair-gradients/s", "NumPy (same run)", "ratio", "target",
-              "met?"]
+    header = ["benchmark", "n", "d", "records/s", "pair-gradients/s", NUMPY_COLUMN, "ratio", "target", "met?"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for row in rows:
         lines.append("| " + " | ".join(str(row.get(key, "—")) for key in header) + " |")
@@ -227,7 +234,6 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="n = 4,000: check the script, not the targets")
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
     args = parser.parse_args(argv)
-    numba.set_num_threads(1)
 
     n, d = (4000, 20) if args.quick else (20_000, 20)
     X, signs = synthetic_stream(n, d)
@@ -253,13 +259,14 @@ def main(argv=None) -> int:
     k_pairs = total_pairs / k_seconds
     np_pairs = int(pairs_per_round[:m].sum()) / np_seconds
     ratio = k_pairs / np_pairs
-    met = ratio >= TARGET_RATIO and k_pairs >= TARGET_PAIRS_PER_S
+    met_rate, met_ratio = k_pairs >= TARGET_PAIRS_PER_S, ratio >= TARGET_RATIO
     numpy_note = f"{fmt_rate(np_pairs)} pairs/s" + ("" if m == n else f" (first {m} rounds)")
     rows.append({
         "benchmark": "`_giga_full_history`, logistic", "n": f"{n:,}", "d": d,
         "records/s": fmt_rate(n / k_seconds), "pair-gradients/s": fmt_rate(k_pairs),
-        "NumPy (same run)": numpy_note, "ratio": f"{ratio:.1f}×",
-        "target": "≥ 10× and ≥ 150 M pairs/s", "met?": "yes" if met else "**no**",
+        NUMPY_COLUMN: numpy_note, "ratio": f"{ratio:.1f}×",
+        "target": "≥ 150 M pairs/s; ≥ 10× NumPy",
+        "met?": f"{'yes' if met_rate else '**no**'}; {'yes' if met_ratio else '**no**'}",
     })
     print(f"  full-history logistic: kernel {k_seconds:.3f} s, NumPy {np_seconds:.3f} s ({m} rounds)")
 
@@ -274,7 +281,7 @@ def main(argv=None) -> int:
     rows.append({
         "benchmark": "`_giga_square_statistics`, square (O(d²)/round, exact)", "n": f"{n:,}", "d": d,
         "records/s": fmt_rate(s_records), "pair-gradients/s": f"{fmt_rate(total_pairs / s_seconds)} (equivalent)",
-        "NumPy (same run)": f"{fmt_rate(nps_records)} records/s (full history)"
+        NUMPY_COLUMN: f"{fmt_rate(nps_records)} records/s (full history)"
                             + ("" if ms == n else f" (first {ms} rounds)"),
         "ratio": f"{s_records / nps_records:.0f}×", "target": "—", "met?": "—",
     })
@@ -291,7 +298,7 @@ def main(argv=None) -> int:
     rows.append({
         "benchmark": "`OnPairStrC(...).learn_many` (public API, logistic)", "n": f"{n:,}", "d": d,
         "records/s": fmt_rate(n / l_seconds), "pair-gradients/s": fmt_rate(total_pairs / l_seconds),
-        "NumPy (same run)": "—", "ratio": f"{k_seconds / l_seconds:.2f}× of the bare kernel",
+        NUMPY_COLUMN: "—", "ratio": f"{k_seconds / l_seconds:.2f}× of the bare kernel",
         "target": "—", "met?": "—",
     })
     print(f"  OnPairStrC.learn_many: {l_seconds:.3f} s")
@@ -305,14 +312,23 @@ def main(argv=None) -> int:
         "no releases. Pair-gradients = Σ_t #(earlier records with the other label), counted exactly "
         f"({total_pairs:,}). Best of 3 runs for the kernels and the learner; NumPy: best of up to 3.",
         "",
-        "- *NumPy*: per round one matrix-vector product over the stored opposite-label history, a "
-        "vectorised φ', one gradient, the same step and projection (`numpy_full_history` in "
-        "`bench/run.py`); it ends at the kernel's iterate to 1e-8 (asserted).",
+        "- *NumPy*: per round, vectorised over the stored opposite-label history: `H @ w`, a vectorised "
+        "φ', `a @ H`, the same step and projection (`numpy_full_history` in `bench/run.py`); it ends at "
+        "the kernel's iterate to 1e-8 (asserted), so both compute the same thing.",
         "- *ratio* (logistic) = kernel pair-gradients/s ÷ NumPy pair-gradients/s; (square) = kernel "
         "records/s ÷ NumPy full-history records/s — the statistics kernel's pair rate is an equivalent "
         "rate (it never visits a pair).",
         "- *learner* ratio = bare-kernel time ÷ learner time (1.00× = no API overhead).",
+        f"- per pair: kernel {1e9 / k_pairs:.1f} ns, NumPy {1e9 / np_pairs:.1f} ns (one core).",
     ]
+    if not met_ratio:
+        notes.append(
+            "- The 10× target is out of reach for any IEEE-exact kernel on this machine: NumPy's rounds are "
+            "two BLAS matrix-vector products and a SIMD exp over the history, so its per-pair cost is close "
+            "to the compiled code's; the kernel's edge is the interpreter overhead and one fewer temporary "
+            "array per round. 10× NumPy would be "
+            f"{1e9 / (TARGET_RATIO * np_pairs):.2f} ns per pair, less than one pass of the 8·d-byte record "
+            "through the core. See the optimisation notes below.")
     body = machine_lines(command) + [""] + table + notes
     print()
     print("\n".join(table))

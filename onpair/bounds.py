@@ -8,9 +8,10 @@ part of the mechanism, and the learners count clipped records in their (curator-
 
 Two kinds of bounds:
 
-* a box ``lower ≤ x ≤ upper`` (per feature, or scalars): each feature is first put on the unit range,
-  then the box is scaled to diagonal 2, ``x_k ↦ 2(clip(x_k) − lower_k)/((upper_k − lower_k)·√d)``.
-  This reaches diameter exactly 2 without shrinking any record that respects the box (ALGORITHMS.md §1
+* a box ``lower ≤ x ≤ upper`` (per feature, or scalars): each feature is centred on the box's middle
+  and put on a unit range, then the box is scaled to diagonal 2,
+  ``x_k ↦ (2·clip(x_k) − lower_k − upper_k)/((upper_k − lower_k)·√d)``, so the box maps onto
+  ``[−1/√d, 1/√d]^d`` inside the unit ball, with its centre at the origin. This reaches diameter exactly 2 without shrinking any record that respects the box (ALGORITHMS.md §1
   measures AUC 0.75 against 0.64 with unit-ball clipping on Pima). Putting features on a unit range
   first matters: the single scale ``2/‖upper − lower‖₂`` would let the widest feature (Pima's insulin,
   0–900) swamp the others (AUC 0.67 against 0.81 for the non-private learner on Pima);
@@ -108,7 +109,7 @@ class FeatureBounds:
         lower = np.broadcast_to(self.lower, X.shape[1:])
         upper = np.broadcast_to(self.upper, X.shape[1:])
         clipped = np.any((X < lower) | (X > upper), axis=1)
-        Z = (np.clip(X, lower, upper) - lower) * self._box_scale(upper - lower)
+        Z = (2.0 * np.clip(X, lower, upper) - lower - upper) * (0.5 * self._box_scale(upper - lower))
         return Z, clipped
 
     def to_dict(self) -> dict:

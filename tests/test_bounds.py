@@ -42,7 +42,8 @@ def inside(lower, upper, u):
 
 def box_map_by_definition(x, lower, upper):
     d = x.shape[-1]
-    return 2.0 * (np.clip(x, lower, upper) - lower) / ((upper - lower) * math.sqrt(d))
+    # Centre of the box to the origin, each feature on a unit range, diagonal 2.
+    return (2.0 * np.clip(x, lower, upper) - lower - upper) / ((upper - lower) * math.sqrt(d))
 
 
 def pairwise_distances(Z):
@@ -53,8 +54,8 @@ def pairwise_distances(Z):
 def test_docstring_example_by_hand():
     b = FeatureBounds(lower=0.0, upper=1.0)
     Z, clipped = b.transform(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5]]))
-    s = 2.0 / math.sqrt(2.0)  # unit range, then diagonal 2 in d = 2
-    np.testing.assert_allclose(Z, [[0.0, 0.0], [s, s], [s, 0.5 * s]], rtol=1e-15, atol=0)
+    s = 1.0 / math.sqrt(2.0)  # centred, unit range, then diagonal 2 in d = 2: corners at ±1/√2
+    np.testing.assert_allclose(Z, [[-s, -s], [s, s], [s, 0.0]], rtol=1e-15, atol=1e-16)
     assert clipped.tolist() == [False, False, True]
 
 
@@ -62,8 +63,8 @@ def test_each_feature_on_its_own_unit_range():
     # Pima-like: a wide feature must not swamp a narrow one.
     b = FeatureBounds(lower=[0.0, 0.0], upper=[1.0, 900.0])
     Z, clipped = b.transform(np.array([[0.5, 450.0], [1.0, 0.0]]))
-    s = 2.0 / math.sqrt(2.0)
-    np.testing.assert_allclose(Z, [[0.5 * s, 0.5 * s], [s, 0.0]], rtol=1e-15, atol=0)
+    s = 1.0 / math.sqrt(2.0)
+    np.testing.assert_allclose(Z, [[0.0, 0.0], [s, -s]], rtol=1e-15, atol=1e-16)
     assert not clipped.any()
     assert b.n_features == 2
 
@@ -73,7 +74,7 @@ def test_scalar_bounds_apply_to_every_feature():
     assert b.n_features is None
     X = np.array([[-1.0, 1.0, 3.0, 2.0]])
     Z, clipped = b.transform(X)
-    np.testing.assert_allclose(Z, [[0.0, 0.5, 1.0, 0.75]], rtol=1e-15, atol=0)  # 2/√4 = 1
+    np.testing.assert_allclose(Z, [[-0.5, 0.0, 0.5, 0.25]], rtol=1e-15, atol=0)  # (2x − 2)/(4·√4)
     assert clipped.tolist() == [False]
 
 
@@ -94,9 +95,9 @@ def test_box_records_inside_have_diameter_at_most_two(box, data):
     corners, corner_flags = b.transform(np.stack([lower, upper]))
     assert not corner_flags.any()
     assert np.linalg.norm(corners[1] - corners[0]) == pytest.approx(2.0, rel=TOL, abs=0)
-    # the lower corner is the origin, every coordinate of the upper corner is 2/√d
-    assert np.all(corners[0] == 0.0)
-    np.testing.assert_allclose(corners[1], 2.0 / math.sqrt(d), rtol=TOL)
+    # the corners map to ∓1/√d in every coordinate: the box's centre is the origin
+    np.testing.assert_allclose(corners[0], -1.0 / math.sqrt(d), rtol=TOL)
+    np.testing.assert_allclose(corners[1], 1.0 / math.sqrt(d), rtol=TOL)
 
 
 @SETTINGS
@@ -122,7 +123,8 @@ def test_box_records_outside_are_clipped_and_stay_in_the_domain(box, data):
     corners, _ = b.transform(np.stack([lower, upper]))
     allz = np.vstack([Z, corners])
     assert pairwise_distances(allz).max() <= 2.0 + TOL
-    assert np.all(Z >= 0.0) and np.all(Z <= 2.0 / math.sqrt(d) * (1 + TOL))
+    assert np.all(np.abs(Z) <= 1.0 / math.sqrt(d) * (1 + TOL))
+    assert np.all(np.linalg.norm(Z, axis=1) <= 1.0 + TOL)  # inside the unit ball
 
 
 def test_boundary_records_not_flagged():
