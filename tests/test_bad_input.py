@@ -72,7 +72,7 @@ def snapshot(learner):
         s.update(report=report, rho_spent=report["rho_spent"], releases=report["releases"],
                  report_n_seen=report["n_seen"], acc_rho=learner._accountant.rho_spent,
                  acc_history=learner._accountant.history, sensitivity=learner._sensitivity,
-                 released=None if learner._released_model is None else learner._released_model.copy())
+                 released=np.array(learner._released_models), frozen_warned=learner._frozen_warned)
     return s
 
 
@@ -396,7 +396,7 @@ def test_clipped_records_are_counted_and_warned_once(make, outside):
     clip = _clipping_warnings(records)
     assert len(clip) == 1
     assert clip[0].category is UserWarning
-    assert "2 record(s)" in str(clip[0].message)
+    assert "2" not in str(clip[0].message)  # the unnoised count stays out of logs (curator-only report)
     assert clip[0].filename == __file__    # attributed to the caller, not to the library
     assert n_clipped() == 4
     # a record exactly on the bounds is not clipped

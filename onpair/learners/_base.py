@@ -227,33 +227,53 @@ class _OnlinePairwiseLearner:
         m = X.shape[0]
         if m == 0:
             return self
+        # Everything that can raise happens before any state changes: planning (the budget check),
+        # the bounds map, and the warnings (which raise under warnings-as-errors). A failed call
+        # changes nothing, so retrying it cannot learn a record twice.
         steps = self._step_sizes_for(self._t, m)
-        plan = self._plan_releases(self._t, steps)  # may raise: still nothing changed
+        plan = self._plan_releases(self._t, steps)
+        Z, clipped = self._bounds.transform(X)
+        n_clipped = int(np.count_nonzero(clipped))
+        for message, category, flag in self._pending_warnings(n_clipped, m):
+            warnings.warn(message, category, stacklevel=3)  # attributed to the caller of learn_*
+            setattr(self, flag, True)  # only once the warning did not raise
         if self._dim is None:
             self._init_state(X.shape[1])
-        Z, clipped = self._bounds.transform(X)
-        n_releases = plan["slots"].max() + 1 if m and plan["slots"].max() >= 0 else 0
+        n_releases = int(plan["slots"].max()) + 1
         noise = self._noise_rng.standard_normal((n_releases, self._dim)) if n_releases else np.zeros((0, self._dim))
         released = np.zeros((n_releases, self._dim))
-        center = self._center
-        if self._loss.code == SQUARE:
-            _kernels._giga_square_statistics(
-                Z, signs, self._w, self._counts, self._sums, self._second_moments, self._t, steps,
-                self._lam, center, self._radius, plan["slots"], plan["sigmas"], noise, released,
-            )
-        else:
+        if self._loss.code != SQUARE:
             n_pos = int(np.count_nonzero(signs > 0))
             self._positives = self._grown(self._positives, self._n_positives, self._n_positives + n_pos)
             self._negatives = self._grown(self._negatives, self._n_negatives, self._n_negatives + m - n_pos)
+        # From here to the end nothing raises: the kernel and the bookkeeping commit together.
+        if self._loss.code == SQUARE:
+            _kernels._giga_square_statistics(
+                Z, signs, self._w, self._counts, self._sums, self._second_moments, self._t, steps,
+                self._lam, self._center, self._radius, plan["slots"], plan["sigmas"], noise, released,
+            )
+        else:
             self._n_positives, self._n_negatives = _kernels._giga_full_history(
                 Z, signs, self._w, self._positives, self._n_positives, self._negatives, self._n_negatives,
-                self._t, steps, self._lam, center, self._radius, self._loss.code, plan["slots"],
+                self._t, steps, self._lam, self._center, self._radius, self._loss.code, plan["slots"],
                 plan["sigmas"], noise, released,
             )
         self._t += m
-        self._record_clipping(int(np.count_nonzero(clipped)))
+        self._n_clipped += n_clipped
         self._after_block(plan, released)
         return self
+
+    def _pending_warnings(self, n_clipped: int, m: int) -> list:
+        """Warnings about the coming block as (message, category, flag set once issued)."""
+        if n_clipped and not self._warned_clipping:
+            # No count in the message: warnings end up in logs, and the count is not private.
+            return [(
+                f"records lay outside the declared feature bounds ({self._bounds!r}) and were clipped to "
+                "them; declare the data set's public bounds (bounds= or norm_bound=) to avoid shrinking "
+                "the signal. privacy_report()['n_clipped'] has the (curator-only) count.",
+                UserWarning, "_warned_clipping",
+            )]
+        return []
 
     def _plan_releases(self, t_start: int, steps: np.ndarray) -> dict:
         """Which rounds of the block release, with which σ. The non-private learner releases nothing."""
@@ -261,20 +281,6 @@ class _OnlinePairwiseLearner:
 
     def _after_block(self, plan: dict, released: np.ndarray) -> None:
         pass
-
-    def _record_clipping(self, count: int) -> None:
-        if count == 0:
-            return
-        self._n_clipped += count
-        if not self._warned_clipping:
-            self._warned_clipping = True
-            warnings.warn(
-                f"{count} record(s) lay outside the declared feature bounds ({self._bounds!r}) and were "
-                "clipped to them; declare the data set's public bounds (bounds= or norm_bound=) to "
-                "avoid shrinking the signal. The count is in the report.",
-                UserWarning,
-                stacklevel=4,
-            )
 
     # -- scoring -----------------------------------------------------------------------------------
     @property

@@ -51,6 +51,9 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         self.budget_split = budget_split
         self.accounting = accounting
         self.mode = mode
+        # Settings are read from private copies fixed here: changing a public attribute after
+        # construction must not change the privacy analysis half-way through a stream.
+        self._mode = mode
         self._epsilon = check_positive(epsilon, "epsilon")
         self._delta = check_positive(delta, "delta")
         if not self._delta < 1.0:
@@ -64,6 +67,8 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
             raise ValueError(f"accounting must be one of {METHODS}, got {accounting!r}")
         if mode == "paper" and n is None:
             raise ValueError("mode='paper' needs the stream length n (Huai Alg. 1 splits ρ over n − T₁ rounds)")
+        if mode == "paper" and not (isinstance(step_sizes, str) and step_sizes == "capped"):
+            raise ValueError("mode='paper' uses Alg. 1's step sizes; do not pass step_sizes")
         self._accounting = accounting
         super().__init__(loss=loss, lam=lam, radius=radius, step_sizes=step_sizes, bounds=bounds,
                          norm_bound=norm_bound, n_features=n_features, seed=seed)
@@ -86,16 +91,23 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
                 PrivacyWarning,
                 stacklevel=3,
             )
+        if self._schedule.n is not None and self._delta >= 1.0 / self._schedule.n:
+            warnings.warn(
+                f"delta = {self._delta:g} ≥ 1/n = {1.0 / self._schedule.n:g}: a mechanism that publishes one "
+                "random record in the clear satisfies such a δ. Prefer δ ≪ 1/n.",
+                PrivacyWarning,
+                stacklevel=3,
+            )
         self._sensitivity = 0.0  # U_t of the ledger after the last round seen
         self._releases = []
-        self._released_model = None
+        self._released_models = []
         self._frozen_warned = False
 
     # -- schedule ----------------------------------------------------------------------------------
     @property
     def _warmup_rounds(self) -> int:
         """Huai Alg. 1's T₁ = max(16L²/α², 7) in paper mode; no warm-up with the ledger."""
-        if self.mode != "paper":
+        if self._mode != "paper":
             return 0
         ratio = 16.0 * self._paper_smoothness**2 / self._strong_convexity**2
         return int(max(math.ceil(ratio), 7)) if math.isfinite(ratio) and ratio < 2**62 else 2**62
@@ -111,7 +123,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
 
     def _make_schedule(self) -> ReleaseSchedule:
         common = dict(n=self.n, horizon=self.horizon, max_releases=self.max_releases)
-        if self.mode == "paper":
+        if self._mode == "paper":
             if any(v is not None for v in (self.release_every, self.release_at)):
                 raise ValueError("mode='paper' releases every round after T₁; do not give release_every/release_at")
             return ReleaseSchedule(self._rho_budget, every=1, start=self._warmup_rounds, split="uniform", **common)
@@ -129,7 +141,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
 
     # -- step sizes and sensitivities --------------------------------------------------------------
     def _step_sizes_for(self, t_start, count):
-        if self.mode != "paper":
+        if self._mode != "paper":
             return super()._step_sizes_for(t_start, count)
         t = np.arange(t_start + 1, t_start + count + 1, dtype=np.float64)
         alpha = self._strong_convexity
@@ -138,7 +150,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         return steps
 
     def _start_point(self, dim):
-        if self.mode == "paper":
+        if self._mode == "paper":
             # Alg. 1 lines 3-7: rounds 1…T₁ output random points of C; w_{T₁} is one of them.
             return random_point_in_ball(self._init_rng, dim, self._radius)
         return super()._start_point(dim)
@@ -149,12 +161,14 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
                                self._strong_convexity, 2.0 * self._radius, 0)
         rounds = self._schedule.rounds_between(t_start, t_start + m)
         shares = self._schedule.rho_shares_between(t_start, t_start + m)
-        if self.mode == "paper":
+        if self._mode == "paper":
             # Lemma 4 (valid after T₁ with the paper's steps), with the paper's G of the whole loss.
             sensitivities = 8.0 * self._paper_lipschitz / (self._strong_convexity * rounds.astype(np.float64))
         else:
             sensitivities = ledger[rounds - t_start - 1]
-        sigmas = sensitivities / np.sqrt(2.0 * shares)
+        # A relative margin of 1e-9 covers the few ulps by which floating point can exceed the bounds
+        # (measured: 1 + 4e-16), on top of the 1e-12 shrink of the shares.
+        sigmas = sensitivities * (1.0 + 1e-9) / np.sqrt(2.0 * shares)
         if not self._accountant.can_spend(math.fsum(shares)):
             raise PrivacyBudgetExceeded(
                 f"the schedule asks for ρ = {math.fsum(shares):.6g} in rounds {t_start + 1}…{t_start + m} but "
@@ -165,7 +179,19 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         return {"slots": slots, "sigmas": sigmas, "rounds": rounds, "shares": shares,
                 "sensitivities": sensitivities, "ledger_end": float(ledger[-1]) if m else self._sensitivity}
 
+    def _pending_warnings(self, n_clipped, m):
+        pending = super()._pending_warnings(n_clipped, m)
+        last = self._schedule.frozen_after()
+        if last is not None and self._t + m > last and not self._frozen_warned:
+            pending.append((
+                f"{type(self).__name__}: the release schedule ends at round {last}; the model is frozen at "
+                "its last release and later records only update the internal state (see privacy_report()).",
+                PrivacyWarning, "_frozen_warned",
+            ))
+        return pending
+
     def _after_block(self, plan, released):
+        """Commit the block's releases (called after the kernel; nothing here can raise)."""
         self._sensitivity = plan["ledger_end"]
         for k in range(plan["rounds"].size):
             t_k = int(plan["rounds"][k])
@@ -176,25 +202,41 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
                 "sigma": float(plan["sigmas"][k]),
                 "rho": float(plan["shares"][k]),
             })
-            self._released_model = released[k].copy()
-        last = self._schedule.frozen_after()
-        if last is not None and self._t > last and not self._frozen_warned:
-            self._frozen_warned = True
-            warnings.warn(
-                f"{type(self).__name__}: the release schedule ended at round {last}; the model is frozen at "
-                "its last release and later records only update the internal state (see privacy_report()).",
-                PrivacyWarning,
-                stacklevel=4,
-            )
+            self._released_models.append(released[k].copy())
 
     # -- what a user may see -----------------------------------------------------------------------
     @property
     def model(self) -> np.ndarray:
         """A copy of the last **released** model (the data-independent start before the first release)."""
         self._require_dim()
-        if self._released_model is None:
+        if not self._released_models:
             return self._initial_model.copy()
-        return self._released_model.copy()
+        return self._released_models[-1].copy()
+
+    @property
+    def released_models(self) -> np.ndarray:
+        """Every model released so far, in release order (shape (k, d)); row i belongs to
+        ``privacy_report()["releases"][i]``. All of them were paid for, so all of them are public:
+        a ``learn_many`` block that crosses several release rounds makes each available here."""
+        self._require_dim()
+        if not self._released_models:
+            return np.zeros((0, self._dim))
+        return np.array(self._released_models)
+
+    # A private learner holds the raw history, and its noise generator and remaining budget would be
+    # duplicated by a copy: two copies fed neighbouring streams release noise that cancels in their
+    # difference. Share `model` instead.
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            f"a private {type(self).__name__} cannot be pickled or copied: it holds the raw stream, and a "
+            "copy would reuse its noise and its budget. Share learner.model (or released_models)."
+        )
+
+    def __copy__(self):
+        self.__reduce_ex__(2)
+
+    def __deepcopy__(self, memo):
+        self.__reduce_ex__(2)
 
     def _init_state(self, dim):
         super()._init_state(dim)
@@ -221,7 +263,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         rho_spent = self._accountant.rho_spent
         return {
             "algorithm": type(self).__name__,
-            "mode": self.mode,
+            "mode": self._mode,
             "accounting": self._accounting,
             "epsilon": self._epsilon,
             "delta": self._delta,

@@ -51,6 +51,7 @@ class OnPairC(_PrivateOnlineLearner):
         self.center = center
         if center not in CENTERS:
             raise ValueError(f"center must be one of {CENTERS}, got {center!r}")
+        self._center_kind = center
         if lam is None:
             c = check_positive(c, "c")
             length = n if n is not None else horizon
@@ -71,7 +72,7 @@ class OnPairC(_PrivateOnlineLearner):
         self.lam = lam  # keep the constructor argument verbatim (None when derived from c)
 
     def _center_point(self, dim):
-        if self.center == "random":
+        if self._center_kind == "random":
             return random_point_in_ball(self._init_rng, dim, self._radius)
         return np.zeros(dim)
 
