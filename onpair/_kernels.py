@@ -22,7 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from ._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
 from .geometry import _project_l2_ball
 from .losses import LOGISTIC, _pair_dloss
 
@@ -71,7 +71,7 @@ _EXP_FLOOR = -708.0
 _EXP_BLOCK = 256
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**NJIT_REDUCTION_OPTIONS)
 def _history_margins(w, score, sign, rows, n_rows, out):
     """out[j] ← sign·(score − wᵀrows[j]) for the first ``n_rows`` rows.
 
