@@ -27,6 +27,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+	$(PY) bench/utility.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

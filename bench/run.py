@@ -46,9 +46,11 @@ import onpair  # noqa: E402
 from onpair import _kernels  # noqa: E402
 from onpair.losses import LOGISTIC, SQUARE  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import RESULTS, write_section  # noqa: E402
+
 SECTION = "## Core engine: full-history kernels"
 NUMPY_COLUMN = "NumPy pair-grads/s or records/s (same run)"
-RESULTS = Path(__file__).resolve().with_name("results.md")
 
 # Targets from the issue: the compiled kernel at n = 20,000, d = 20, on one core.
 TARGET_RATIO = 10.0
@@ -224,18 +226,6 @@ def markdown_table(rows) -> list[str]:
     return lines
 
 
-def write_section(body: list[str]) -> None:
-    """Replace only our section of results.md (from our heading to the next ``## `` heading)."""
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmarks\n\nWritten by `make bench`.\n"
-    section = SECTION + "\n\n" + "\n".join(body).rstrip() + "\n"
-    pattern = re.compile(r"^" + re.escape(SECTION) + r"[^\n]*\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1)
-    else:
-        text = text.rstrip() + "\n\n" + section
-    RESULTS.write_text(text.rstrip() + "\n")
-
-
 # -- main --------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -342,7 +332,7 @@ def main(argv=None) -> int:
     print()
     print("\n".join(table))
     if not args.no_write and not args.quick:
-        write_section(body)
+        write_section(SECTION, body)
         print(f"\nwritten to {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}")
     return 0
 

@@ -25,6 +25,7 @@ from onpair.metrics import roc_auc
 from onpair.privacy import gaussian_sigma
 
 EPSILONS = (0.5, 1.5, 2.5)
+SECTION = "## Online learners: utility under privacy"
 
 # Pima: clinical ranges a physician would state without seeing the data (the data set's documentation
 # gives the units): pregnancies 0-20, plasma glucose 0-200 mg/dl, diastolic pressure 0-130 mm Hg,
@@ -107,6 +108,7 @@ def evaluate(dataset, seeds):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
     args = parser.parse_args(argv)
     sections = []
     for loader in (load_phishing, load_pima):
@@ -117,6 +119,17 @@ def main(argv=None):
         sections.append(evaluate(dataset, args.seeds))
     text = "\n\n".join(sections)
     print(text)
+    if not args.no_write:
+        import datetime
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from results_file import write_section
+
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        write_section(SECTION, [f"- date: {stamp}; command: `make bench` (`bench/utility.py`)", "",
+                                __doc__.strip().split("\n\n")[1], "", text])
     return text
 
 
