@@ -64,7 +64,7 @@ class _OnlinePairwiseLearner:
     def _resolve_lam(self, lam) -> float:
         """λ, with ``"auto"`` = G(R)/R: the weakest regulariser under which the constraint ‖w‖ ≤ R can
         never bind at the optimum (there ‖w*‖ ≤ G/λ). A binding constraint keeps ‖w‖ at R while the
-        sensitivity stays ~4G/(λt), so weaker λ only adds noise relative to the model; stronger λ
+        sensitivity stays ~2Γ/(λt), so weaker λ only adds noise relative to the model; stronger λ
         shrinks model and sensitivity together. Data-independent: it depends on R and the loss only."""
         if isinstance(lam, str):
             if lam != "auto":

@@ -21,7 +21,7 @@ class OnPairStrC(_PrivateOnlineLearner):
         Smooth pairwise loss (the ledger needs smoothness).
     lam : float or "auto", default "auto"
         Strong convexity λ. "auto" = G(R)/R (≈ 23.9 for the logistic loss and R = 0.1): the weakest λ
-        under which the ball cannot bind at the optimum, so model and sensitivity (~4G/(λt)) shrink
+        under which the ball cannot bind at the optimum, so model and sensitivity (~2Γ/(λt)) shrink
         together. The paper's 10⁻³ makes the sensitivity as large as the ball for any realistic n:
         every release is noise (README).
     radius : float, default 0.1
