@@ -95,7 +95,7 @@ def run_full_history_kernel(X, signs, steps, loss_code):
     no_release = np.full(n, -1, dtype=np.int64)
     _kernels._giga_full_history(
         X, signs, w, positives, 0, negatives, 0, 0, steps, LAM, np.zeros(d), RADIUS, loss_code,
-        no_release, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)),
+        no_release, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)), np.zeros(d),
     )
     return w
 
@@ -106,7 +106,7 @@ def run_square_statistics_kernel(X, signs, steps):
     no_release = np.full(n, -1, dtype=np.int64)
     _kernels._giga_square_statistics(
         X, signs, w, np.zeros(2), np.zeros((2, d)), np.zeros((2, d, d)), 0, steps, LAM, np.zeros(d),
-        RADIUS, no_release, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)),
+        RADIUS, no_release, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)), np.zeros(d),
     )
     return w
 

@@ -9,7 +9,8 @@ Contract shared by every kernel here (tests/naive.py has a slow NumPy twin of ea
   takes one projected gradient step on the online penalty
   ``L̂_t(w) = 1/(t−1) Σ_{i<t} ℓ(w; z_t, z_i) + (λ/2)‖w − center‖²`` (Huai eq. (3)), then the record
   joins the history;
-* after round ``t``, if ``release_slot[i] ≥ 0`` the kernel writes the released model
+* after round ``t`` the iterate is added to ``iterate_sum`` (Σ_t w_t, for the offline average output,
+  Huai Alg. 3 line 8), and if ``release_slot[i] ≥ 0`` the kernel writes the released model
   ``Π_C[w_t + sigmas[k]·noise[k]]`` into ``released[k]`` (``k = release_slot[i]``). The standard
   normal ``noise`` is drawn by the caller from a NumPy ``Generator``: numba's own generator is global
   state, which the library never touches. The internal iterate itself never leaves the learner.
@@ -227,7 +228,7 @@ def _history_gradient(w, x, sign, opposite, n_opposite, loss_code, coef, grad):
 @njit(**NJIT_OPTIONS)
 def _giga_full_history(
     X, signs, w, positives, n_positives, negatives, n_negatives, t_start, steps, lam, center, radius,
-    loss_code, release_slot, sigmas, noise, released,
+    loss_code, release_slot, sigmas, noise, released, iterate_sum,
 ):
     """Pairwise GIGA over a block with the full history, any pairwise loss of :mod:`onpair.losses`.
 
@@ -256,6 +257,8 @@ def _giga_full_history(
         else:
             negatives[n_negatives, :] = x
             n_negatives += 1
+        for k in range(d):
+            iterate_sum[k] += w[k]
         slot = release_slot[i]
         if slot >= 0:
             _release_into(w, sigmas[slot], noise[slot], radius, released[slot])
@@ -265,7 +268,7 @@ def _giga_full_history(
 @njit(**NJIT_OPTIONS)
 def _giga_square_statistics(
     X, signs, w, counts, sums, second_moments, t_start, steps, lam, center, radius,
-    release_slot, sigmas, noise, released,
+    release_slot, sigmas, noise, released, iterate_sum,
 ):
     """Exact full-history Pairwise GIGA for the square loss in O(d²) per round, no history kept.
 
@@ -310,6 +313,8 @@ def _giga_square_statistics(
             sums[own, k] += x[k]
             for l in range(d):
                 second_moments[own, k, l] += x[k] * x[l]
+        for k in range(d):
+            iterate_sum[k] += w[k]
         slot = release_slot[i]
         if slot >= 0:
             _release_into(w, sigmas[slot], noise[slot], radius, released[slot])

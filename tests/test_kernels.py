@@ -28,6 +28,7 @@ def _run_history_kernel(X, signs, steps, lam, center, radius, loss, w_start, rel
     for k, r in enumerate(release_rounds):
         slots_all[r - 1] = k
     block_sizes = block_sizes or [n]
+    iterate_sum = np.zeros(d)
     start = 0
     iterates = []
     for size in block_sizes:
@@ -35,10 +36,10 @@ def _run_history_kernel(X, signs, steps, lam, center, radius, loss, w_start, rel
         n_pos, n_neg = _kernels._giga_full_history(
             X[start:stop], signs[start:stop], w, pos, n_pos, neg, n_neg, start, steps[start:stop], lam,
             center, radius, LOSSES[loss].code, slots_all[start:stop], np.asarray(sigmas, dtype=float),
-            noise, released)
+            noise, released, iterate_sum)
         iterates.append(w.copy())
         start = stop
-    return w, released, n_pos, n_neg
+    return w, released, n_pos, n_neg, iterate_sum
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "square"])
@@ -54,9 +55,10 @@ def test_full_history_kernel_matches_naive(loss, seed):
     noise = rng.standard_normal((len(releases), d))
     iterates, expected_released = naive.giga(X, signs, steps, 0.3, center, radius, loss, w_start, releases,
                                              sigmas, noise)
-    w, released, n_pos, n_neg = _run_history_kernel(X, signs, steps, 0.3, center, radius, loss, w_start,
-                                                    releases, sigmas, noise)
+    w, released, n_pos, n_neg, iterate_sum = _run_history_kernel(X, signs, steps, 0.3, center, radius, loss,
+                                                                 w_start, releases, sigmas, noise)
     np.testing.assert_allclose(w, iterates[-1], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(iterate_sum, iterates.sum(axis=0), rtol=0, atol=1e-9)
     np.testing.assert_allclose(released, expected_released, rtol=0, atol=1e-10)
     assert (n_pos, n_neg) == (int((signs > 0).sum()), int((signs < 0).sum()))
 
@@ -68,9 +70,10 @@ def test_blocks_equal_single_records(loss):
     d = X.shape[1]
     args = (X, signs, steps, 0.5, np.zeros(d), 0.4, loss, np.zeros(d), [10, 45, 90], [0.1, 0.2, 0.3],
             rng.standard_normal((3, d)))
-    w_one, rel_one, *_ = _run_history_kernel(*args, block_sizes=[90])
-    w_single, rel_single, *_ = _run_history_kernel(*args, block_sizes=[1] * 90)
-    w_mixed, rel_mixed, *_ = _run_history_kernel(*args, block_sizes=[7, 1, 30, 2, 50])
+    w_one, rel_one, _, _, sum_one = _run_history_kernel(*args, block_sizes=[90])
+    w_single, rel_single, _, _, sum_single = _run_history_kernel(*args, block_sizes=[1] * 90)
+    w_mixed, rel_mixed, _, _, sum_mixed = _run_history_kernel(*args, block_sizes=[7, 1, 30, 2, 50])
+    assert np.array_equal(sum_one, sum_single) and np.array_equal(sum_one, sum_mixed)
     assert np.array_equal(w_one, w_single) and np.array_equal(w_one, w_mixed)
     assert np.array_equal(rel_one, rel_single) and np.array_equal(rel_one, rel_mixed)
 
@@ -92,11 +95,13 @@ def test_square_statistics_kernel_matches_naive(seed):
     slots = np.full(X.shape[0], -1, dtype=np.int64)
     slots[np.array(releases) - 1] = np.arange(len(releases))
     released = np.zeros((len(releases), d))
+    iterate_sum = np.zeros(d)
     # In two blocks, to exercise the block contract of this kernel too.
     for lo, hi in [(0, 37), (37, 100)]:
         _kernels._giga_square_statistics(X[lo:hi], signs[lo:hi], w, counts, sums, moments, lo, steps[lo:hi], 0.2,
-                                         center, radius, slots[lo:hi], sigmas, noise, released)
+                                         center, radius, slots[lo:hi], sigmas, noise, released, iterate_sum)
     np.testing.assert_allclose(w, iterates[-1], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(iterate_sum, iterates.sum(axis=0), rtol=0, atol=1e-9)
     np.testing.assert_allclose(released, expected_released, rtol=0, atol=1e-10)
     np.testing.assert_allclose(sums[1], X[signs > 0].sum(0), atol=1e-12)
     np.testing.assert_allclose(moments[0], X[signs < 0].T @ X[signs < 0], atol=1e-12)

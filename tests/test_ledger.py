@@ -92,7 +92,8 @@ def _run_iterates(learner, X, signs):
     for i in range(X.shape[0]):
         n_pos, n_neg = _kernels._giga_full_history(
             X[i:i + 1], signs[i:i + 1], w, pos, n_pos, neg, n_neg, i, steps[i:i + 1], learner._lam,
-            np.zeros(d), learner._radius, learner._loss.code, none, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)))
+            np.zeros(d), learner._radius, learner._loss.code, none, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)),
+            np.zeros(d))
         out[i] = w
     return out, steps
 

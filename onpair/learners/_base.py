@@ -180,6 +180,7 @@ class _OnlinePairwiseLearner:
         self._dim = dim
         self._center = self._center_point(dim)
         self._w = self._start_point(dim)
+        self._iterate_sum = np.zeros(dim)  # Σ_t w_t (internal; the offline average output uses it)
         if self._loss.code == SQUARE:
             # Exact full history in O(d²) memory: counts, sums and second moments per class.
             self._counts = np.zeros(2)
@@ -227,18 +228,22 @@ class _OnlinePairwiseLearner:
         m = X.shape[0]
         if m == 0:
             return self
-        # Everything that can raise happens before any state changes: planning (the budget check),
-        # the bounds map, and the warnings (which raise under warnings-as-errors). A failed call
-        # changes nothing, so retrying it cannot learn a record twice.
+        Z, clipped = self._bounds.transform(X)
+        return self._learn_mapped(Z, signs, int(np.count_nonzero(clipped)))
+
+    def _learn_mapped(self, Z: np.ndarray, signs: np.ndarray, n_clipped: int):
+        """Learn records already mapped onto the diameter-2 domain (the offline estimators map once)."""
+        m = Z.shape[0]
+        # Everything that can raise happens before any state changes: planning (the budget check)
+        # and the warnings (which raise under warnings-as-errors). A failed call changes nothing, so
+        # retrying it cannot learn a record twice.
         steps = self._step_sizes_for(self._t, m)
         plan = self._plan_releases(self._t, steps)
-        Z, clipped = self._bounds.transform(X)
-        n_clipped = int(np.count_nonzero(clipped))
         for message, category, flag in self._pending_warnings(n_clipped, m):
-            warnings.warn(message, category, stacklevel=3)  # attributed to the caller of learn_*
+            warnings.warn(message, category, stacklevel=4)  # attributed to the caller of learn_*
             setattr(self, flag, True)  # only once the warning did not raise
         if self._dim is None:
-            self._init_state(X.shape[1])
+            self._init_state(Z.shape[1])
         n_releases = int(plan["slots"].max()) + 1
         noise = self._noise_rng.standard_normal((n_releases, self._dim)) if n_releases else np.zeros((0, self._dim))
         released = np.zeros((n_releases, self._dim))
@@ -251,12 +256,13 @@ class _OnlinePairwiseLearner:
             _kernels._giga_square_statistics(
                 Z, signs, self._w, self._counts, self._sums, self._second_moments, self._t, steps,
                 self._lam, self._center, self._radius, plan["slots"], plan["sigmas"], noise, released,
+                self._iterate_sum,
             )
         else:
             self._n_positives, self._n_negatives = _kernels._giga_full_history(
                 Z, signs, self._w, self._positives, self._n_positives, self._negatives, self._n_negatives,
                 self._t, steps, self._lam, self._center, self._radius, self._loss.code, plan["slots"],
-                plan["sigmas"], noise, released,
+                plan["sigmas"], noise, released, self._iterate_sum,
             )
         self._t += m
         self._n_clipped += n_clipped

@@ -1,0 +1,254 @@
+"""scikit-learn's estimator API for the offline private learners, without depending on scikit-learn.
+
+An offline estimator fits once and releases once: ``fit(X, y)`` validates everything, computes the
+private model into local variables, and only then sets the fitted attributes, so a failed fit leaves
+the estimator as it was. After ``fit`` the estimator holds **only released quantities** (``coef_``,
+the public bounds, the report), never the data or an internal iterate, so it may be pickled and shared.
+
+Fitted attributes: ``coef_`` (the released parameter, shape (n_features,)), ``classes_`` (the two
+labels, ``classes_[1]`` is the positive class), ``n_features_in_``, ``privacy_report_`` (the keys of the
+online learners' ``privacy_report()``), ``bounds_`` (the public feature map), ``n_clipped_`` (records
+clipped to the bounds: curator-only, not private).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+
+import numpy as np
+from scipy.special import expit
+
+from .._validation import as_feature_block
+from ..bounds import FeatureBounds
+from ..metrics import roc_auc
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a method needs a fitted estimator (the same bases as scikit-learn's)."""
+
+
+class _PairwiseEstimator:
+    """Shared scikit-learn API of the offline pairwise estimators (binary ranking / AUC tasks).
+
+    Subclasses define ``__init__`` with keyword-only parameters stored verbatim, and
+    ``_fit_released(Z, signs, seed_sequence) -> (coef, report)`` over records already mapped onto the
+    diameter-2 domain, labels ±1.
+    """
+
+    _estimator_type = "classifier"
+
+    # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
+    @classmethod
+    def _get_param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(p.name for p in signature.parameters.values() if p.name != "self")
+
+    def get_params(self, deep=True):
+        """Parameters of this estimator (scikit-learn convention)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn convention); unknown names are a ``ValueError``."""
+        valid = set(self._get_param_names())
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {sorted(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        changed = []
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            default = defaults.get(name, inspect.Parameter.empty)
+            same = value is default or (isinstance(value, (int, float, str, type(None)))
+                                        and isinstance(default, (int, float, str, type(None)))
+                                        and value == default and type(value) is type(default))
+            if not same:
+                changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_tags__(self):
+        # Only scikit-learn calls this, so scikit-learn is importable whenever it runs.
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            # Binary ranking only; a private model's accuracy depends on ε, so no accuracy threshold.
+            classifier_tags=ClassifierTags(multi_class=False, poor_score=True),
+            input_tags=InputTags(two_d_array=True, allow_nan=False),
+            non_deterministic=getattr(self, "random_state", None) is None,
+        )
+
+    # -- fitting -----------------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit on the records ``X`` (n, d) with two-class labels ``y`` and release one private model.
+
+        Any two distinct labels work; ``classes_[1]`` (the larger in sorted order) is the positive
+        class. Each call spends the estimator's (ε, δ) budget again on the data it is given.
+
+        Returns
+        -------
+        self
+        """
+        X, signs, classes = self._validate_training_data(X, y)
+        bounds = self._make_bounds(X.shape[1])
+        Z, clipped = bounds.transform(X)
+        n_clipped = int(np.count_nonzero(clipped))
+        if n_clipped:
+            warnings.warn(
+                f"records lay outside the declared feature bounds ({bounds!r}) and were clipped to them; "
+                "declare the data's public bounds (bounds= or norm_bound=). n_clipped_ has the count "
+                "(curator-only).",
+                UserWarning,
+                stacklevel=2,
+            )
+        coef, report = self._fit_released(Z, signs, self._seed_sequence())
+        report = dict(report, n_clipped=n_clipped)
+        # Assign fitted attributes only now: a failed fit leaves the estimator untouched.
+        self.coef_ = np.asarray(coef, dtype=np.float64)
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.bounds_ = bounds
+        self.n_clipped_ = n_clipped
+        self.privacy_report_ = report
+        return self
+
+    def _seed_sequence(self) -> np.random.SeedSequence:
+        """One SeedSequence per fit; None draws fresh OS entropy (a seed is for experiments only)."""
+        state = getattr(self, "random_state", None)
+        if state is None or isinstance(state, (int, np.integer)) and not isinstance(state, bool):
+            return np.random.SeedSequence(None if state is None else int(state))
+        if isinstance(state, np.random.SeedSequence):
+            return state
+        if isinstance(state, np.random.Generator):
+            return np.random.SeedSequence(state.integers(0, 2**63))
+        if isinstance(state, np.random.RandomState):
+            return np.random.SeedSequence(int(state.randint(0, 2**31 - 1)))
+        raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, got {state!r}")
+
+    def _make_bounds(self, n_features: int) -> FeatureBounds:
+        bounds, norm_bound = getattr(self, "bounds", None), getattr(self, "norm_bound", None)
+        if bounds is not None and norm_bound is not None:
+            raise ValueError("give either bounds=(lower, upper) or norm_bound, not both")
+        if bounds is not None:
+            if isinstance(bounds, FeatureBounds):
+                result = bounds
+            else:
+                try:
+                    lower, upper = bounds
+                except (TypeError, ValueError):
+                    raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
+                result = FeatureBounds(lower=lower, upper=upper)
+            if result.n_features is not None and result.n_features != n_features:
+                raise ValueError(f"bounds have {result.n_features} features but X has {n_features}")
+            return result
+        return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
+
+    @staticmethod
+    def _validate_training_data(X, y):
+        if y is None:
+            raise ValueError("requires y to be passed, but the target y is None")
+        if hasattr(X, "tocsr") or hasattr(X, "toarray"):
+            raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
+        if np.iscomplexobj(X) or np.iscomplexobj(y):
+            raise ValueError("Complex data not supported")
+        X = as_feature_block(X, None, 0, name="X")
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            warnings.warn("y is a column vector; it was flattened to shape (n_samples,)", UserWarning,
+                          stacklevel=3)
+            y_arr = y_arr.ravel()
+        if y_arr.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
+        if y_arr.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} records but y has {y_arr.shape[0]} labels")
+        if X.shape[0] < 2:
+            raise ValueError(f"pairwise learning needs at least 2 records, got n_samples = {X.shape[0]}")
+        if y_arr.dtype.kind == "f":
+            if not np.all(np.isfinite(y_arr)):
+                raise ValueError("y contains NaN or infinity")
+            if np.any(y_arr != np.round(y_arr)):
+                raise ValueError("Unknown label type: continuous targets are not class labels")
+        if y_arr.dtype.kind == "O":
+            kinds = {type(v) for v in y_arr}
+            if len(kinds) > 1:
+                raise ValueError(f"labels of mixed types {sorted(k.__name__ for k in kinds)}")
+        classes = np.unique(y_arr)
+        if classes.size != 2:
+            raise ValueError(
+                f"pairwise AUC learning needs exactly 2 classes in y, got {classes.size} class(es): "
+                f"{classes.tolist()[:5]}"
+            )
+        signs = np.where(y_arr == classes[1], 1, -1).astype(np.int8)
+        return X, signs, classes
+
+    def _fit_released(self, Z, signs, seed_sequence):
+        raise NotImplementedError
+
+    # -- using the released model ------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
+        self._check_fitted()
+        if hasattr(X, "tocsr") or hasattr(X, "toarray"):
+            raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
+        X = as_feature_block(X, self.n_features_in_, 0, name="X")
+        Z, _ = self.bounds_.transform(X)
+        return Z @ self.coef_
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``[1 − p, p]`` with ``p`` the logistic function of the score.
+
+        The score is a ranking score (its scale is set by the radius R), so these probabilities are
+        not calibrated; use :meth:`decision_function` for ranking.
+        """
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X) -> np.ndarray:
+        """``classes_[1]`` where the score is positive, i.e. above the score of the bounds' centre."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y) -> float:
+        """Ranking quality: ROC AUC of :meth:`decision_function` with ``classes_[1]`` positive."""
+        self._check_fitted()
+        y = np.asarray(y)
+        return roc_auc(self.decision_function(X), y == self.classes_[1])
+
+
+def release_report(*, algorithm, epsilon, delta, accounting, mode, sensitivity, sigma, rho, rho_budget,
+                   rounds, extra=None) -> dict:
+    """The online learners' report keys for a mechanism of ``len(sigma)`` Gaussian releases."""
+    from ..privacy.conversions import eps_from_rho
+
+    sensitivity = np.atleast_1d(sensitivity)
+    sigma = np.atleast_1d(sigma)
+    rho = np.atleast_1d(rho)
+    rounds = np.atleast_1d(rounds)
+    rho_spent = math.fsum(float(r) for r in rho)
+    report = {
+        "algorithm": algorithm,
+        "mode": mode,
+        "accounting": accounting,
+        "epsilon": float(epsilon),
+        "delta": float(delta),
+        "rho_budget": float(rho_budget),
+        "rho_spent": rho_spent,
+        "rho_remaining": max(0.0, float(rho_budget) - rho_spent),
+        "epsilon_spent": float(eps_from_rho(rho_spent, delta, method=accounting)) if rho_spent > 0 else 0.0,
+        "releases": [
+            {"round": int(t), "sensitivity": float(s), "sigma": float(g), "rho": float(r)}
+            for t, s, g, r in zip(rounds, sensitivity, sigma, rho)
+        ],
+    }
+    if extra:
+        report.update(extra)
+    return report
