@@ -1,14 +1,16 @@
 """onpair: differentially private pairwise learning (AUC maximisation, bipartite ranking) on streams.
 
 Online learners (Huai et al. 2020): :class:`OnPairStrC`, :class:`OnPairC`, and the non-private
-:class:`PairwiseGIGA`. Accounting and mechanisms: :mod:`onpair.privacy`.
+:class:`PairwiseGIGA`. Offline estimators with scikit-learn's API (Huai et al. Alg. 3, 4):
+:class:`OffPairStrC`, :class:`OffPairC`. Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
 from .bounds import FeatureBounds
+from .estimators import OffPairC, OffPairStrC
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
 from .privacy import PrivacyBudgetExceeded, PrivacyWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["OnPairStrC", "OnPairC", "PairwiseGIGA", "FeatureBounds", "PrivacyBudgetExceeded",
+__all__ = ["OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStrC", "OffPairC", "FeatureBounds", "PrivacyBudgetExceeded",
            "PrivacyWarning", "__version__"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -27,6 +28,30 @@ from ..metrics import roc_auc
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a method needs a fitted estimator (the same bases as scikit-learn's)."""
+
+
+def _sklearn_class(module: str, name: str):
+    """scikit-learn's class if scikit-learn is already loaded (it is whenever its tools call us), else
+    None: onpair never imports scikit-learn itself, but its exceptions and warnings should still be
+    recognised by scikit-learn's tooling."""
+    if "sklearn" not in sys.modules:
+        return None
+    try:
+        return getattr(__import__(module, fromlist=[name]), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _not_fitted_error(message: str) -> NotFittedError:
+    sklearn_error = _sklearn_class("sklearn.exceptions", "NotFittedError")
+    if sklearn_error is None:
+        return NotFittedError(message)
+    both = type("NotFittedError", (NotFittedError, sklearn_error), {})
+    return both(message)
+
+
+def _conversion_warning():
+    return _sklearn_class("sklearn.exceptions", "DataConversionWarning") or UserWarning
 
 
 class _PairwiseEstimator:
@@ -155,13 +180,13 @@ class _PairwiseEstimator:
             raise ValueError("requires y to be passed, but the target y is None")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        if np.iscomplexobj(X) or np.iscomplexobj(y):
+        if _complex_dtype(X) or _complex_dtype(y):
             raise ValueError("Complex data not supported")
-        X = as_feature_block(X, None, 0, name="X")
+        X = _feature_block(X, None)
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            warnings.warn("y is a column vector; it was flattened to shape (n_samples,)", UserWarning,
-                          stacklevel=3)
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it was flattened to "
+                          "shape (n_samples,)", _conversion_warning(), stacklevel=3)
             y_arr = y_arr.ravel()
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
@@ -181,8 +206,8 @@ class _PairwiseEstimator:
         classes = np.unique(y_arr)
         if classes.size != 2:
             raise ValueError(
-                f"pairwise AUC learning needs exactly 2 classes in y, got {classes.size} class(es): "
-                f"{classes.tolist()[:5]}"
+                f"Only binary classification is supported: pairwise AUC learning needs exactly 2 classes "
+                f"in y, got {classes.size} class(es): {classes.tolist()[:5]}"
             )
         signs = np.where(y_arr == classes[1], 1, -1).astype(np.int8)
         return X, signs, classes
@@ -193,14 +218,14 @@ class _PairwiseEstimator:
     # -- using the released model ------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
+            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
 
     def decision_function(self, X) -> np.ndarray:
         """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
         self._check_fitted()
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = as_feature_block(X, self.n_features_in_, 0, name="X")
+        X = _feature_block(X, self.n_features_in_, owner=type(self).__name__)
         Z, _ = self.bounds_.transform(X)
         return Z @ self.coef_
 
@@ -215,6 +240,7 @@ class _PairwiseEstimator:
 
     def predict(self, X) -> np.ndarray:
         """``classes_[1]`` where the score is positive, i.e. above the score of the bounds' centre."""
+        self._check_fitted()
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y) -> float:
@@ -222,6 +248,36 @@ class _PairwiseEstimator:
         self._check_fitted()
         y = np.asarray(y)
         return roc_auc(self.decision_function(X), y == self.classes_[1])
+
+
+def _complex_dtype(values) -> bool:
+    dtype = getattr(values, "dtype", None)
+    return dtype is not None and np.issubdtype(dtype, np.complexfloating)
+
+
+def _feature_block(X, n_features, owner=None) -> np.ndarray:
+    """as_feature_block with the shape messages scikit-learn's tooling looks for."""
+    if not isinstance(X, (str, bytes, np.ndarray)):
+        try:
+            X = np.asarray(X)  # array-likes (lists, objects with __array__) to one array first
+        except (TypeError, ValueError):
+            pass  # ragged input: as_feature_block below names the problem
+    shape = getattr(X, "shape", ())
+    if len(shape) == 1:
+        raise ValueError(f"Expected a 2-D array, got a 1-D array of shape {shape}. Reshape your data with "
+                         "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one record.")
+    if len(shape) == 2 and shape[1] == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+    if len(shape) == 2 and shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 2 is required.")
+    if n_features is not None and len(shape) == 2 and shape[1] != n_features:
+        raise ValueError(f"X has {shape[1]} features, but {owner} is expecting {n_features} features as input")
+    try:
+        return as_feature_block(X, n_features, 0, name="X")
+    except ValueError as exc:
+        if "must be finite" in str(exc):  # say "NaN or infinity" in the words tools look for
+            raise ValueError(f"{exc} (Input X contains NaN or infinity)") from None
+        raise
 
 
 def release_report(*, algorithm, epsilon, delta, accounting, mode, sensitivity, sigma, rho, rho_budget,

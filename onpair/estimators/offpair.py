@@ -1,0 +1,255 @@
+"""OffPairStrC and OffPairC: offline output perturbation on the online kernel (Huai et al. 2020, Alg. 3, 4).
+
+The data set is streamed once through the same compiled Pairwise GIGA kernel as the online learners,
+in a random order drawn from the estimator's own randomness (public, data-independent), and one model
+is released: ``Π_C[w_out + N(0, σ² I)]`` with ``w_out`` the average of the iterates (the paper's w̃) or
+the last iterate.
+
+Sensitivity (library mode): from the ledger (:mod:`onpair.privacy.ledger`), which holds for the step
+sizes actually used. For the last iterate it is ``U_n``; for the average ``(1/n) Σ_t U_t`` (a sum of
+per-round worst cases bounds the worst case of the sum). The noise is the analytic Gaussian mechanism
+(Balle & Wang 2018), exact for one release at every ε. Paper mode reproduces Alg. 3 literally: T₁
+random warm-up points, η_t = 2(t−1)/((t−2)αt), σ² = 128G² log²n · log(1.25/δ)/(α²n²ε²).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .._validation import check_positive
+from ..geometry import _project_l2_ball, random_point_in_ball
+from ..learners._base import _OnlinePairwiseLearner
+from ..privacy.conversions import rho_from_dp
+from ..privacy.exceptions import PrivacyWarning
+from ..privacy.gaussian import gaussian_sigma
+from ..privacy.ledger import sensitivity_ledger
+from ._base import _PairwiseEstimator, release_report
+
+OUTPUTS = ("average", "last")
+MODES = ("ledger", "paper")
+
+
+class _OffPair(_PairwiseEstimator):
+    """Shared fit of OffPairStrC and OffPairC."""
+
+    def _strong_convexity(self, n: int) -> float:
+        raise NotImplementedError
+
+    def _center(self, rng, dim):
+        return np.zeros(dim)
+
+    def _paper_lipschitz(self, loss, alpha) -> float:
+        raise NotImplementedError
+
+    def _validate_params(self):
+        check_positive(self.epsilon, "epsilon")
+        delta = check_positive(self.delta, "delta")
+        if not delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.mode == "paper" and self.output != "average":
+            raise ValueError("mode='paper' releases the average iterate (Alg. 3 line 8); use output='average'")
+        if not isinstance(self.private, (bool, np.bool_)):
+            raise ValueError(f"private must be True or False, got {self.private!r}")
+
+    def _fit_released(self, Z, signs, seed_sequence):
+        self._validate_params()
+        n, dim = Z.shape
+        order_seq, init_seq, noise_seq = seed_sequence.spawn(3)
+        init_rng = np.random.Generator(np.random.PCG64(init_seq))
+        # A public, data-independent order: the paper streams the data set once in a random order.
+        order = np.random.Generator(np.random.PCG64(order_seq)).permutation(n)
+        alpha = self._strong_convexity(n)
+        inner = _OnlinePairwiseLearner(loss=self.loss, lam=alpha, radius=self.radius,
+                                       step_sizes=self.step_sizes, n_features=dim)
+        loss = inner._loss
+        center = self._center(init_rng, dim)
+        inner._center = center
+        if self.mode == "paper":
+            if not loss.smooth:
+                raise ValueError(f"loss={loss.name!r} is not smooth: Alg. 3 needs an L-smooth loss")
+            L = inner._smoothness
+            warmup = int(max(math.ceil(16.0 * L**2 / alpha**2), 7)) if alpha > 0 else n
+            if warmup >= n:
+                warnings.warn(
+                    f"mode='paper': T₁ = {warmup} ≥ n = {n}: Alg. 3 averages random points only "
+                    "(ALGORITHMS.md §3). Use mode='ledger' for a useful model.",
+                    PrivacyWarning, stacklevel=4)
+            t = np.arange(1, n + 1, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                steps = np.where(t > warmup, 2.0 * (t - 1.0) / ((t - 2.0) * alpha * t), 0.0)
+            inner._steps_array = steps
+            warm_points = [random_point_in_ball(init_rng, dim, self.radius) for _ in range(min(warmup, n))]
+            inner._w = warm_points[-1].copy()  # w_{T₁}: the last random warm-up point
+        elif not loss.smooth:
+            raise ValueError(
+                f"loss={loss.name!r} is not smooth: the sensitivity ledger needs it; use 'logistic' or "
+                "'square' here, or OutputPerturbedSGD for the hinge loss")
+        else:
+            inner._w = center.copy() if self.start_at_center else np.zeros(dim)
+        inner._learn_mapped(Z[order], signs[order], 0)
+        steps = inner._step_sizes_for(0, n)
+        if self.mode == "paper":
+            # w̃ = (w₁ + … + w_n)/n with w₁ … w_{T₁} the random warm-up points (the kernel held w_{T₁}).
+            held = min(warmup, n)
+            w_out = (inner._iterate_sum - held * warm_points[-1] + np.sum(warm_points, axis=0)) / n
+        elif self.output == "average":
+            w_out = inner._iterate_sum / n
+        else:
+            w_out = inner._w.copy()
+        if not self.private:
+            report = {"algorithm": type(self).__name__, "private": False, "mode": self.mode,
+                      "rho_budget": 0.0, "rho_spent": 0.0, "rho_remaining": 0.0,
+                      "epsilon_spent": math.inf, "releases": [], "output": self.output}
+            return w_out, report
+        if self.mode == "paper":
+            G = self._paper_lipschitz(loss, alpha)
+            sensitivity = 8.0 * G * math.log(n) / (alpha * n)
+            # σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) as printed: the classic mechanism, proven for ε < 1
+            # only; epsilon_spent in the report says what this σ really gives (exact Gaussian curve).
+            sigma = math.sqrt(2.0 * math.log(1.25 / self.delta)) * sensitivity / self.epsilon
+        else:
+            ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, 2.0 * self.radius,
+                                        pair_change=inner._pair_change)
+            sensitivity = float(np.mean(ledger)) if self.output == "average" else float(ledger[-1])
+            sensitivity = min(sensitivity, 2.0 * self.radius)
+            sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
+        noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
+        coef = w_out + sigma * noise_rng.standard_normal(dim)
+        _project_l2_ball(coef, float(self.radius))
+        rho = sensitivity**2 / (2.0 * sigma**2) if sigma > 0 else 0.0
+        report = release_report(
+            algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
+            mode=self.mode, sensitivity=sensitivity, sigma=sigma, rho=rho,
+            rho_budget=rho_from_dp(self.epsilon, self.delta, method="gaussian"), rounds=n,
+            extra={"output": self.output, "strong_convexity": alpha, "private": True},
+        )
+        return coef, report
+
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    epsilon, delta : float, default 1.0 and 1e-5
+        (ε, δ)-DP of the released ``coef_`` (one release per ``fit``).
+    loss : {"logistic", "square"}, default "logistic"
+        Smooth pairwise loss (:mod:`onpair.losses`).
+    radius : float, default 0.1
+        Radius R of the constraint ball.
+    step_sizes : "capped" or array-like
+        As for the online learners; ignored (Alg. 3's η_t) in paper mode.
+    output : {"last", "average"}, default "last"
+        Release the last iterate (sensitivity U_n from the ledger) or the average of the iterates (the
+        paper's w̃, sensitivity (1/n)Σ_t U_t, several times larger: the early iterates are sensitive).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.bounds.FeatureBounds`).
+    mode : {"ledger", "paper"}, default "ledger"
+    private : bool, default True
+        False gives the non-private twin (same order, same kernel, no noise).
+    start_at_center : bool, default True
+        Start the iterate at the regulariser's centre (the origin unless OffPairC's centre is random).
+    random_state : int, SeedSequence, Generator or None
+        Order, start and noise come from independent children of one SeedSequence. None: fresh OS
+        entropy (a seed is for reproducible experiments only).
+"""
+
+
+class OffPairStrC(_OffPair):
+    __doc__ = """Offline (ε, δ)-DP pairwise learner for λ-strongly convex objectives (Huai et al. Alg. 3).
+
+    Streams the data once through Pairwise GIGA on ``ℓ + (λ/2)‖w‖²`` in a random order and releases one
+    noisy model. ``lam="auto"`` is G(R)/R, as for :class:`onpair.OnPairStrC`.
+    """ + _COMMON_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onpair import OffPairStrC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(400, 3)); y = (X[:, 0] > 0.5).astype(int)
+    >>> est = OffPairStrC(epsilon=1.0, bounds=(0, 1), random_state=0).fit(X, y)
+    >>> est.score(X, y) > 0.9, est.coef_.shape
+    (True, (3,))
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
+                 step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
+                 private=True, start_at_center=True, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.loss = loss
+        self.lam = lam
+        self.radius = radius
+        self.step_sizes = step_sizes
+        self.output = output
+        self.bounds = bounds
+        self.norm_bound = norm_bound
+        self.mode = mode
+        self.private = private
+        self.start_at_center = start_at_center
+        self.random_state = random_state
+
+    def _strong_convexity(self, n):
+        # Resolved exactly as the online learners do ("auto" = G(R)/R).
+        probe = _OnlinePairwiseLearner(loss=self.loss, lam=self.lam, radius=self.radius)
+        if probe._lam <= 0:
+            raise ValueError(f"lam must be > 0 (strong convexity), got {self.lam!r}")
+        return probe._lam
+
+    def _paper_lipschitz(self, loss, alpha):
+        return loss.lipschitz(self.radius) + alpha * self.radius
+
+
+class OffPairC(_OffPair):
+    __doc__ = """Offline (ε, δ)-DP pairwise learner for convex losses (Huai et al. Alg. 4).
+
+    Alg. 3 on ``ℓ + (α/2)‖w − w₀‖²`` with α = c/√n. The paper leaves c open (α = O(1/√n)); the default
+    c = 750 keeps α near G(R)/R for the default R = 0.1 at n in the thousands (where the ball stops
+    binding, see OnPairStrC's ``lam="auto"``); ``center="random"`` is the paper's random w₀.
+    """ + _COMMON_DOC + """
+    c : float, default 750.0
+        α = c/√n.
+    center : {"zero", "random"}, default "zero"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onpair import OffPairC
+    >>> rng = np.random.default_rng(1)
+    >>> X = rng.uniform(0, 1, size=(400, 3)); y = (X[:, 1] > 0.5).astype(int)
+    >>> OffPairC(epsilon=1.0, bounds=(0, 1), random_state=1).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center="zero", radius=0.1,
+                 step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
+                 private=True, start_at_center=True, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.loss = loss
+        self.c = c
+        self.center = center
+        self.radius = radius
+        self.step_sizes = step_sizes
+        self.output = output
+        self.bounds = bounds
+        self.norm_bound = norm_bound
+        self.mode = mode
+        self.private = private
+        self.start_at_center = start_at_center
+        self.random_state = random_state
+
+    def _strong_convexity(self, n):
+        return check_positive(self.c, "c") / math.sqrt(n)
+
+    def _center(self, rng, dim):
+        if self.center not in ("zero", "random"):
+            raise ValueError(f"center must be 'zero' or 'random', got {self.center!r}")
+        return random_point_in_ball(rng, dim, self.radius) if self.center == "random" else np.zeros(dim)
+
+    def _paper_lipschitz(self, loss, alpha):
+        return loss.lipschitz(self.radius) + alpha * 2.0 * self.radius
