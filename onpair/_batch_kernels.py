@@ -178,19 +178,19 @@ def _scalar_row(loss_code, s_i, t, b_row):
 # -- coefficient sums A_i = Σ_j a_ij, B_j = Σ_i a_ij --------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def _logistic_factorisable(s, t):
-    """Whether every score lies within _FACTOR_RANGE of every other (NaN and inf: no)."""
+    """(whether all scores are finite and within _FACTOR_RANGE of each other, the middle of their range)."""
     lo = math.inf
     hi = -math.inf
     for v in s:
-        if not (v >= lo):  # also true for NaN, which then fails the final test
-            lo = v
-        if not (v <= hi):
-            hi = v
+        if not math.isfinite(v):
+            return False, 0.0
+        lo = min(lo, v)
+        hi = max(hi, v)
     for v in t:
-        if not (v >= lo):
-            lo = v
-        if not (v <= hi):
-            hi = v
+        if not math.isfinite(v):
+            return False, 0.0
+        lo = min(lo, v)
+        hi = max(hi, v)
     return hi - lo <= _FACTOR_RANGE, 0.5 * (hi + lo)
 
 
@@ -260,7 +260,7 @@ def _combine(positives, coef_pos, negatives, coef_neg, out):
             out[k] -= b * row[k]
 
 
-@njit(**NJIT_PARALLEL_OPTIONS)
+@njit(**NJIT_OPTIONS)
 def _pairwise_gradient_block(positives, negatives, w, loss_code, coef_pos_out, coef_neg_out):
     """Partial sum Σ_{i∈block⁺, j∈block⁻} ℓ'(wᵀ(x_i − x_j))·(x_i − x_j) of one block pair (a d-vector).
 
