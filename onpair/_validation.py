@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from .privacy import _checks
+
 
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 (m, d) array of finite values, or raise ``ValueError``."""
@@ -123,11 +125,8 @@ def as_label_block(y, n_records: int, stream_offset: int, name: str = "y") -> np
 
 
 def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
-    """A finite float > 0 (or ≥ 0), rejecting bools and strings."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
-    return value
+    """A finite float > 0 (or ≥ 0), rejecting bools, strings, NaN and inf (one implementation:
+    :mod:`onpair.privacy._checks`)."""
+    if allow_zero:
+        return _checks.check_rho(value, name, allow_zero=True)
+    return _checks.check_positive(value, name)
