@@ -1,12 +1,35 @@
-"""Stream sources for onpair: records one at a time or in blocks for the compiled kernels.
+"""Stream sources for onpair: records ``(x, y)`` one at a time, or in NumPy blocks for the compiled kernels.
 
-The full set of sources (CSV files, UCI loaders, river data sets) is the subject of the replay issue;
-this package currently provides the array source the learners and demos use.
+* :class:`ArraySource`, :class:`CSVSource`, :class:`ARFFSource`, :class:`RiverSource`: arrays, text
+  files (read one block at a time) and river's data sets, with one interface (:class:`Source`):
+  iteration, ``iter_blocks(block_size)``, ``iter_dicts()``, ``len`` when known, and a ``report`` of what
+  was read and skipped;
+* :mod:`streams.uci`: Hepatitis, Pima, Diabetic Retinopathy Debrecen and WDBC, each with a spec that
+  carries public feature bounds (``bounds=(spec.lower, spec.upper)``), labels in {−1, +1};
+* :mod:`streams.fetch`: the data directory (``$ONPAIR_DATA``, else ``~/.onpair/data``) and verified
+  downloads (``onpair fetch NAME``).
+
+Note: ``streams.fetch`` is the function (the module is ``sys.modules["streams.fetch"]``, or
+``from streams.fetch import ...``).
+
+Examples
+--------
+>>> import numpy as np
+>>> [len(b) for b, _ in iter_blocks(np.zeros((5, 2)), np.zeros(5), block_size=2)]
+[2, 2, 1]
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .fetch import ChecksumError, DownloadError, fetch, resolve_data_dir
+from .sources import DEFAULT_BLOCK_SIZE, ARFFSource, ArraySource, CSVSource, RecordError, RiverSource, Source
+from .uci import SPECS, UCISource, UCISpec, get_spec, load
+
+__all__ = ["iter_blocks", "Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",
+           "UCISource", "UCISpec", "SPECS", "get_spec", "load", "fetch", "resolve_data_dir", "ChecksumError",
+           "DownloadError", "DEFAULT_BLOCK_SIZE"]
 
 
 def iter_blocks(X, y, block_size: int = 1024):

@@ -52,7 +52,7 @@ def test_kernel_matches_naive(loss, binding):
     if binding:
         assert np.sum(np.isclose(norms, radius, rtol=1e-12)) > T // 2  # the ball binds most of the time
     else:
-        assert norms.max() < 1.0 and np.abs(w_bar).max() > 1e-3  # moved, never near the ball's edge
+        assert norms.max() < 1e-3 * radius and np.abs(w_bar).max() > 1e-3  # moved, never near the edge
 
 
 @pytest.mark.parametrize("indices", [
@@ -63,9 +63,7 @@ def test_kernel_matches_naive(loss, binding):
 @pytest.mark.parametrize("loss", ["hinge", "square"])
 def test_kernel_matches_naive_on_chosen_draws(indices, loss):
     X, _ = _records(10, 3, seed=3)
-    signs = np.array([1, -1, 1, -1, 1, -1, 1, -1, 1, -1], dtype=np.int8)
-    signs[[2, 4, 6, 8]] = 1
-    signs[[0, 2, 4, 6, 8]] = 1  # records 0, 2, 4, 6, 8 positive; the rest negative
+    signs = np.where(np.arange(10) % 2 == 0, 1, -1).astype(np.int8)  # even records positive
     iterates, w_bar = naive_sgd.pairwise_sgd(X, signs, indices, 0.3, 0.5, loss)
     last, kernel_bar = _kernel(X, signs, indices, 0.3, 0.5, loss)
     np.testing.assert_allclose(kernel_bar, w_bar, rtol=0, atol=1e-10)
@@ -123,8 +121,12 @@ def test_report_carries_eq5():
 
 # -- the released noise -----------------------------------------------------------------------------
 def test_released_noise_has_the_calibrated_std():
-    """coef_ − twin's w̄ (same seed, hence same draws) over 300 seeds: pooled z-scores ~ N(0, 1)."""
-    X, signs = _records(20, 5, seed=6)
+    """coef_ − twin's w̄ (same seed, hence same draws) over 300 seeds: pooled z-scores ~ N(0, 1).
+
+    The radius is large, so the final projection never binds and coef_ − w̄ is exactly the noise u.
+    KS for the shape, and Σz² ~ χ²(N) for the scale (KS alone would miss a 5 % error in σ at N = 6000).
+    """
+    X, signs = _records(20, 20, seed=6)
     params = dict(epsilon=2.0, delta=1e-3, radius=1e6)
     z = []
     for seed in range(300):
@@ -134,8 +136,11 @@ def test_released_noise_has_the_calibrated_std():
         assert np.linalg.norm(private.coef_) < 0.01 * params["radius"]  # the final projection is inactive
         z.append((private.coef_ - twin.coef_) / sigma)
     z = np.concatenate(z)
-    assert stats.kstest(z, "norm").pvalue > 1e-3
-    assert abs(z.std() - 1.0) < 0.1 and abs(z.mean()) < 0.15
+    alpha = 1e-3
+    assert stats.kstest(z, "norm").pvalue > alpha
+    chi2 = float(np.sum(z**2))
+    tail = min(stats.chi2.cdf(chi2, z.size), stats.chi2.sf(chi2, z.size))
+    assert 2.0 * tail > alpha
 
 
 # -- estimator API ----------------------------------------------------------------------------------
@@ -169,7 +174,8 @@ def test_shapes_and_predictions(data):
 
 def test_privacy_report(data):
     X, y = data
-    report = OutputPerturbedSGD(epsilon=0.5, delta=1e-6, bounds=(0, 1), random_state=0).fit(X, y).privacy_report_
+    est = OutputPerturbedSGD(epsilon=0.5, delta=1e-6, bounds=(0, 1), random_state=0).fit(X, y)
+    report = est.privacy_report_
     assert REPORT_KEYS <= set(report)
     assert report["accounting"] == report["mode"] == "paper"
     assert report["epsilon"] == report["epsilon_spent"] == 0.5 and report["delta"] == 1e-6
@@ -240,8 +246,7 @@ def test_bad_parameter_is_named_and_nothing_is_fitted(data, name, value):
     est = OutputPerturbedSGD(bounds=(0, 1), random_state=0, **{name: value})
     with pytest.raises(ValueError, match=re.escape(name)) as info:
         est.fit(X, y)
-    assert repr(float(value) if name in ("epsilon", "delta", "radius", "eta") and isinstance(value, float)
-                else value) in str(info.value)
+    assert repr(value) in str(info.value)
     assert not hasattr(est, "coef_") and not hasattr(est, "privacy_report_")
     # A fitted estimator keeps its fitted state when a refit with a bad parameter fails.
     fitted = OutputPerturbedSGD(bounds=(0, 1), random_state=0).fit(X, y)
