@@ -6,11 +6,11 @@ Online learners (Huai et al. 2020): :class:`OnPairStrC`, :class:`OnPairC`, and t
 """
 
 from .bounds import FeatureBounds
-from .estimators import OffPairC, OffPairStrC
+from .estimators import OffPairC, OffPairStrC, OutputPerturbedSGD
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
 from .privacy import PrivacyBudgetExceeded, PrivacyWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStrC", "OffPairC", "FeatureBounds", "PrivacyBudgetExceeded",
+__all__ = ["OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStrC", "OffPairC", "OutputPerturbedSGD", "FeatureBounds", "PrivacyBudgetExceeded",
            "PrivacyWarning", "__version__"]

@@ -34,3 +34,43 @@ def roc_auc(scores, labels) -> float:
         raise ValueError("AUC needs at least one positive and one negative label")
     ranks = rankdata(scores)  # average ranks: a tie counts one half
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
+    """Empirical pairwise risk L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j) (ALGORITHMS.md §1).
+
+    ``Z`` are records already mapped by the public bounds, ``labels`` are ±1 (or 0/1, booleans).
+    Opposite-label pairs score ``ℓ(wᵀ(x⁺ − x⁻))`` (both orders, so twice); same-label pairs contribute
+    ℓ(0) = log 2 each for the logistic loss (Huai et al.'s φ((y − y')·…) at y = y') and 0 for the
+    hinge and square losses, whose indicator excludes them. Vectorised over blocks of positives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(pairwise_risk(np.zeros(2), np.eye(2), [1, -1]), 6) == round(float(np.log(2)), 6)
+    True
+    """
+    from .losses import get_loss
+
+    loss = get_loss(loss)
+    w = np.asarray(w, dtype=np.float64)
+    Z = np.asarray(Z, dtype=np.float64)
+    labels = np.asarray(labels)
+    positive = (labels == 1) | (labels == True)  # noqa: E712
+    n = Z.shape[0]
+    if n < 2:
+        raise ValueError("the pairwise risk needs at least 2 records")
+    scores = Z @ w
+    pos, neg = scores[positive], scores[~positive]
+    total = 0.0
+    for start in range(0, pos.size, block):
+        margins = pos[start:start + block, None] - neg[None, :]
+        if loss.name == "logistic":
+            total += float(np.logaddexp(0.0, -2.0 * margins).sum())
+        elif loss.name == "hinge":
+            total += float(np.maximum(0.0, 1.0 - margins).sum())
+        else:
+            total += float(((1.0 - margins) ** 2).sum())
+    same_label_pairs = pos.size * (pos.size - 1) + neg.size * (neg.size - 1)
+    same_label_loss = float(np.log(2.0)) if loss.name == "logistic" else 0.0
+    return (2.0 * total + same_label_pairs * same_label_loss) / (n * (n - 1))

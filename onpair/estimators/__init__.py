@@ -2,5 +2,6 @@
 
 from ._base import NotFittedError
 from .offpair import OffPairC, OffPairStrC
+from .output_perturbation import OutputPerturbedSGD
 
-__all__ = ["OffPairStrC", "OffPairC", "NotFittedError"]
+__all__ = ["OffPairStrC", "OffPairC", "OutputPerturbedSGD", "NotFittedError"]

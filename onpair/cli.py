@@ -1,0 +1,207 @@
+"""The ``onpair`` command: ``onpair replay`` and ``onpair fetch``.
+
+Exit status: 0 on success, 2 for a usage error (argparse), 1 for a failure (bad data, a missing file,
+a privacy parameter out of range), with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+
+DATASETS = ("phishing", "hepatitis", "pima", "retinopathy", "wdbc")
+ONLINE = ("onpairstrc", "onpairc", "giga")
+OFFLINE = ("offpairstrc", "offpairc", "gradient", "sgd")
+
+
+def _load(source: str, args):
+    """(X, y in ±1, public bounds, name) for a data set name or a CSV path."""
+    if source == "phishing":
+        from streams import RiverSource
+
+        src = RiverSource("Phishing", label_map={True: 1, False: -1})
+        X, y = _collect(src)
+        return X, y, (0.0, 1.0), "phishing"  # features are encoded in [0, 1] by the data set
+    if source in DATASETS:
+        from streams import load
+
+        X, y, spec = load(source)
+        return X, y, spec.bounds, source
+    from streams import CSVSource
+
+    if args.lower is None or args.upper is None:
+        raise ValueError("a CSV source needs public feature bounds: --lower and --upper (never computed "
+                         "from the data)")
+    src = CSVSource(source, header=args.header, target=args.label_column, on_error=args.on_error)
+    X, y = _collect(src)
+    labels = np.unique(y)
+    if labels.size != 2:
+        raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2")
+    y = np.where(y == labels.max(), 1, -1)
+    if src.report.get("rows_skipped"):
+        print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}",
+              file=sys.stderr)
+    return X, y, (_floats(args.lower), _floats(args.upper)), source
+
+
+def _floats(text: str):
+    values = [float(v) for v in text.split(",")]
+    return values[0] if len(values) == 1 else np.array(values)
+
+
+def _collect(src):
+    blocks = list(src.iter_blocks(4096))
+    if not blocks:
+        raise ValueError("the source holds no records")
+    return np.vstack([b for b, _ in blocks]), np.concatenate([np.asarray(t) for _, t in blocks])
+
+
+def _make_learner(args, n_train: int, bounds):
+    common = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds)
+    if args.algo == "giga":
+        from onpair import PairwiseGIGA
+
+        return PairwiseGIGA(loss=args.loss, bounds=bounds)
+    if args.algo in ("onpairstrc", "onpairc"):
+        from onpair import OnPairC, OnPairStrC
+
+        cls = OnPairStrC if args.algo == "onpairstrc" else OnPairC
+        schedule = {"release_every": args.release_every} if args.release_every else {}
+        return cls(n=n_train, seed=args.seed, mode=args.mode, **schedule, **common)
+    from onpair import estimators
+
+    if args.algo == "offpairstrc":
+        return estimators.OffPairStrC(mode=args.mode, random_state=args.seed, **common)
+    if args.algo == "offpairc":
+        return estimators.OffPairC(mode=args.mode, random_state=args.seed, **common)
+    if args.algo == "gradient":
+        return estimators.GradientPerturbedGD(random_state=args.seed, **common)
+    loss = "hinge" if args.loss == "logistic" else args.loss
+    return estimators.OutputPerturbedSGD(random_state=args.seed, **dict(common, loss=loss))
+
+
+def replay(args) -> dict:
+    from onpair._progress import ProgressBar
+    from onpair.bounds import FeatureBounds
+    from onpair.metrics import pairwise_risk, roc_auc
+
+    X, y, bounds, name = _load(args.source, args)
+    order = np.random.default_rng(args.seed).permutation(len(y))  # a public split
+    n_test = int(round(args.test_fraction * len(y)))
+    if n_test < 2 or len(y) - n_test < 2:
+        raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
+    test, train = order[:n_test], order[n_test:]
+    learner = _make_learner(args, len(train), bounds)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        if args.json:
+            warnings.simplefilter("ignore")
+        if args.algo in ONLINE:
+            with ProgressBar(len(train), label=f"{name} {args.algo}", stream=sys.stderr) as bar:
+                for lo in range(0, len(train), args.block_size):
+                    rows = train[lo:lo + args.block_size]
+                    learner.learn_many(X[rows], y[rows])
+                    bar.update(len(rows))
+        else:
+            learner.fit(X[train], y[train])
+    seconds = time.perf_counter() - start
+    scores = learner.decision_function(X[test])
+    if args.algo in ONLINE:
+        model = learner.model
+        report = learner.privacy_report() if hasattr(learner, "privacy_report") else None
+    else:
+        model = learner.coef_
+        report = learner.privacy_report_
+    Z_train, _ = FeatureBounds(*bounds).transform(X[train])
+    loss_name = "hinge" if args.algo == "sgd" and args.loss == "logistic" else args.loss
+    result = {
+        "dataset": name, "task": "auc", "algo": args.algo, "loss": loss_name,
+        "n_train": int(len(train)), "n_test": int(n_test), "d": int(X.shape[1]),
+        "epsilon": args.epsilon if report else None, "delta": args.delta if report else None,
+        "rho_budget": report["rho_budget"] if report else None,
+        "rho_spent": report["rho_spent"] if report else None,
+        "epsilon_spent": report["epsilon_spent"] if report else None,
+        "releases": len(report["releases"]) if report else 0,
+        "auc": roc_auc(scores, y[test]),
+        "objective": pairwise_risk(model, Z_train, y[train], loss_name),
+        "seconds": seconds,
+        "records_per_second": len(train) / seconds if seconds > 0 else float("inf"),
+    }
+    return result
+
+
+def _print_human(result: dict) -> None:
+    print(f"{result['dataset']}: {result['algo']} ({result['loss']} loss), n_train = {result['n_train']}, "
+          f"n_test = {result['n_test']}, d = {result['d']}")
+    print(f"  test AUC   {result['auc']:.4f}")
+    print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model)")
+    if result["rho_budget"] is not None:
+        print(f"  privacy    epsilon {result['epsilon_spent']:.4g} of {result['epsilon']} at delta "
+              f"{result['delta']:g} (rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
+              f"{result['releases']} release(s))")
+    else:
+        print("  privacy    none (non-private baseline)")
+    print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="onpair", description="Differentially private pairwise learning on data streams.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    rp = sub.add_parser(
+        "replay", help="stream a data set through a learner; print test AUC, objective, privacy, speed",
+        description="Replay a data set (or a CSV file) through a private pairwise learner. The split is a "
+                    "public random permutation (--seed); the training part is streamed in blocks.")
+    rp.add_argument("source", metavar="SOURCE", help=f"one of {', '.join(DATASETS)}, or a CSV path")
+    rp.add_argument("--algo", choices=ONLINE + OFFLINE, default="onpairstrc", help="learner (default onpairstrc)")
+    rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default="logistic",
+                    help="pairwise loss (hinge: giga and sgd only; sgd uses hinge unless square is given)")
+    rp.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter ε (default 1.0)")
+    rp.add_argument("--delta", type=float, default=1e-5, help="privacy parameter δ (default 1e-5)")
+    rp.add_argument("--mode", choices=("ledger", "paper"), default="ledger",
+                    help="library calibration (ledger) or the paper's constants as printed")
+    rp.add_argument("--release-every", type=int, default=None, metavar="K",
+                    help="online learners: release every K records (default: rounds 64, 128, …, n)")
+    rp.add_argument("--test-fraction", type=float, default=0.2, metavar="F", help="held-out share (default 0.2)")
+    rp.add_argument("--seed", type=int, default=0, help="split, order and noise seed (experiments only)")
+    rp.add_argument("--block-size", type=int, default=256, help="records per learn_many call (default 256)")
+    rp.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    csv = rp.add_argument_group("CSV sources")
+    csv.add_argument("--lower", help="public lower bounds: one number or one per feature, comma-separated")
+    csv.add_argument("--upper", help="public upper bounds: one number or one per feature, comma-separated")
+    csv.add_argument("--label-column", type=int, default=-1, help="label column index (default: last)")
+    csv.add_argument("--header", action="store_true", help="the first row holds column names")
+    csv.add_argument("--on-error", choices=("raise", "skip"), default="raise",
+                     help="a malformed row stops the replay (raise) or is skipped and counted (skip)")
+    fp = sub.add_parser("fetch", help="download UCI data sets and check their sha256", add_help=False)
+    fp.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "fetch":
+        from streams.fetch import main as fetch_main
+
+        return fetch_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        result = replay(args)
+    except (ValueError, OSError) as exc:
+        print(f"onpair {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result))
+    else:
+        _print_human(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
