@@ -28,6 +28,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 	$(PY) bench/utility.py
+	$(PY) bench/offline.py
+	$(PY) bench/offline_utility.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -43,7 +43,7 @@ def models(epsilon, delta, seed, n_train, private=True):
         "OffPairStrC (last iterate, default)": OffPairStrC(**common),
         "OffPairStrC (average, the paper's w̃)": OffPairStrC(output="average", **common),
         "OffPairC (default)": OffPairC(**common),
-        "GradientPerturbedGD (default T)": GradientPerturbedGD(**common),
+        "GradientPerturbedGD (T = 10)": GradientPerturbedGD(T=10, **common),
         "OutputPerturbedSGD (hinge, T = 10n)": OutputPerturbedSGD(T=10 * n_train, **common),
     }
 

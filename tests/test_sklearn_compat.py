@@ -3,12 +3,13 @@
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from onpair import OffPairC, OffPairStrC, OutputPerturbedSGD
+from onpair import GradientPerturbedGD, OffPairC, OffPairStrC, OutputPerturbedSGD
 
 ESTIMATORS = [
     OffPairStrC(random_state=0),
     OffPairC(random_state=0),
     OutputPerturbedSGD(random_state=0),
+    GradientPerturbedGD(random_state=0),
 ]
 
 # Checks that cannot apply to a private estimator, with the reason. Keyed by check name.
