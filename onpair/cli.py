@@ -1,4 +1,4 @@
-"""The ``onpair`` command: ``onpair replay`` and ``onpair fetch``.
+"""The ``onpair`` command: ``onpair replay``, ``onpair experiment`` and ``onpair fetch``.
 
 Exit status: 0 on success, 2 for a usage error (argparse), 1 for a failure (bad data, a missing file,
 a privacy parameter out of range), with the reason on stderr.
@@ -149,6 +149,30 @@ def _print_human(result: dict) -> None:
     print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
 
 
+def _experiment(args) -> int:
+    from onpair import experiment
+    from onpair._progress import ProgressBar
+
+    try:
+        figures = tuple(int(f) for f in args.figures.split(","))
+        unknown = [f for f in figures if f not in experiment.FIGURES]
+        if unknown:
+            raise ValueError(f"--figures: no figure {unknown} (the AUC experiments are 1-4)")
+        if args.permutations < 1:
+            raise ValueError(f"--permutations must be >= 1, got {args.permutations}")
+        steps = sum(len(experiment.FIGURES[f][1]) for f in figures) * args.permutations
+        with ProgressBar(steps, label="experiment huai", stream=sys.stderr) as bar:
+            written = experiment.run(args.out, args.permutations, figures, progress=bar.update)
+    except (ValueError, OSError) as exc:
+        print(f"onpair experiment: error: {exc}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    if not any(p.endswith(".png") for p in written):
+        print("(no plots: install matplotlib, e.g. pip install 'onpair[plots]')", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onpair", description="Differentially private pairwise learning on data streams.")
@@ -179,6 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
     csv.add_argument("--header", action="store_true", help="the first row holds column names")
     csv.add_argument("--on-error", choices=("raise", "skip"), default="raise",
                      help="a malformed row stops the replay (raise) or is skipped and counted (skip)")
+    ep = sub.add_parser(
+        "experiment", help="reproduce a paper's experiments (tables, and plots with matplotlib)",
+        description="Reproduce Huai et al.'s AUC experiments (Figures 1-4): the paper's constants and the "
+                    "library's defaults side by side. Writes huai_results.md and, with matplotlib, PNG plots.")
+    ep.add_argument("paper", choices=("huai",), help="which paper's experiments")
+    ep.add_argument("--out", default="experiments", help="output folder (default ./experiments)")
+    ep.add_argument("--permutations", type=int, default=20, help="random permutations (default 20)")
+    ep.add_argument("--figures", default="1,2,3,4", help="comma-separated figure numbers (default 1,2,3,4)")
     fp = sub.add_parser("fetch", help="download UCI data sets and check their sha256", add_help=False)
     fp.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
@@ -191,6 +223,8 @@ def main(argv=None) -> int:
 
         return fetch_main(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.command == "experiment":
+        return _experiment(args)
     try:
         result = replay(args)
     except (ValueError, OSError) as exc:

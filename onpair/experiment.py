@@ -1,0 +1,202 @@
+"""``onpair experiment huai``: the AUC-maximisation experiments of Huai et al. (2020), Figures 1–4.
+
+Protocol (ALGORITHMS.md §8, the paper's Experiments section): for each of ``permutations`` random
+permutations of a data set, the first n records train the learner and the rest are held out;
+ε ∈ {0.5, 1.5, 2.5}, δ = 1/n; the NonPrivate baseline is Pairwise GIGA (the same kernel without
+noise). Each figure is run twice, side by side:
+
+* **paper**: the constants as printed (λ = 10⁻³, ``mode="paper"``, R = 1; OnPairC/OffPairC with
+  α = n^(−1/4) resp. n^(−1/2) and a random centre), which shows what those constants give;
+* **library**: the library's defaults (ledger sensitivities, ``lam="auto"``, R = 0.1).
+
+=======  =========================  ===========================  ===================================
+figure   learner                    data sets, n                 measure
+=======  =========================  ===========================  ===================================
+1        OnPairStrC                 Hepatitis, Cancer; 40–90     objective L(ŵ; D_train)
+2        OnPairC                    Diabetes, Retinopathy; 50–350 objective
+3        OffPairStrC                Hepatitis, Cancer; 40–90     objective
+4        OffPairC                   Diabetes, Retinopathy; 50–350 test AUC
+=======  =========================  ===========================  ===================================
+
+(Figures 5–6, metric learning, come with the metric task.) Writes ``huai_results.md`` (mean ± std;
+the test AUC of every figure is added, since the objective's scale is set by the radius R) and, when
+matplotlib is installed (``pip install onpair[plots]``), ``figure_1.png`` … ``figure_4.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from .bounds import FeatureBounds
+from .estimators import OffPairC, OffPairStrC
+from .learners import OnPairC, OnPairStrC, PairwiseGIGA
+from .metrics import pairwise_risk, roc_auc
+
+EPSILONS = (0.5, 1.5, 2.5)
+SMALL = tuple(range(40, 91, 10))
+LARGE = tuple(range(50, 351, 50))
+FIGURES = {
+    1: ("OnPairStrC", ("hepatitis", "wdbc"), SMALL, "objective"),
+    2: ("OnPairC", ("pima", "retinopathy"), LARGE, "objective"),
+    3: ("OffPairStrC", ("hepatitis", "wdbc"), SMALL, "objective"),
+    4: ("OffPairC", ("pima", "retinopathy"), LARGE, "auc"),
+}
+NAMES = {"hepatitis": "Hepatitis", "wdbc": "Cancer (WDBC)", "pima": "Diabetes (Pima)",
+         "retinopathy": "Diabetic Retinopathy"}
+
+
+def _learner(algorithm: str, config: str, epsilon: float, n: int, bounds, seed: int):
+    delta = 1.0 / n
+    common = dict(epsilon=epsilon, delta=delta, bounds=bounds)
+    if config == "paper":
+        online = dict(radius=1.0, mode="paper", n=n, seed=seed, **common)
+        offline = dict(radius=1.0, mode="paper", output="average", random_state=seed, **common)
+        return {
+            "OnPairStrC": lambda: OnPairStrC(lam=1e-3, **online),
+            "OnPairC": lambda: OnPairC(c=1.0, center="random", **online),
+            "OffPairStrC": lambda: OffPairStrC(lam=1e-3, **offline),
+            "OffPairC": lambda: OffPairC(c=1.0, center="random", **offline),
+        }[algorithm]()
+    return {
+        "OnPairStrC": lambda: OnPairStrC(n=n, seed=seed, **common),
+        "OnPairC": lambda: OnPairC(n=n, seed=seed, **common),
+        "OffPairStrC": lambda: OffPairStrC(random_state=seed, **common),
+        "OffPairC": lambda: OffPairC(random_state=seed, **common),
+    }[algorithm]()
+
+
+def _baseline(config: str, bounds):
+    # The NonPrivate baseline: Pairwise GIGA with the configuration's regulariser and radius.
+    if config == "paper":
+        return PairwiseGIGA(lam=1e-3, radius=1.0, bounds=bounds)
+    return PairwiseGIGA(bounds=bounds)
+
+
+def _fit(learner, X, y):
+    if hasattr(learner, "learn_many"):
+        learner.learn_many(X, y)
+        return learner.model
+    learner.fit(X, y)
+    return learner.coef_
+
+
+def run_figure(figure: int, permutations: int, data_dir=None, progress=None) -> dict:
+    """Results of one figure: {(measure, dataset, config, label, n): [values over permutations]}, for the
+    figure's measure and, always, the test AUC (the objective's scale is set by the radius R, so the
+    AUC is what compares configurations)."""
+    from streams import load
+
+    algorithm, datasets, sizes, measure = FIGURES[figure]
+    results = {}
+    for dataset in datasets:
+        X, y, spec = load(dataset, data_dir)
+        bounds = FeatureBounds(*spec.bounds)
+        for perm in range(permutations):
+            order = np.random.default_rng([figure, perm]).permutation(len(y))
+            for n in sizes:
+                train, test = order[:n], order[n:]
+                Z_train, _ = bounds.transform(X[train])
+                for config in ("paper", "library"):
+                    runs = [("NonPrivate", _baseline(config, bounds))]
+                    runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm)) for e in EPSILONS]
+                    for label, learner in runs:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")  # paper mode warns that T₁ ≥ n, by design
+                            model = _fit(learner, X[train], y[train])
+                        auc = roc_auc(bounds.transform(X[test])[0] @ model, y[test])
+                        results.setdefault(("auc", dataset, config, label, n), []).append(auc)
+                        if measure == "objective":
+                            value = pairwise_risk(model, Z_train, y[train], "logistic")
+                            results.setdefault(("objective", dataset, config, label, n), []).append(value)
+            if progress is not None:
+                progress(1)
+    return results
+
+
+def markdown(figure: int, results: dict, permutations: int) -> str:
+    algorithm, datasets, sizes, measure = FIGURES[figure]
+    lines = []
+    measures = [measure] if measure == "auc" else [measure, "auc"]
+    for what in measures:
+        title = "objective value L(ŵ; D_train)" if what == "objective" else "test AUC"
+        extra = "" if what == measure else " (not in the paper's figure: added for comparison)"
+        lines += [f"### Figure {figure}: {title} of {algorithm}{extra} ({permutations} permutations, "
+                  "δ = 1/n, mean ± std)", ""]
+        for dataset in datasets:
+            lines += [f"**{NAMES[dataset]}**", "",
+                      "| configuration | " + " | ".join(f"n = {n}" for n in sizes) + " |",
+                      "|---|" + "---|" * len(sizes)]
+            for config in ("paper", "library"):
+                for label in ["NonPrivate", *(f"ε = {e}" for e in EPSILONS)]:
+                    cells = []
+                    for n in sizes:
+                        v = np.array(results[(what, dataset, config, label, n)])
+                        cells.append(f"{v.mean():.3f} ± {v.std():.3f}")
+                    lines.append(f"| {config}: {label} | " + " | ".join(cells) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def plot(figure: int, results: dict, path: str) -> bool:
+    """A PNG with one panel per data set; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    algorithm, datasets, sizes, measure = FIGURES[figure]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4), squeeze=False)
+    colors = {"NonPrivate": "black", "ε = 0.5": "tab:red", "ε = 1.5": "tab:orange", "ε = 2.5": "tab:green"}
+    for ax, dataset in zip(axes[0], datasets):
+        for config, style in (("library", "-"), ("paper", ":")):
+            for label, color in colors.items():
+                means = [np.mean(results[(measure, dataset, config, label, n)]) for n in sizes]
+                ax.plot(sizes, means, style, color=color, marker="o" if config == "library" else None,
+                        label=f"{label} ({config})")
+        ax.set_title(NAMES[dataset])
+        ax.set_xlabel("training size n")
+        ax.set_ylabel("objective value" if measure == "objective" else "test AUC")
+    axes[0][0].legend(fontsize=7, ncol=2)
+    fig.suptitle(f"Figure {figure}: {algorithm}, solid = library defaults, dotted = paper's constants")
+    fig.tight_layout()
+    _atomic_savefig(fig, path)
+    plt.close(fig)
+    return True
+
+
+def _atomic_savefig(fig, path: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4), data_dir=None, progress=None) -> list:
+    """Run the figures, write the Markdown table (and PNGs); return the paths written."""
+    os.makedirs(out, exist_ok=True)
+    sections = ["# Huai et al. (2020), AUC maximisation: the paper's constants and the library's defaults", "",
+                __doc__.strip().split("\n\n")[1], ""]
+    written = []
+    for figure in figures:
+        results = run_figure(figure, permutations, data_dir, progress)
+        sections.append(markdown(figure, results, permutations))
+        png = os.path.join(out, f"figure_{figure}.png")
+        if plot(figure, results, png):
+            written.append(png)
+    table = os.path.join(out, "huai_results.md")
+    fd, tmp = tempfile.mkstemp(dir=out, suffix=".md")
+    with os.fdopen(fd, "w") as handle:
+        handle.write("\n".join(sections).rstrip() + "\n")
+    os.replace(tmp, table)
+    return [table, *written]

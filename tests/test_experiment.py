@@ -1,0 +1,30 @@
+"""`onpair experiment huai`: the protocol runs end to end and writes its table (and plots if possible)."""
+
+import os
+
+import pytest
+
+from onpair import experiment
+from onpair.cli import main
+
+HAS_DATA = all(os.path.exists(os.path.join(os.environ.get("ONPAIR_DATA", ""), f))
+               for f in ("hepatitis.data", "wdbc.data", "pima-indians-diabetes.csv", "messidor_features.arff"))
+
+
+@pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+def test_one_permutation_of_every_figure_writes_the_table(tmp_path, capsys):
+    status = main(["experiment", "huai", "--out", str(tmp_path), "--permutations", "1"])
+    assert status == 0
+    table = (tmp_path / "huai_results.md").read_text()
+    for figure in (1, 2, 3, 4):
+        assert f"### Figure {figure}" in table
+    # Every (configuration, ε or baseline) row has one cell per training size.
+    # Figures 1-3: objective and AUC tables, figure 4: AUC only; two data sets each.
+    assert table.count("| library: ε = 0.5 |") == 14 and table.count("| paper: NonPrivate |") == 14
+    out = capsys.readouterr().out
+    assert "huai_results.md" in out
+
+
+def test_bad_arguments_fail_with_status_1(tmp_path, capsys):
+    assert main(["experiment", "huai", "--out", str(tmp_path), "--figures", "9"]) == 1
+    assert "figure" in capsys.readouterr().err
