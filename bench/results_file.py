@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
+
+from onpair._io import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 
@@ -19,11 +19,4 @@ def write_section(heading: str, body: list[str], path: Path = RESULTS) -> None:
         text = pattern.sub(lambda _: section + "\n", text, count=1)
     else:
         text = text.rstrip() + "\n\n" + section
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".md")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text.rstrip() + "\n")
-        os.replace(tmp, path)  # readers see the old file or the new one, never half of it
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write_text(path, text.rstrip() + "\n")

@@ -26,11 +26,11 @@ matplotlib is installed (``pip install onpair[plots]``), ``figure_1.png`` … ``
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 
 import numpy as np
 
+from ._io import atomic_path, atomic_write_text
 from .bounds import FeatureBounds
 from .estimators import OffPairC, OffPairStrC
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
@@ -171,15 +171,8 @@ def plot(figure: int, results: dict, path: str) -> bool:
 
 
 def _atomic_savefig(fig, path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".png")
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=110)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4), data_dir=None, progress=None) -> list:
@@ -195,8 +188,5 @@ def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4), data_dir=None, p
         if plot(figure, results, png):
             written.append(png)
     table = os.path.join(out, "huai_results.md")
-    fd, tmp = tempfile.mkstemp(dir=out, suffix=".md")
-    with os.fdopen(fd, "w") as handle:
-        handle.write("\n".join(sections).rstrip() + "\n")
-    os.replace(tmp, table)
+    atomic_write_text(table, "\n".join(sections).rstrip() + "\n")
     return [table, *written]
