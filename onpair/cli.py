@@ -75,12 +75,16 @@ def _make_learner(args, n_train: int, bounds):
         return cls(n=n_train, seed=args.seed, mode=args.mode, **schedule, **common)
     from onpair import estimators
 
+    # Paper mode releases the average iterate (Huai Alg. 3 line 8); the library mode the last one.
+    output = "average" if args.mode == "paper" else "last"
     if args.algo == "offpairstrc":
-        return estimators.OffPairStrC(mode=args.mode, random_state=args.seed, **common)
+        return estimators.OffPairStrC(mode=args.mode, output=output, random_state=args.seed, **common)
     if args.algo == "offpairc":
-        return estimators.OffPairC(mode=args.mode, random_state=args.seed, **common)
+        return estimators.OffPairC(mode=args.mode, output=output, random_state=args.seed, **common)
     if args.algo == "gradient":
-        return estimators.GradientPerturbedGD(random_state=args.seed, **common)
+        return estimators.GradientPerturbedGD(mode=args.mode, random_state=args.seed, **common)
+    if args.mode != "paper":
+        raise ValueError("--algo sgd is Yang et al.'s eq. (5) calibration only: pass --mode paper")
     loss = "hinge" if args.loss == "logistic" else args.loss
     return estimators.OutputPerturbedSGD(random_state=args.seed, **dict(common, loss=loss))
 
@@ -91,16 +95,14 @@ def replay(args) -> dict:
     from onpair.metrics import pairwise_risk, roc_auc
 
     X, y, bounds, name = _load(args.source, args)
-    order = np.random.default_rng(args.seed).permutation(len(y))  # a public split
+    order = np.random.default_rng(args.seed).permutation(len(y))  # a public (data-independent) split
     n_test = int(round(args.test_fraction * len(y)))
     if n_test < 2 or len(y) - n_test < 2:
         raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
     test, train = order[:n_test], order[n_test:]
     learner = _make_learner(args, len(train), bounds)
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        if args.json:
-            warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # warnings go to stderr, so --json output on stdout stays clean
         if args.algo in ONLINE:
             with ProgressBar(len(train), label=f"{name} {args.algo}", stream=sys.stderr) as bar:
                 for lo in range(0, len(train), args.block_size):
@@ -120,7 +122,7 @@ def replay(args) -> dict:
     Z_train, _ = FeatureBounds(*bounds).transform(X[train])
     loss_name = "hinge" if args.algo == "sgd" and args.loss == "logistic" else args.loss
     result = {
-        "dataset": name, "task": "auc", "algo": args.algo, "loss": loss_name,
+        "dataset": name, "task": "auc", "algo": args.algo, "loss": loss_name, "mode": args.mode,
         "n_train": int(len(train)), "n_test": int(n_test), "d": int(X.shape[1]),
         "epsilon": args.epsilon if report else None, "delta": args.delta if report else None,
         "rho_budget": report["rho_budget"] if report else None,
@@ -130,20 +132,26 @@ def replay(args) -> dict:
         "auc": roc_auc(scores, y[test]),
         "objective": pairwise_risk(model, Z_train, y[train], loss_name),
         "seconds": seconds,
-        "records_per_second": len(train) / seconds if seconds > 0 else float("inf"),
+        "records_per_second": len(train) / seconds if seconds > 0 else None,
     }
-    return result
+    if report and "paper_epsilon" in report:
+        result["paper_epsilon"] = report["paper_epsilon"]
+    # JSON has no NaN or infinity: a quantity that is not defined (e.g. ρ for Yang et al.'s (ε, δ)
+    # claim, ε of a non-private model) is null.
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in result.items()}
 
 
 def _print_human(result: dict) -> None:
     print(f"{result['dataset']}: {result['algo']} ({result['loss']} loss), n_train = {result['n_train']}, "
           f"n_test = {result['n_test']}, d = {result['d']}")
     print(f"  test AUC   {result['auc']:.4f}")
-    print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model)")
-    if result["rho_budget"] is not None:
-        print(f"  privacy    epsilon {result['epsilon_spent']:.4g} of {result['epsilon']} at delta "
-              f"{result['delta']:g} (rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
-              f"{result['releases']} release(s))")
+    print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
+          "training data: curator-only, not private)")
+    if result["epsilon"] is not None and result["epsilon_spent"] is not None:
+        rho = (f"rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
+               if result["rho_budget"] is not None else "")
+        print(f"  privacy    epsilon {result['epsilon_spent']:.4g} spent (asked {result['epsilon']}) at delta "
+              f"{result['delta']:g} ({rho}{result['releases']} release(s))")
     else:
         print("  privacy    none (non-private baseline)")
     print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
@@ -193,7 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--release-every", type=int, default=None, metavar="K",
                     help="online learners: release every K records (default: rounds 64, 128, …, n)")
     rp.add_argument("--test-fraction", type=float, default=0.2, metavar="F", help="held-out share (default 0.2)")
-    rp.add_argument("--seed", type=int, default=0, help="split, order and noise seed (experiments only)")
+    rp.add_argument("--seed", type=int, default=None,
+                    help="split, order and noise seed, for reproducible experiments only: anyone who knows "
+                         "it can remove the noise (default: fresh OS entropy)")
     rp.add_argument("--block-size", type=int, default=256, help="records per learn_many call (default 256)")
     rp.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     csv = rp.add_argument_group("CSV sources")

@@ -36,11 +36,32 @@ def test_replay_every_algorithm_on_every_uci_data_set(capsys, algo, dataset):
     if algo == "sgd" and dataset in ("retinopathy", "wdbc"):
         pytest.skip("Yang et al.'s SGD with its default T = n² costs O(n³d): seconds per fit at n ≥ 455; "
                     "it runs here on Hepatitis and Pima, and on WDBC in make bench")
-    status, out, err = _run(capsys, "replay", dataset, "--algo", algo, "--json", "--epsilon", "2.5")
+    mode = ["--mode", "paper"] if algo == "sgd" else []
+    status, out, err = _run(capsys, "replay", dataset, "--algo", algo, "--json", "--epsilon", "2.5", "--seed", "0",
+                            *mode)
     assert status == 0, err
     result = json.loads(out)
     assert result["dataset"] == dataset and result["algo"] == algo
     assert np.isfinite(result["auc"]) and np.isfinite(result["objective"])
+
+
+@pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+@pytest.mark.parametrize("algo", ["offpairstrc", "offpairc", "gradient", "onpairstrc"])
+def test_paper_mode_runs_and_is_reported(capsys, algo):
+    status, out, err = _run(capsys, "replay", "wdbc", "--algo", algo, "--mode", "paper", "--json", "--seed", "1",
+                            "--epsilon", "0.5", "--delta", "1e-6")
+    assert status == 0, err
+    result = json.loads(out)  # strict JSON: no NaN
+    assert result["mode"] == "paper"
+
+
+def test_sgd_json_is_strict_and_reports_what_is_proven(capsys):
+    if not HAS_DATA:
+        pytest.skip("needs ONPAIR_DATA with the UCI files (make test sets it)")
+    status, out, err = _run(capsys, "replay", "hepatitis", "--algo", "sgd", "--mode", "paper", "--json")
+    assert status == 0, err
+    result = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert result["rho_budget"] is None and result["paper_epsilon"] == 1.0
 
 
 def test_replay_a_csv_with_public_bounds(tmp_path, capsys):

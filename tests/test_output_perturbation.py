@@ -178,8 +178,27 @@ def test_privacy_report(data):
     report = est.privacy_report_
     assert REPORT_KEYS <= set(report)
     assert report["accounting"] == report["mode"] == "paper"
-    assert report["epsilon"] == report["epsilon_spent"] == 0.5 and report["delta"] == 1e-6
-    assert "not an independent accounting" in report["privacy_claim"]
+    assert report["epsilon"] == report["paper_epsilon"] == 0.5 and report["delta"] == 1e-6
+    # What is proven for this σ, computed here independently with the exact Gaussian curve
+    # (Balle & Wang): δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), solved for ε by bisection.
+    from scipy.stats import norm
+
+    sigma = report["releases"][0]["sigma"]
+
+    def eps_for(mu, delta):
+        lo, hi = 0.0, 200.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if norm.cdf(-mid / mu + mu / 2) - math.exp(mid) * norm.cdf(-mid / mu - mu / 2) > delta:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    eps_proof = eps_for(report["sensitivity_in_proof"] / sigma, 1e-6 / 2)
+    eps_diameter = eps_for(2 * est.radius / sigma, 1e-6)
+    assert report["epsilon_spent"] == pytest.approx(min(eps_proof, eps_diameter), rel=1e-6, abs=1e-9)
+    assert "paper_epsilon" in report["privacy_claim"]
     assert all(math.isnan(report[k]) for k in ("rho_budget", "rho_spent", "rho_remaining"))
     assert len(report["releases"]) == 1 and math.isnan(report["releases"][0]["rho"])
     assert report["private"] is True and report["n_clipped"] == 0

@@ -2,8 +2,11 @@
 
 An offline estimator fits once and releases once: ``fit(X, y)`` validates everything, computes the
 private model into local variables, and only then sets the fitted attributes, so a failed fit leaves
-the estimator as it was. After ``fit`` the estimator holds **only released quantities** (``coef_``,
-the public bounds, the report), never the data or an internal iterate, so it may be pickled and shared.
+the estimator as it was. After ``fit`` the estimator holds no records and no internal iterate. What
+to share is ``coef_`` with the public bounds: the estimator object itself also keeps ``random_state``
+(from which a seeded noise can be recomputed and subtracted), ``classes_`` (label values) and the
+curator-only ``n_clipped_``, so only a fit with ``random_state=None`` and those attributes removed is
+safe to hand out whole.
 
 Fitted attributes: ``coef_`` (the released parameter, shape (n_features,)), ``classes_`` (the two
 labels, ``classes_[1]`` is the positive class), ``n_features_in_``, ``privacy_report_`` (the keys of the
@@ -114,7 +117,9 @@ class _PairwiseEstimator:
         """Fit on the records ``X`` (n, d) with two-class labels ``y`` and release one private model.
 
         Any two distinct labels work; ``classes_[1]`` (the larger in sorted order) is the positive
-        class. Each call spends the estimator's (ε, δ) budget again on the data it is given.
+        class. Each call spends the estimator's (ε, δ) budget again on the data it is given; with the same
+        integer ``random_state`` two fits draw the *same* noise, which cancels in their difference, so a
+        seed is for reproducible experiments only.
 
         Returns
         -------
@@ -153,7 +158,7 @@ class _PairwiseEstimator:
         if isinstance(state, np.random.Generator):
             return np.random.SeedSequence(state.integers(0, 2**63))
         if isinstance(state, np.random.RandomState):
-            return np.random.SeedSequence(int(state.randint(0, 2**31 - 1)))
+            return np.random.SeedSequence(int(state.randint(0, 2**63 - 1, dtype=np.int64)))
         raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, got {state!r}")
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:

@@ -114,6 +114,11 @@ class _OffPair(_PairwiseEstimator):
             # σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) as printed: the classic mechanism, proven for ε < 1
             # only; epsilon_spent in the report says what this σ really gives (exact Gaussian curve).
             sigma = math.sqrt(2.0 * math.log(1.25 / self.delta)) * sensitivity / self.epsilon
+            if self.epsilon >= 1.0:
+                warnings.warn(
+                    f"mode='paper' with epsilon = {self.epsilon}: Alg. 3's σ is the classic Gaussian "
+                    "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
+                    "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=4)
         else:
             ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, 2.0 * self.radius,
                                         pair_change=inner._pair_change)
