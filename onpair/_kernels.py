@@ -318,3 +318,58 @@ def _giga_square_statistics(
         slot = release_slot[i]
         if slot >= 0:
             _release_into(w, sigmas[slot], noise[slot], radius, released[slot])
+
+
+@njit(**NJIT_OPTIONS)
+def _giga_buffered(
+    X, signs, w, buffer, buffer_signs, n_buffered, t_start, steps, lam, center, radius, loss_code, slots,
+    release_slot, sigmas, noise, released, iterate_sum,
+):
+    """Pairwise GIGA against a finite buffer B_t of past records (Kar et al. 2013's finite-buffer case).
+
+    At round t ≥ 2 the penalty averages over the buffer, ``L̂_t(w) = 1/|B_t| Σ_{i∈B_t} ℓ(w; z_t, z_i) +
+    (λ/2)‖w − center‖²`` (same-label entries count in |B_t| with zero gradient, as the full history counts
+    them in t − 1). After the step, record t goes to buffer slot ``slots[i]`` (−1: not stored). The caller
+    draws the slots from public randomness: FIFO overwrites the oldest slot, reservoir sampling
+    (Algorithm R) keeps a uniform sample in which a record sits in at most one slot, which is what the
+    ledger's κ_t = 1/|B_t| needs. Memory is O(s·d) whatever the stream length. Returns the new fill.
+    """
+    m, d = X.shape
+    capacity = buffer.shape[0]
+    grad = np.empty(d)
+    coef = np.empty(capacity)
+    for i in range(m):
+        t = t_start + i + 1
+        x = X[i]
+        sign = 1.0 if signs[i] > 0 else -1.0
+        if t >= 2:
+            if n_buffered > 0:
+                score = 0.0
+                for k in range(d):
+                    score += w[k] * x[k]
+                _history_margins(w, score, sign, buffer, n_buffered, coef)
+                for j in range(n_buffered):
+                    if buffer_signs[j] == signs[i]:
+                        coef[j] = 0.0  # same label: no gradient
+                    else:
+                        coef[j] = sign * _pair_dloss(loss_code, coef[j])
+                total = _weighted_rows(coef, buffer, n_buffered, grad)
+                inv = 1.0 / n_buffered
+                for k in range(d):
+                    grad[k] = (total * x[k] - grad[k]) * inv
+            else:
+                for k in range(d):
+                    grad[k] = 0.0
+            _regularised_step(w, grad, steps[i], lam, center, radius)
+        slot = slots[i]
+        if slot >= 0:
+            buffer[slot, :] = x
+            buffer_signs[slot] = signs[i]
+            if slot >= n_buffered:
+                n_buffered = slot + 1
+        for k in range(d):
+            iterate_sum[k] += w[k]
+        r = release_slot[i]
+        if r >= 0:
+            _release_into(w, sigmas[r], noise[r], radius, released[r])
+    return n_buffered

@@ -100,3 +100,29 @@ def ledger_worst_position(steps, lipschitz, smoothness, strong_convexity, diamet
                 dist = min(diameter, c * dist + 2 * lipschitz * eta / (t - 1))
             worst[t - 1] = max(worst[t - 1], dist)
     return worst
+
+
+def giga_buffered(X, signs, steps, lam, center, radius, loss, w_start, slots, capacity):
+    """Pairwise GIGA against a finite buffer, literally: the penalty averages over the buffer's records
+    (same-label ones count, with zero gradient), then record t is written to slot ``slots[t-1]``.
+
+    Returns the internal iterate after each round."""
+    n, d = X.shape
+    w = np.array(w_start, dtype=float)
+    stored = [None] * capacity  # (x, sign) per slot
+    iterates = np.zeros((n, d))
+    for i in range(n):
+        t = i + 1
+        if t >= 2:
+            kept = [entry for entry in stored if entry is not None]
+            total = np.zeros(d)
+            for x_j, s_j in kept:
+                if s_j == signs[i]:
+                    continue
+                total += pair_gradient(loss, w, X[i], x_j) if signs[i] > 0 else pair_gradient(loss, w, x_j, X[i])
+            grad = (total / len(kept) if kept else total) + lam * (w - center)
+            w = project_l2_ball(w - steps[i] * grad, radius)
+        if slots[i] >= 0:
+            stored[slots[i]] = (X[i].copy(), signs[i])
+        iterates[i] = w
+    return iterates

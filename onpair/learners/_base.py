@@ -20,6 +20,7 @@ from ..geometry import random_point_in_ball
 from ..losses import SQUARE, get_loss
 
 STEP_RULES = ("capped",)
+BUFFER_KINDS = ("reservoir", "fifo")
 
 
 class _OnlinePairwiseLearner:
@@ -32,7 +33,7 @@ class _OnlinePairwiseLearner:
     _private = False
 
     def __init__(self, *, loss="logistic", lam="auto", radius=0.1, step_sizes="capped", bounds=None,
-                 norm_bound=None, n_features=None, seed=None):
+                 norm_bound=None, n_features=None, buffer=None, seed=None):
         self.loss = loss
         self.lam = lam
         self.radius = radius
@@ -40,8 +41,10 @@ class _OnlinePairwiseLearner:
         self.bounds = bounds
         self.norm_bound = norm_bound
         self.n_features = n_features
+        self.buffer = buffer
         self.seed = seed
         self._loss = get_loss(loss)
+        self._buffer_kind, self._buffer_size = self._check_buffer(buffer)
         self._radius = check_positive(radius, "radius")
         self._lam = self._resolve_lam(lam)
         self._bounds = self._make_bounds(bounds, norm_bound)
@@ -51,9 +54,10 @@ class _OnlinePairwiseLearner:
         # noise. Without a seed, SeedSequence() draws fresh OS entropy (a seed is for reproducible
         # experiments only).
         self._seed_sequence = np.random.SeedSequence(seed)
-        init_seq, noise_seq = self._seed_sequence.spawn(2)
+        init_seq, noise_seq, buffer_seq = self._seed_sequence.spawn(3)
         self._init_rng = np.random.Generator(np.random.PCG64(init_seq))
         self._noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
+        self._buffer_rng = np.random.Generator(np.random.PCG64(buffer_seq))  # reservoir slots (public)
         self._t = 0
         self._n_clipped = 0
         self._warned_clipping = False
@@ -87,6 +91,21 @@ class _OnlinePairwiseLearner:
         # Default: records are assumed to lie in the unit ball; any record outside is clipped to it
         # (and counted). Declare the data set's public bounds to avoid shrinking the signal.
         return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
+
+    @staticmethod
+    def _check_buffer(buffer):
+        """None (full history), ("reservoir", s) or ("fifo", s)."""
+        if buffer is None:
+            return None, 0
+        try:
+            kind, size = buffer
+        except (TypeError, ValueError):
+            raise ValueError(f"buffer must be None, ('reservoir', s) or ('fifo', s), got {buffer!r}") from None
+        if kind not in BUFFER_KINDS:
+            raise ValueError(f"buffer kind must be one of {BUFFER_KINDS}, got {kind!r}")
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"buffer size must be a positive integer, got {size!r}")
+        return kind, int(size)
 
     @staticmethod
     def _check_step_sizes(step_sizes):
@@ -181,7 +200,12 @@ class _OnlinePairwiseLearner:
         self._center = self._center_point(dim)
         self._w = self._start_point(dim)
         self._iterate_sum = np.zeros(dim)  # Σ_t w_t (internal; the offline average output uses it)
-        if self._loss.code == SQUARE:
+        if self._buffer_kind is not None:
+            # A finite buffer of s past records (any loss): O(s·d) memory whatever the stream length.
+            self._buffer = np.empty((self._buffer_size, dim))
+            self._buffer_signs = np.zeros(self._buffer_size, dtype=np.int8)
+            self._n_buffered = 0
+        elif self._loss.code == SQUARE:
             # Exact full history in O(d²) memory: counts, sums and second moments per class.
             self._counts = np.zeros(2)
             self._sums = np.zeros((2, dim))
@@ -247,12 +271,20 @@ class _OnlinePairwiseLearner:
         n_releases = int(plan["slots"].max()) + 1
         noise = self._noise_rng.standard_normal((n_releases, self._dim)) if n_releases else np.zeros((0, self._dim))
         released = np.zeros((n_releases, self._dim))
-        if self._loss.code != SQUARE:
+        if self._buffer_kind is not None:
+            slots = self._buffer_slots(self._t, m)
+        elif self._loss.code != SQUARE:
             n_pos = int(np.count_nonzero(signs > 0))
             self._positives = self._grown(self._positives, self._n_positives, self._n_positives + n_pos)
             self._negatives = self._grown(self._negatives, self._n_negatives, self._n_negatives + m - n_pos)
         # From here to the end nothing raises: the kernel and the bookkeeping commit together.
-        if self._loss.code == SQUARE:
+        if self._buffer_kind is not None:
+            self._n_buffered = _kernels._giga_buffered(
+                Z, signs, self._w, self._buffer, self._buffer_signs, self._n_buffered, self._t, steps,
+                self._lam, self._center, self._radius, self._loss.code, slots, plan["slots"], plan["sigmas"],
+                noise, released, self._iterate_sum,
+            )
+        elif self._loss.code == SQUARE:
             _kernels._giga_square_statistics(
                 Z, signs, self._w, self._counts, self._sums, self._second_moments, self._t, steps,
                 self._lam, self._center, self._radius, plan["slots"], plan["sigmas"], noise, released,
@@ -268,6 +300,24 @@ class _OnlinePairwiseLearner:
         self._n_clipped += n_clipped
         self._after_block(plan, released)
         return self
+
+    def _buffer_slots(self, t_start: int, m: int) -> np.ndarray:
+        """Buffer slot of each record of the block (−1: not kept), from public randomness only.
+
+        FIFO: round t overwrites slot (t − 1) mod s. Reservoir (Vitter's Algorithm R): the first s
+        records fill the slots; record t > s replaces slot j, j uniform on {0, …, t − 1}, when j < s, so
+        the buffer is a uniform sample of the past without replacement (a record is in at most one slot).
+        One draw per record, in stream order, so blocks and single records draw the same slots."""
+        t = np.arange(t_start + 1, t_start + m + 1, dtype=np.int64)
+        size = self._buffer_size
+        if self._buffer_kind == "fifo":
+            return (t - 1) % size
+        slots = t - 1
+        late = t > size
+        if late.any():
+            draws = self._buffer_rng.integers(0, t[late])
+            slots[late] = np.where(draws < size, draws, -1)
+        return slots
 
     def _pending_warnings(self, n_clipped: int, m: int) -> list:
         """Warnings about the coming block as (message, category, flag set once issued)."""

@@ -40,7 +40,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
-                 accounting=None, mode="ledger", seed=None):
+                 accounting=None, mode="ledger", buffer=None, seed=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n = n
@@ -71,7 +71,10 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
             raise ValueError("mode='paper' uses Alg. 1's step sizes; do not pass step_sizes")
         self._accounting = accounting
         super().__init__(loss=loss, lam=lam, radius=radius, step_sizes=step_sizes, bounds=bounds,
-                         norm_bound=norm_bound, n_features=n_features, seed=seed)
+                         norm_bound=norm_bound, n_features=n_features, buffer=buffer, seed=seed)
+        if mode == "paper" and buffer is not None:
+            raise ValueError("mode='paper' is Alg. 1 with the full history (Lemma 4); use mode='ledger' "
+                             "with a buffer")
         if not self._loss.smooth:
             raise ValueError(
                 f"loss={self._loss.name!r} is not smooth: the sensitivity ledger needs the contraction of "
@@ -158,7 +161,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]
         ledger = _ledger_block(self._sensitivity, t_start, steps, self._pair_change, self._smoothness,
-                               self._strong_convexity, 2.0 * self._radius, 0)
+                               self._strong_convexity, 2.0 * self._radius, self._buffer_size)
         rounds = self._schedule.rounds_between(t_start, t_start + m)
         shares = self._schedule.rho_shares_between(t_start, t_start + m)
         if self._mode == "paper":
@@ -276,5 +279,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
             "frozen": frozen,
             "status": status,
             "schedule": self._schedule.describe(),
+            "buffer": None if self._buffer_kind is None else {"kind": self._buffer_kind, "size": self._buffer_size},
+            "sensitivity_now": self._sensitivity,
             "n_clipped": self._n_clipped,
         }

@@ -46,7 +46,7 @@ class OnPairC(_PrivateOnlineLearner):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=25.0, lam=None, center="zero",
                  radius=0.1, step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
-                 accounting=None, mode="ledger", seed=None):
+                 accounting=None, mode="ledger", buffer=None, seed=None):
         self.c = c
         self.center = center
         if center not in CENTERS:
@@ -68,7 +68,7 @@ class OnPairC(_PrivateOnlineLearner):
                          step_sizes=step_sizes, bounds=bounds, norm_bound=norm_bound, n_features=n_features,
                          n=n, release_every=release_every, release_at=release_at, horizon=horizon,
                          max_releases=max_releases, budget_split=budget_split, accounting=accounting,
-                         mode=mode, seed=seed)
+                         mode=mode, buffer=buffer, seed=seed)
         self.lam = lam  # keep the constructor argument verbatim (None when derived from c)
 
     def _center_point(self, dim):
