@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(PY) bench/utility.py
 	$(PY) bench/offline.py
 	$(PY) bench/offline_utility.py
+	$(PY) bench/streaming.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -348,11 +348,14 @@ def _giga_buffered(
                 for k in range(d):
                     score += w[k] * x[k]
                 _history_margins(w, score, sign, buffer, n_buffered, coef)
+                if loss_code == LOGISTIC:
+                    _logistic_coefficients(sign, coef, n_buffered)  # vectorised exp
+                else:
+                    for j in range(n_buffered):
+                        coef[j] = sign * _pair_dloss(loss_code, coef[j])
                 for j in range(n_buffered):
                     if buffer_signs[j] == signs[i]:
                         coef[j] = 0.0  # same label: no gradient
-                    else:
-                        coef[j] = sign * _pair_dloss(loss_code, coef[j])
                 total = _weighted_rows(coef, buffer, n_buffered, grad)
                 inv = 1.0 / n_buffered
                 for k in range(d):
