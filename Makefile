@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(PY) bench/offline.py
 	$(PY) bench/offline_utility.py
 	$(PY) bench/streaming.py
+	$(PY) bench/audit_table.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

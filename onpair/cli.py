@@ -1,4 +1,4 @@
-"""The ``onpair`` command: ``onpair replay``, ``onpair experiment`` and ``onpair fetch``.
+"""The ``onpair`` command: ``onpair replay``, ``onpair experiment``, ``onpair audit`` and ``onpair fetch``.
 
 Exit status: 0 on success, 2 for a usage error (argparse), 1 for a failure (bad data, a missing file,
 a privacy parameter out of range), with the reason on stderr.
@@ -221,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--out", default="experiments", help="output folder (default ./experiments)")
     ep.add_argument("--permutations", type=int, default=20, help="random permutations (default 20)")
     ep.add_argument("--figures", default="1,2,3,4", help="comma-separated figure numbers (default 1,2,3,4)")
+    sub.add_parser("audit", help="estimate a lower bound on the ε an algorithm really has (onpair audit -h)",
+                   add_help=False)
     fp = sub.add_parser("fetch", help="download UCI data sets and check their sha256", add_help=False)
     fp.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
@@ -232,6 +234,10 @@ def main(argv=None) -> int:
         from streams.fetch import main as fetch_main
 
         return fetch_main(argv[1:])
+    if argv and argv[0] == "audit":
+        from onpair.audit import main as audit_main
+
+        return audit_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "experiment":
         return _experiment(args)

@@ -1,0 +1,682 @@
+"""Empirical privacy audit: a statistically valid **lower bound** on the ε an implementation has.
+
+The accounting in :mod:`onpair.privacy` gives an *upper* bound on ε (what is proven). An audit runs the
+released mechanism many times on two neighbouring data sets D and D′ and measures how well a simple
+test tells them apart. (ε, δ)-DP implies, for **every** test that says "D′" or "D",
+
+    FPR + e^ε·FNR ≥ 1 − δ   and   FNR + e^ε·FPR ≥ 1 − δ,
+
+with FPR = P(test says D′ | D) and FNR = P(test says D | D′) (Kairouz, Oh and Viswanath 2015). So
+
+    ε ≥ ε_lower = max(0, log((1 − δ − FNR⁺)/FPR⁺), log((1 − δ − FPR⁺)/FNR⁺))
+
+whenever FPR ≤ FPR⁺ and FNR ≤ FNR⁺ (Jagielski, Ullman and Oprea 2020; Nasr et al. 2021). Here FPR⁺ and
+FNR⁺ are the upper ends of two-sided Clopper–Pearson intervals at the audit's ``confidence`` (each is a
+one-sided bound at level 1 − (1 − confidence)/2, so by a union bound both hold together with
+probability ≥ ``confidence``). An implementation that really is (ε, δ)-DP therefore shows
+ε_lower > ε with probability at most 1 − ``confidence``; an ε_lower above the claim is evidence of a bug
+(too little noise, an unpaid release, a sensitivity too small).
+
+**How the test is chosen (statistical validity).** Each run reduces the released model to a scalar
+statistic (by default ⟨model, u⟩ with u the canary's direction). The runs on each data set are split in
+two halves: the threshold and the side of it that means "D′" are chosen on the first half (the candidate
+with the largest ε estimate computed the same way), and FPR, FNR and their bounds are counted on the
+second half only, with the test fixed. The Clopper–Pearson bounds are therefore exact for a test chosen
+in advance; no multiple-comparison correction is needed, at the price of using half the runs.
+
+**Neighbouring data (the canary).** :func:`neighbouring_datasets`: records in the public box [0, 1]^d
+(mapped by :class:`onpair.bounds.FeatureBounds` onto [−1/√d, 1/√d]^d), D′ = D with its **last** record
+replaced by the canary, the box corner (1, …, 1) (the mapped point u = (1, …, 1)/√d on the unit sphere)
+with the rarer label (+1). The default ``data="adversarial"`` D puts every other record at the opposite
+corner −u with label −1 and the replaced record at −u with label +1: in D every opposite-label pair has
+x⁺ − x⁻ = 0 (no gradient, the model stays at its data-independent start), while in D′ the canary pairs
+with all n − 1 other records at the domain's full diameter 2, so the change of the released model is as
+large as the sensitivity analysis allows (up to the loss's 2/G(R), see below) and points along u.
+``data="random"`` draws D uniformly in the box with about 30 % positives instead (a weaker, more typical
+audit). For the online learners the canary is the last record, whose whole influence is one fresh step (the
+ledger charges Γη_n for it); the offline estimators stream the data in their own random (public) order, so the canary's
+position varies from run to run.
+
+**Presets** (:data:`PRESETS`, ``onpair audit ALGO``): ``onpairstrc``, ``onpairc`` (one release at n),
+``offpairstrc``, ``offpairc`` (last iterate), ``gradient`` (Kang et al., T = 1), ``sgd`` (Yang et al.,
+T = n), the ``reference`` Gaussian mechanism calibrated exactly to (ε, δ) on a sensitivity-1 query (what
+this many runs typically show for a mechanism whose analysis is exactly tight), and three deliberately broken
+variants: ``onpairstrc-noise0.1`` (every σ multiplied by 0.1 after planning), ``onpairstrc-internal``
+(publishes the internal iterate ``_w``), ``offpairstrc-noise0.1`` (the non-private twin plus 0.1·σ).
+Their parameters are chosen for a strong audit: R = 0.01 with λ (or α) = G(R)/R for the Huai et al.
+learners, so that G(R) = 4/(1 + e^(−0.04)) ≈ 2.04 is close to the largest per-pair gradient change the
+canary can cause (2 at w = 0) and the regulariser dominates the loss's curvature (the ledger's
+contraction factor is then exact); a single release (all of ρ on one Gaussian); n = 50, d = 2.
+
+What limits the audit's strength: with N evaluation runs per data set and no error at all, FPR⁺ = FNR⁺ =
+1 − (α/2)^(1/N) ≈ log(2/α)/N, so ε_lower ≤ log(N/log(2/α)) (≈ 4.9 for N = 500, 6.5 for N = 2,500); and
+a Gaussian mechanism's privacy loss reaches ε only in far tails that N runs do not sample, so even an
+exactly tight mechanism (the ``reference`` preset) shows only a fraction of its ε (about 1 to 1.5 of
+ε = 4 at δ = 1e-5 with 1,000 to 5,000 runs per data set; almost nothing at ε = 1). Yang et al.'s σ is
+calibrated to a high-probability sensitivity over 100 times the actual influence of one record, so
+that audit finds nothing.
+
+Examples
+--------
+>>> lo, hi = clopper_pearson(0, 10)
+>>> lo, round(hi, 4)                     # 1 − 0.025^(1/10)
+(0.0, 0.3085)
+>>> round(epsilon_lower_bound(0.01, 0.5, delta=0.0), 4)   # log(0.5/0.01)
+3.912
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import sys
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy.stats import beta as _beta
+
+__all__ = [
+    "AuditResult", "audit", "audit_algorithm", "clopper_pearson", "epsilon_lower_bound",
+    "neighbouring_datasets", "PRESETS", "main", "add_arguments", "run_from_args",
+]
+
+DEFAULT_EPSILON = 4.0
+DEFAULT_DELTA = 1e-5
+DEFAULT_N = 50
+DEFAULT_D = 2
+DATA_KINDS = ("adversarial", "random")
+
+
+# -- statistics ------------------------------------------------------------------------------------
+def clopper_pearson(k, n, confidence=0.95, alternative="two-sided"):
+    """Clopper–Pearson (exact binomial) confidence interval ``(lower, upper)`` for a proportion k/n.
+
+    ``alternative`` follows :func:`scipy.stats.binomtest`: ``"two-sided"`` puts (1 − confidence)/2 in
+    each tail, ``"less"`` gives the one-sided ``(0, upper)`` and ``"greater"`` the one-sided
+    ``(lower, 1)`` at level ``confidence``. Lower = Beta⁻¹(a; k, n − k + 1) (0 when k = 0), upper =
+    Beta⁻¹(1 − a; k + 1, n − k) (1 when k = n).
+
+    Examples
+    --------
+    >>> round(clopper_pearson(0, 20, 0.95, "less")[1], 4)   # 1 − 0.05^(1/20)
+    0.1391
+    """
+    k, n = _check_count(k, n)
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    alpha = 1.0 - float(confidence)
+    if alternative == "two-sided":
+        low_tail = high_tail = alpha / 2.0
+    elif alternative == "less":
+        low_tail, high_tail = None, alpha
+    elif alternative == "greater":
+        low_tail, high_tail = alpha, None
+    else:
+        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater', got {alternative!r}")
+    lower = 0.0 if (low_tail is None or k == 0) else float(_beta.ppf(low_tail, k, n - k + 1))
+    upper = 1.0 if (high_tail is None or k == n) else float(_beta.ppf(1.0 - high_tail, k + 1, n - k))
+    return lower, upper
+
+
+def _check_count(k, n):
+    for name, value in (("k", k), ("n", n)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n and n >= 1, got k = {k}, n = {n}")
+    return int(k), int(n)
+
+
+def _cp_upper(k, n, level):
+    """Vectorised one-sided Clopper–Pearson upper bound at ``level`` (k may be an array; 1 where k = n)."""
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        upper = _beta.ppf(level, k + 1.0, np.maximum(n - k, 1e-300))
+    return np.where(k >= n, 1.0, upper)
+
+
+def _epsilon_raw(fpr_upper, fnr_upper, delta):
+    """max(log((1 − δ − FNR⁺)/FPR⁺), log((1 − δ − FPR⁺)/FNR⁺)), −inf where no term is defined."""
+    fpr_upper = np.asarray(fpr_upper, dtype=np.float64)
+    fnr_upper = np.asarray(fnr_upper, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        num1 = 1.0 - delta - fnr_upper
+        num2 = 1.0 - delta - fpr_upper
+        e1 = np.where((num1 > 0) & (fpr_upper > 0), np.log(np.maximum(num1, 1e-300) / fpr_upper), -np.inf)
+        e2 = np.where((num2 > 0) & (fnr_upper > 0), np.log(np.maximum(num2, 1e-300) / fnr_upper), -np.inf)
+    return np.maximum(e1, e2)
+
+
+def epsilon_lower_bound(fpr_upper, fnr_upper, delta):
+    """The ε an (ε, δ)-DP mechanism must have if some test reaches FPR ≤ ``fpr_upper`` and FNR ≤
+    ``fnr_upper``: max(0, log((1 − δ − FNR⁺)/FPR⁺), log((1 − δ − FPR⁺)/FNR⁺)).
+
+    Examples
+    --------
+    >>> round(epsilon_lower_bound(0.2, 0.2, delta=0.0), 4)   # log(0.8/0.2) = log 4
+    1.3863
+    """
+    for name, value in (("fpr_upper", fpr_upper), ("fnr_upper", fnr_upper), ("delta", delta)):
+        if not (isinstance(value, (int, float, np.floating, np.integer)) and 0.0 <= float(value) <= 1.0):
+            raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    raw = float(_epsilon_raw(float(fpr_upper), float(fnr_upper), float(delta)))
+    return max(0.0, raw)
+
+
+# -- the audit -------------------------------------------------------------------------------------
+@dataclass
+class AuditResult:
+    """Outcome of :func:`audit`.
+
+    ``epsilon_lower`` holds with probability ≥ ``confidence`` over the runs: an implementation that is
+    (ε, δ)-DP shows ``epsilon_lower > ε`` with probability at most 1 − ``confidence``. The test says
+    "D′" when ``statistic > threshold`` (``rule == ">"``) or ``statistic < threshold`` (``rule == "<"``);
+    ``fpr``/``fnr`` are its error rates on the evaluation half (``evaluation_runs`` runs per data set),
+    ``fpr_upper``/``fnr_upper`` the upper ends of their two-sided Clopper–Pearson intervals.
+    ``runs`` counts the mechanism runs on **each** data set (2·runs in all).
+    """
+
+    epsilon_lower: float
+    claimed_epsilon: float
+    delta: float
+    threshold: float
+    rule: str
+    fpr: float
+    fnr: float
+    fpr_upper: float
+    fnr_upper: float
+    false_positives: int
+    false_negatives: int
+    runs: int
+    evaluation_runs: int
+    confidence: float
+    method: str = "split"
+    algorithm: str | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def caught(self) -> bool:
+        """True when the audit proves (at ``confidence``) that the claim is wrong: ε_lower > claim."""
+        return self.epsilon_lower > self.claimed_epsilon
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["caught"] = self.caught
+        return _json_safe(out)
+
+
+def _json_safe(value):
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _as_seed_sequence(seed) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if seed is None or isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or a SeedSequence, got {seed!r} (an audit "
+                         "must be reproducible)")
+    return np.random.SeedSequence(int(seed))
+
+
+@contextlib.contextmanager
+def _numba_threads(threads):
+    """Run with ``threads`` numba threads (restored afterwards); None leaves the setting alone."""
+    if threads is None:
+        yield
+        return
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def _run_many(make_mechanism, data, seeds) -> np.ndarray:
+    X, y = data
+    out = []
+    for child in seeds:
+        mechanism, release = make_mechanism(child)
+        model = np.asarray(release(mechanism, X, y), dtype=np.float64).ravel()
+        out.append(model)
+    return np.vstack(out)
+
+
+def _select_test(a, b, delta, confidence):
+    """(sign, τ) maximising the ε estimate on the selection half; the test says D′ when sign·s > τ."""
+    level = 1.0 - (1.0 - confidence) / 2.0
+    best = (-np.inf, 1.0, 0.0)
+    for sign in (1.0, -1.0):
+        sa, sb = np.sort(sign * a), np.sort(sign * b)
+        values = np.unique(np.concatenate([sa, sb]))
+        candidates = (values[:-1] + values[1:]) / 2.0 if values.size > 1 else values
+        fp = sa.size - np.searchsorted(sa, candidates, side="right")   # D runs with sign·s > τ
+        fn = np.searchsorted(sb, candidates, side="right")              # D′ runs with sign·s ≤ τ
+        eps = _epsilon_raw(_cp_upper(fp, sa.size, level), _cp_upper(fn, sb.size, level), delta)
+        i = int(np.argmax(eps))
+        if eps[i] > best[0]:
+            best = (float(eps[i]), sign, float(candidates[i]))
+    return best[1], best[2]
+
+
+def audit(make_mechanism: Callable, D, D_prime, *, runs: int = 1000, statistic=None, delta: float,
+          claimed_epsilon: float, confidence: float = 0.95, seed=0, selection_fraction: float = 0.5,
+          algorithm: str | None = None, threads: int | None = 1) -> AuditResult:
+    """Audit a mechanism on the neighbouring data sets ``D`` and ``D_prime`` (each a pair ``(X, y)``).
+
+    Parameters
+    ----------
+    make_mechanism : callable
+        ``make_mechanism(seed_sequence) -> (mechanism, release)``: a fresh, configured learner or
+        estimator whose randomness comes from ``seed_sequence``, and ``release(mechanism, X, y)`` that
+        runs it on a data set and returns the released model vector (for an online learner its last
+        release, ``learner.learn_many(X, y).model``; for an estimator ``est.fit(X, y).coef_``). Every run
+        gets its own child of one :class:`numpy.random.SeedSequence` built from ``seed``.
+    D, D_prime : (X, y)
+        Neighbouring data sets (one record replaced).
+    runs : int, default 1000
+        Runs on **each** data set; ``selection_fraction`` of them choose the test, the rest evaluate it.
+    statistic : callable, array-like or None
+        ``statistic(model) -> float``; an array u means ⟨model, u⟩; None projects onto the difference of
+        the mean released models on D′ and D, estimated on the selection half only (so still valid).
+    delta, claimed_epsilon : float
+        The mechanism's δ (used in the bound) and the ε it claims (reported beside the bound).
+    confidence : float, default 0.95
+        Probability with which ``epsilon_lower`` is a valid lower bound.
+    seed : int or SeedSequence, default 0
+        Root of every run's randomness.
+    selection_fraction : float, default 0.5
+        Share of each data set's runs that choose the test (the rest evaluate it).
+    algorithm : str, optional
+        A name recorded in the result.
+    threads : int or None, default 1
+        numba threads while the runs execute (restored afterwards). An audit is thousands of small
+        fits, for which a parallel kernel's thread start-up costs more than it saves (and stalls when
+        other processes hold the cores); None leaves the setting alone.
+
+    Returns
+    -------
+    AuditResult
+    """
+    if isinstance(runs, (bool, np.bool_)) or not isinstance(runs, (int, np.integer)) or runs < 2:
+        raise ValueError(f"runs must be an integer >= 2, got {runs!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if not 0.0 <= float(delta) < 1.0:
+        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    if not 0.0 < float(selection_fraction) < 1.0:
+        raise ValueError(f"selection_fraction must lie in (0, 1), got {selection_fraction!r}")
+    runs, delta, confidence = int(runs), float(delta), float(confidence)
+    n_select = min(max(1, int(round(runs * selection_fraction))), runs - 1)
+    seeds_D, seeds_D_prime = _as_seed_sequence(seed).spawn(2)
+    with _numba_threads(threads):
+        models_a = _run_many(make_mechanism, D, seeds_D.spawn(runs))
+        models_b = _run_many(make_mechanism, D_prime, seeds_D_prime.spawn(runs))
+    if statistic is None:
+        direction = models_b[:n_select].mean(axis=0) - models_a[:n_select].mean(axis=0)
+        a, b = models_a @ direction, models_b @ direction
+    elif callable(statistic):
+        a = np.array([float(statistic(m)) for m in models_a])
+        b = np.array([float(statistic(m)) for m in models_b])
+    else:
+        direction = np.asarray(statistic, dtype=np.float64).ravel()
+        a, b = models_a @ direction, models_b @ direction
+    sign, tau = _select_test(a[:n_select], b[:n_select], delta, confidence)
+    ea, eb = sign * a[n_select:], sign * b[n_select:]
+    n_eval = ea.size
+    fp = int(np.count_nonzero(ea > tau))
+    fn = int(np.count_nonzero(eb <= tau))
+    fpr_upper = clopper_pearson(fp, n_eval, confidence)[1]
+    fnr_upper = clopper_pearson(fn, n_eval, confidence)[1]
+    raw = float(_epsilon_raw(fpr_upper, fnr_upper, delta))
+    spread = np.sqrt(0.5 * (a[n_select:].var() + b[n_select:].var()))
+    shift = b[n_select:].mean() - a[n_select:].mean()
+    details = {
+        "mean_D": float(a[n_select:].mean()), "mean_D_prime": float(b[n_select:].mean()),
+        "std_D": float(a[n_select:].std()), "std_D_prime": float(b[n_select:].std()),
+        # (mean_D′ − mean_D)/pooled std: the μ of the Gaussian shift the audit sees (μ-GDP scale).
+        # Deterministic releases (no noise) give a spread of rounding errors only: infinite separation.
+        "separation": float(shift / spread) if spread > 1e-9 * abs(shift) else math.copysign(math.inf, shift)
+        if shift != 0 else 0.0,
+        "selection_runs": n_select,
+    }
+    return AuditResult(
+        epsilon_lower=max(0.0, raw), claimed_epsilon=float(claimed_epsilon), delta=delta,
+        threshold=float(sign * tau), rule=">" if sign > 0 else "<", fpr=fp / n_eval, fnr=fn / n_eval,
+        fpr_upper=fpr_upper, fnr_upper=fnr_upper, false_positives=fp, false_negatives=fn, runs=runs,
+        evaluation_runs=n_eval, confidence=confidence, method="split", algorithm=algorithm, details=details,
+    )
+
+
+# -- neighbouring data sets ------------------------------------------------------------------------
+def neighbouring_datasets(n: int = DEFAULT_N, d: int = DEFAULT_D, kind: str = "adversarial", seed: int = 0):
+    """``(D, D_prime, bounds, u)``: two data sets in the public box [0, 1]^d that differ in the last record.
+
+    D′'s last record is the canary: the corner (1, …, 1), label +1 (the rarer label). ``u`` is its
+    direction in the mapped domain where the models live, (1, …, 1)/√d. ``kind="adversarial"``: every
+    other record is the corner (0, …, 0) with label −1 and D's last record is (0, …, 0) with label +1, so
+    D produces no gradient at all and D′ the largest one (see the module docstring). ``kind="random"``:
+    uniform records, labels +1 with probability 0.3 (at least one of each among the first n − 1), D's
+    last record drawn the same way.
+
+    Examples
+    --------
+    >>> (X, y), (X2, y2), bounds, u = neighbouring_datasets(5, 2)
+    >>> int((X != X2).any(axis=1).sum()), y2.tolist(), bounds
+    (1, [-1, -1, -1, -1, 1], (0.0, 1.0))
+    """
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 3:
+        raise ValueError(f"n must be an integer >= 3, got {n!r}")
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}")
+    if kind not in DATA_KINDS:
+        raise ValueError(f"kind must be one of {DATA_KINDS}, got {kind!r}")
+    n, d = int(n), int(d)
+    if kind == "adversarial":
+        X = np.zeros((n, d))
+        y = -np.ones(n, dtype=np.int64)
+        y[-1] = 1
+    else:
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(0.0, 1.0, size=(n, d))
+        y = np.where(rng.uniform(size=n) < 0.3, 1, -1).astype(np.int64)
+        y[0], y[1] = 1, -1
+    X_prime, y_prime = X.copy(), y.copy()
+    X_prime[-1] = 1.0
+    y_prime[-1] = 1
+    u = np.full(d, 1.0 / math.sqrt(d))
+    return (X, y), (X_prime, y_prime), (0.0, 1.0), u
+
+
+# -- presets -----------------------------------------------------------------------------------------
+def _int_seed(seed_sequence: np.random.SeedSequence) -> int:
+    """A 128-bit integer seed from a SeedSequence (the online learners take an int ``seed``)."""
+    return int.from_bytes(seed_sequence.generate_state(4, np.uint32).tobytes(), "little")
+
+
+def _online_release(learner, X, y):
+    return learner.learn_many(X, y).model
+
+
+def _offline_release(estimator, X, y):
+    return estimator.fit(X, y).coef_
+
+
+def _logistic_g(radius):
+    from .losses import get_loss
+
+    return get_loss("logistic").lipschitz(radius)
+
+
+AUDIT_RADIUS = 0.01  # Huai et al. learners: G(R) ≈ 2.04 close to the canary's actual change 2
+
+
+def _onpairstrc_class(kind):
+    from .learners import OnPairStrC
+
+    if kind == "noise0.1":
+        class _NoiseScaledOnPairStrC(OnPairStrC):
+            """Broken on purpose: the planned σ of every release multiplied by 0.1 (the report still
+            claims ε)."""
+
+            def _plan_releases(self, t_start, steps):
+                plan = super()._plan_releases(t_start, steps)
+                plan["sigmas"] = plan["sigmas"] * 0.1
+                return plan
+
+        return _NoiseScaledOnPairStrC
+    if kind == "internal":
+        class _InternalIterateOnPairStrC(OnPairStrC):
+            """Broken on purpose: ``model`` is the internal (noise-free) iterate."""
+
+            @property
+            def model(self):
+                return self._w.copy()
+
+        return _InternalIterateOnPairStrC
+    return OnPairStrC
+
+
+def _online_setup(kind, cls_name):
+    def build(epsilon, delta, n, d, bounds):
+        if cls_name == "onpairc":
+            from .learners import OnPairC
+
+            # α = c·n^(−1/4) = G(R)/R: the regulariser dominates the loss's curvature.
+            c = _logistic_g(AUDIT_RADIUS) / AUDIT_RADIUS * n ** 0.25
+            params = dict(c=c)
+            cls = OnPairC
+        else:
+            params = {}
+            cls = _onpairstrc_class(kind)
+
+        def make(seed_sequence):
+            learner = cls(epsilon=epsilon, delta=delta, bounds=bounds, n=n, release_at=(n,),
+                          radius=AUDIT_RADIUS, seed=_int_seed(seed_sequence), **params)
+            return learner, _online_release
+
+        return make
+
+    return build
+
+
+def _offline_setup(cls_name):
+    def build(epsilon, delta, n, d, bounds):
+        from . import estimators
+
+        if cls_name == "offpairstrc":
+            cls, params = estimators.OffPairStrC, dict(radius=AUDIT_RADIUS, output="last")
+        elif cls_name == "offpairc":
+            # α = c/√n = G(R)/R.
+            c = _logistic_g(AUDIT_RADIUS) / AUDIT_RADIUS * math.sqrt(n)
+            cls, params = estimators.OffPairC, dict(radius=AUDIT_RADIUS, output="last", c=c)
+        elif cls_name == "gradient":
+            cls, params = estimators.GradientPerturbedGD, dict(T=1)
+        else:  # Yang et al.: T = n, the smallest T for which their bound is stated
+            cls, params = estimators.OutputPerturbedSGD, dict(T=n, loss="hinge")
+
+        def make(seed_sequence):
+            return cls(epsilon=epsilon, delta=delta, bounds=bounds, random_state=seed_sequence, **params), \
+                _offline_release
+
+        return make
+
+    return build
+
+
+def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds):
+    """Broken on purpose: OffPairStrC's non-private twin (same order, same kernel) plus 0.1·σ noise, with
+    σ the estimator's own (a public quantity: it depends on n and the parameters only)."""
+    from .estimators import OffPairStrC
+    from .geometry import project_l2_ball
+
+    params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last")
+    probe_X = np.zeros((n, d))
+    probe_y = np.where(np.arange(n) == 0, 1, -1)
+    sigma = OffPairStrC(random_state=0, **params).fit(probe_X, probe_y).privacy_report_["releases"][0]["sigma"]
+
+    def make(seed_sequence):
+        fit_seq, noise_seq = seed_sequence.spawn(2)
+        twin = OffPairStrC(private=False, random_state=fit_seq, **params)
+
+        def release(estimator, X, y):
+            w = estimator.fit(X, y).coef_
+            noise = np.random.Generator(np.random.PCG64(noise_seq)).standard_normal(w.shape[0])
+            return project_l2_ball(w + 0.1 * sigma * noise, AUDIT_RADIUS)
+
+        return twin, release
+
+    return make
+
+
+def _reference_setup(epsilon, delta, n, d, bounds):
+    """The Gaussian mechanism calibrated exactly (analytic, Balle & Wang 2018) to (ε, δ) on the query
+    q(D) = ½ Σ_{y_i = +1} ⟨φ(x_i), u⟩ of sensitivity 1 (one replaced record moves it by at most 1)."""
+    from .bounds import FeatureBounds
+    from .privacy import gaussian_sigma
+
+    sigma = gaussian_sigma(1.0, epsilon, delta, method="analytic")
+    feature_map = FeatureBounds(*bounds)
+    u = np.full(d, 1.0 / math.sqrt(d))
+
+    def make(seed_sequence):
+        rng = np.random.Generator(np.random.PCG64(seed_sequence))
+
+        def release(_, X, y):
+            Z, _ = feature_map.transform(np.asarray(X, dtype=np.float64))
+            q = 0.5 * float(np.sum((Z @ u)[np.asarray(y) > 0]))
+            return np.array([q + sigma * rng.standard_normal()])
+
+        return None, release
+
+    return make
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A ready-made audit: ``build(epsilon, delta, n, d, bounds) -> make_mechanism``."""
+
+    name: str
+    description: str
+    build: Callable
+    broken: bool = False
+    scalar_release: bool = False  # the release is the statistic itself (reference mechanism)
+
+
+PRESETS = {p.name: p for p in (
+    Preset("onpairstrc", "OnPairStrC, one release at n, R = 0.01, λ = G(R)/R", _online_setup(None, "onpairstrc")),
+    Preset("onpairc", "OnPairC, one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R", _online_setup(None, "onpairc")),
+    Preset("offpairstrc", "OffPairStrC, last iterate, R = 0.01, λ = G(R)/R", _offline_setup("offpairstrc")),
+    Preset("offpairc", "OffPairC, last iterate, R = 0.01, α = c/√n = G(R)/R", _offline_setup("offpairc")),
+    Preset("gradient", "GradientPerturbedGD (Kang et al.), T = 1, R = 0.1", _offline_setup("gradient")),
+    Preset("sgd", "OutputPerturbedSGD (Yang et al.), hinge, T = n, R = 1, eq. (5) noise", _offline_setup("sgd")),
+    Preset("reference", "Gaussian mechanism exactly at (ε, δ), sensitivity 1 (the audit's ceiling)",
+           _reference_setup, scalar_release=True),
+    Preset("onpairstrc-noise0.1", "BROKEN: OnPairStrC with every σ × 0.1", _online_setup("noise0.1", "onpairstrc"),
+           broken=True),
+    Preset("onpairstrc-internal", "BROKEN: OnPairStrC releasing its internal iterate",
+           _online_setup("internal", "onpairstrc"), broken=True),
+    Preset("offpairstrc-noise0.1", "BROKEN: OffPairStrC with σ × 0.1", _offpairstrc_noise_setup, broken=True),
+)}
+
+
+def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAULT_EPSILON,
+                    delta: float = DEFAULT_DELTA, seed=0, n: int = DEFAULT_N, d: int = DEFAULT_D,
+                    data: str = "adversarial", confidence: float = 0.95) -> AuditResult:
+    """Audit a preset of :data:`PRESETS` by name on :func:`neighbouring_datasets` (statistic ⟨model, u⟩).
+
+    The claim audited is the (``epsilon``, ``delta``) the mechanism is configured with. The runs' root
+    seed is ``SeedSequence([seed, crc32(algorithm)])``: reproducible, and independent between presets.
+    ``details`` of the
+    result add the preset's description, whether it is a deliberately broken variant, and the
+    ``epsilon_spent``, ``sigma`` and ``sensitivity`` the implementation reports for one run on D′.
+    """
+    if algorithm not in PRESETS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(PRESETS)}")
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    preset = PRESETS[algorithm]
+    root = np.random.SeedSequence([int(seed), zlib.crc32(algorithm.encode())])
+    D, D_prime, bounds, u = neighbouring_datasets(n, d, kind=data, seed=0)
+    make_mechanism = preset.build(float(epsilon), float(delta), int(n), int(d), bounds)
+    statistic = np.ones(1) if preset.scalar_release else u
+    result = audit(make_mechanism, D, D_prime, runs=runs, statistic=statistic, delta=delta,
+                   claimed_epsilon=epsilon, confidence=confidence, seed=root, algorithm=algorithm)
+    result.details.update({"description": preset.description, "broken": preset.broken, "n": n, "d": d,
+                           "data": data})
+    with _numba_threads(1):
+        result.details.update(_reported(make_mechanism, D_prime))
+    return result
+
+
+def _reported(make_mechanism, D_prime) -> dict:
+    """What the implementation itself reports for one run on D′ (ε spent, σ and sensitivity)."""
+    mechanism, release = make_mechanism(np.random.SeedSequence(0))
+    release(mechanism, *D_prime)
+    report = getattr(mechanism, "privacy_report_", None)
+    if report is None and hasattr(mechanism, "privacy_report"):
+        report = mechanism.privacy_report()
+    if not report or not report.get("releases"):
+        return {}
+    last = report["releases"][-1]
+    return {"epsilon_spent": report.get("epsilon_spent"), "sigma": last.get("sigma"),
+            "sensitivity": last.get("sensitivity")}
+
+
+# -- command line ----------------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``onpair audit`` arguments, for hooking into a sub-command parser."""
+    parser.add_argument("algo", metavar="ALGO", choices=list(PRESETS),
+                        help="one of: " + ", ".join(PRESETS))
+    parser.add_argument("--runs", type=int, default=1000, help="runs on each data set (default 1000)")
+    parser.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
+                        help=f"the ε the mechanism is configured with and claims (default {DEFAULT_EPSILON})")
+    parser.add_argument("--delta", type=float, default=DEFAULT_DELTA, help=f"δ (default {DEFAULT_DELTA:g})")
+    parser.add_argument("--seed", type=int, default=0, help="root seed of every run (default 0)")
+    parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"records per data set (default {DEFAULT_N})")
+    parser.add_argument("--d", type=int, default=DEFAULT_D, help=f"features (default {DEFAULT_D})")
+    parser.add_argument("--data", choices=DATA_KINDS, default="adversarial",
+                        help="neighbouring data sets (default adversarial: the strongest canary)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run_from_args(args) -> int:
+    """Run the audit described by parsed ``args``; print it; exit status 0 (1 on a bad argument)."""
+    try:
+        result = audit_algorithm(args.algo, runs=args.runs, epsilon=args.epsilon, delta=args.delta,
+                                 seed=args.seed, n=args.n, d=args.d, data=args.data,
+                                 confidence=args.confidence)
+    except ValueError as exc:
+        print(f"onpair audit: error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    r = result
+    verdict = "CAUGHT: the claim is violated" if r.caught else "consistent with the claim"
+    print(f"{r.algorithm}: {r.details.get('description', '')}")
+    print(f"  claimed      epsilon {r.claimed_epsilon:g} at delta {r.delta:g}")
+    print(f"  audit        epsilon_lower {r.epsilon_lower:.3f} ({r.confidence:.0%} confidence), {verdict}")
+    print(f"  test         statistic {r.rule} {r.threshold:.6g}: FPR {r.fpr:.4f} (<= {r.fpr_upper:.4f}), "
+          f"FNR {r.fnr:.4f} (<= {r.fnr_upper:.4f})")
+    print(f"  runs         {r.runs} per data set ({r.details['selection_runs']} choose the test, "
+          f"{r.evaluation_runs} evaluate it), separation {r.details['separation']:.3f}")
+    return 0
+
+
+def main(argv=None) -> int:
+    """``onpair audit ALGO [--runs N] [--epsilon E] [--delta D] [--seed S] [--json]``; ``argv`` is what
+    follows ``onpair audit``."""
+    parser = argparse.ArgumentParser(
+        prog="onpair audit",
+        description="Empirical privacy audit: a lower bound on the epsilon an implementation has, from "
+                    "many runs on two neighbouring data sets (Clopper-Pearson bounds).")
+    add_arguments(parser)
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    return run_from_args(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

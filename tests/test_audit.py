@@ -1,0 +1,241 @@
+"""The empirical privacy audit (onpair.audit): its statistics against hand-computed values and scipy, its
+validity on mechanisms whose ε is known exactly, and the audit of every private algorithm (ε_lower stays
+below the claim at 95 % confidence) and of deliberately broken variants (caught: ε_lower above the claim).
+
+Expected values come from closed forms (Beta quantiles that invert by hand, the randomized-response
+trade-off), never from the code under test. Every audit uses fixed seeds, so the suite is deterministic.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from onpair.audit import (PRESETS, AuditResult, audit, audit_algorithm, clopper_pearson, epsilon_lower_bound,
+                          main, neighbouring_datasets)
+
+RUNS = 1000  # per data set: 500 choose the test, 500 evaluate it
+CLAIM = 4.0
+DELTA = 1e-5
+
+
+# -- Clopper–Pearson --------------------------------------------------------------------------------
+def test_clopper_pearson_hand_computed():
+    # k = 0: the upper end solves (1 − p)^n = α/2; k = n: the lower end solves p^n = α/2.
+    lo, hi = clopper_pearson(0, 10, 0.95)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** 0.1, rel=1e-12)
+    lo, hi = clopper_pearson(10, 10, 0.95)
+    assert lo == pytest.approx(0.025 ** 0.1, rel=1e-12) and hi == 1.0
+    # k = 1, n = 2: Beta(1, 2) has CDF 1 − (1 − x)², Beta(2, 1) has CDF x².
+    lo, hi = clopper_pearson(1, 2, 0.95)
+    assert lo == pytest.approx(1 - math.sqrt(0.975), rel=1e-10)
+    assert hi == pytest.approx(math.sqrt(0.975), rel=1e-12)
+    # One-sided: all of α in one tail.
+    assert clopper_pearson(0, 20, 0.95, "less") == pytest.approx((0.0, 1 - 0.05 ** (1 / 20)), rel=1e-12)
+    assert clopper_pearson(20, 20, 0.9, "greater") == pytest.approx((0.1 ** (1 / 20), 1.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("k,n", [(0, 1), (0, 7), (3, 7), (7, 7), (1, 500), (250, 500), (499, 500), (12, 1000)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_clopper_pearson_matches_scipy_binomtest(k, n, confidence, alternative):
+    ci = binomtest(k, n, alternative=alternative).proportion_ci(confidence_level=confidence, method="exact")
+    lo, hi = clopper_pearson(k, n, confidence, alternative)
+    assert lo == pytest.approx(ci.low, abs=1e-12) and hi == pytest.approx(ci.high, abs=1e-12)
+
+
+@pytest.mark.parametrize("args", [(-1, 5), (6, 5), (0, 0), (1.5, 5), (True, 5)])
+def test_clopper_pearson_rejects_bad_counts(args):
+    with pytest.raises(ValueError):
+        clopper_pearson(*args)
+
+
+def test_clopper_pearson_rejects_bad_confidence_and_alternative():
+    with pytest.raises(ValueError, match="confidence"):
+        clopper_pearson(1, 5, 1.0)
+    with pytest.raises(ValueError, match="alternative"):
+        clopper_pearson(1, 5, 0.95, "both")
+
+
+# -- the ε_lower formula ----------------------------------------------------------------------------
+def test_epsilon_lower_bound_hand_made_example():
+    # FPR⁺ = 0.01, FNR⁺ = 0.5: log(0.5/0.01) beats log(0.99/0.5), with δ = 0 and with δ = 0.1.
+    assert epsilon_lower_bound(0.01, 0.5, 0.0) == pytest.approx(math.log(50.0), rel=1e-12)
+    assert epsilon_lower_bound(0.01, 0.5, 0.1) == pytest.approx(math.log(40.0), rel=1e-12)
+    # Symmetric in the two error types.
+    assert epsilon_lower_bound(0.5, 0.01, 0.1) == pytest.approx(math.log(40.0), rel=1e-12)
+    # Equal errors: log((1 − δ − p)/p).
+    assert epsilon_lower_bound(0.2, 0.2, 1e-5) == pytest.approx(math.log((0.8 - 1e-5) / 0.2), rel=1e-12)
+    # A test no better than chance proves nothing; a useless one (1 − δ − FNR⁺ ≤ 0) neither.
+    assert epsilon_lower_bound(0.5, 0.5, 0.0) == 0.0
+    assert epsilon_lower_bound(0.7, 0.6, 0.0) == 0.0
+    assert epsilon_lower_bound(1.0, 1.0, 0.0) == 0.0
+
+
+def test_epsilon_lower_bound_is_consistent_with_dp_inequalities():
+    # For the exact trade-off of randomized response at ε (FPR = FNR = 1/(1 + e^ε), δ = 0), the bound
+    # recovers ε: the DP inequality FPR + e^ε·FNR ≥ 1 is tight there.
+    for eps in (0.1, 1.0, 3.0):
+        p = 1.0 / (1.0 + math.exp(eps))
+        assert epsilon_lower_bound(p, p, 0.0) == pytest.approx(eps, rel=1e-10)
+
+
+# -- the audit on mechanisms with a known ε ---------------------------------------------------------
+D_TOY = (np.zeros((1, 1)), np.array([-1]))
+D_TOY_PRIME = (np.ones((1, 1)), np.array([1]))
+
+
+def _randomized_response(eps):
+    """ε-DP (δ = 0) and tight: the bit x[0] is kept with probability e^ε/(1 + e^ε)."""
+    keep = math.exp(eps) / (1.0 + math.exp(eps))
+
+    def make(seed_sequence):
+        rng = np.random.default_rng(seed_sequence)
+        return None, lambda _, X, y: np.array([X[0, 0] if rng.uniform() < keep else 1.0 - X[0, 0]])
+
+    return make
+
+
+def _clopper_pearson_zero_upper(n, confidence=0.95):
+    return 1.0 - ((1.0 - confidence) / 2.0) ** (1.0 / n)
+
+
+def test_audit_of_deterministic_mechanism_reaches_its_ceiling():
+    # Releasing the data itself: no errors at all, so ε_lower = log((1 − δ − u)/u) with u the
+    # Clopper–Pearson upper end of 0 errors out of the evaluation runs.
+    runs = 400
+    result = audit(lambda ss: (None, lambda _, X, y: X[0].copy()), D_TOY, D_TOY_PRIME, runs=runs,
+                   statistic=np.ones(1), delta=DELTA, claimed_epsilon=1.0, seed=3)
+    u = _clopper_pearson_zero_upper(runs // 2)
+    assert result.false_positives == result.false_negatives == 0
+    assert result.evaluation_runs == runs // 2
+    assert result.epsilon_lower == pytest.approx(math.log((1.0 - DELTA - u) / u), rel=1e-9)
+    assert result.caught and 0.0 < result.threshold < 1.0 and result.rule == ">"
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_audit_of_randomized_response_is_valid_and_close(eps):
+    result = audit(_randomized_response(eps), D_TOY, D_TOY_PRIME, runs=4000, statistic=lambda m: m[0],
+                   delta=0.0, claimed_epsilon=eps, seed=11)
+    assert result.epsilon_lower <= eps  # valid (at 95 % confidence; fixed seed)
+    assert result.epsilon_lower >= 0.6 * eps  # and an exactly tight mechanism is audited closely
+    # FPR and FNR are counted on the evaluation half only and are near 1/(1 + e^ε).
+    assert result.fpr == result.false_positives / result.evaluation_runs
+    assert result.fpr == pytest.approx(1 / (1 + math.exp(eps)), abs=0.04)
+    assert result.fnr == pytest.approx(1 / (1 + math.exp(eps)), abs=0.04)
+    assert result.fpr_upper == pytest.approx(
+        binomtest(result.false_positives, result.evaluation_runs).proportion_ci(0.95, "exact").high, abs=1e-12)
+
+
+def test_audit_of_data_independent_mechanism_finds_nothing():
+    def make(seed_sequence):
+        rng = np.random.default_rng(seed_sequence)
+        return None, lambda _, X, y: rng.standard_normal(3)
+
+    result = audit(make, D_TOY, D_TOY_PRIME, runs=600, delta=DELTA, claimed_epsilon=0.1, seed=0)
+    assert result.epsilon_lower <= 0.1  # statistic=None: a direction learnt on the selection half
+
+
+def test_audit_gives_every_run_its_own_seed_and_is_reproducible():
+    seen = []
+
+    def make(seed_sequence):
+        seen.append((tuple(seed_sequence.spawn_key), seed_sequence.entropy))
+        rng = np.random.default_rng(seed_sequence)
+        return None, lambda _, X, y: X[0] + rng.standard_normal(1)
+
+    first = audit(make, D_TOY, D_TOY_PRIME, runs=50, statistic=np.ones(1), delta=DELTA, claimed_epsilon=1.0)
+    assert len(seen) == 100 and len(set(seen)) == 100
+    assert len({entropy for _, entropy in seen}) == 1  # children of one SeedSequence
+    second = audit(make, D_TOY, D_TOY_PRIME, runs=50, statistic=np.ones(1), delta=DELTA, claimed_epsilon=1.0)
+    assert first == second
+
+
+@pytest.mark.parametrize("kwargs", [dict(runs=1), dict(runs=2.5), dict(confidence=1.0), dict(delta=1.0),
+                                    dict(seed=-1), dict(selection_fraction=0.0)])
+def test_audit_rejects_bad_arguments(kwargs):
+    params = dict(runs=10, delta=DELTA, claimed_epsilon=1.0, statistic=np.ones(1))
+    params.update(kwargs)
+    with pytest.raises(ValueError):
+        audit(lambda ss: (None, lambda _, X, y: X[0]), D_TOY, D_TOY_PRIME, **params)
+
+
+# -- neighbouring data sets -------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["adversarial", "random"])
+def test_neighbouring_datasets_differ_in_the_last_record_only(kind):
+    (X, y), (X2, y2), bounds, u = neighbouring_datasets(40, 3, kind=kind)
+    assert X.shape == X2.shape == (40, 3)
+    assert np.array_equal(X[:-1], X2[:-1]) and np.array_equal(y[:-1], y2[:-1])
+    assert np.array_equal(X2[-1], np.ones(3)) and y2[-1] == 1  # the canary: the box corner, label +1
+    assert np.count_nonzero(y2 == 1) < np.count_nonzero(y2 == -1)  # +1 is the rarer label
+    assert np.linalg.norm(u) == pytest.approx(1.0) and bounds == (0.0, 1.0)
+    assert set(np.unique(y)) == {-1, 1}  # both data sets have two classes (the estimators need them)
+
+
+# -- the presets: real algorithms stay below their claim, broken ones are caught ---------------------
+REAL = [name for name, preset in PRESETS.items() if not preset.broken]
+BROKEN = [name for name, preset in PRESETS.items() if preset.broken]
+
+
+def test_presets_cover_every_private_algorithm():
+    assert {"onpairstrc", "onpairc", "offpairstrc", "offpairc", "gradient", "sgd"} <= set(REAL)
+    assert {"onpairstrc-noise0.1", "onpairstrc-internal", "offpairstrc-noise0.1"} <= set(BROKEN)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("name", REAL)
+def test_private_algorithm_audit_stays_below_the_claim(name):
+    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=0)
+    assert isinstance(result, AuditResult) and result.runs == RUNS
+    assert result.claimed_epsilon == CLAIM and result.delta == DELTA
+    assert result.epsilon_lower <= CLAIM and not result.caught
+    if name != "sgd" and "epsilon_spent" in result.details:
+        # The implementation's own accounting claims at most ε for what was released.
+        assert result.details["epsilon_spent"] <= CLAIM * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("name", ["onpairstrc", "offpairstrc", "gradient"])
+def test_audit_has_power_on_real_algorithms(name):
+    # The canary must actually move the released model: a strong audit sees a clear shift along u (the
+    # claim at ε = 4 is μ ≈ 0.92 in Gaussian-DP units) and a positive ε_lower.
+    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=1)
+    assert result.details["separation"] > 0.6
+    assert result.epsilon_lower > 0.3
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("name", BROKEN)
+def test_broken_variant_is_caught(name):
+    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=0)
+    assert result.epsilon_lower > CLAIM and result.caught
+
+
+def test_audit_algorithm_rejects_unknown_names_and_bad_parameters():
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        audit_algorithm("nope")
+    with pytest.raises(ValueError, match="epsilon"):
+        audit_algorithm("onpairstrc", epsilon=0.0)
+    with pytest.raises(ValueError, match="delta"):
+        audit_algorithm("onpairstrc", delta=1.5)
+
+
+# -- command line -----------------------------------------------------------------------------------
+def test_cli_json_catches_the_internal_iterate(capsys):
+    assert main(["onpairstrc-internal", "--runs", "100", "--epsilon", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # 50 evaluation runs, no error: ε_lower = log((1 − δ − u)/u), u = 1 − 0.025^(1/50).
+    u = _clopper_pearson_zero_upper(50)
+    assert out["epsilon_lower"] == pytest.approx(math.log((1 - 1e-5 - u) / u), rel=1e-9)
+    assert out["caught"] is True and out["claimed_epsilon"] == 1.0 and out["runs"] == 100
+
+
+def test_cli_text_and_errors(capsys):
+    assert main(["reference", "--runs", "200", "--epsilon", "2", "--delta", "1e-6", "--seed", "5"]) == 0
+    text = capsys.readouterr().out
+    assert "epsilon_lower" in text and "consistent with the claim" in text
+    assert main(["onpairstrc", "--runs", "1"]) == 1
+    assert "runs" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["no-such-algorithm"])
