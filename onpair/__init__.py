@@ -9,9 +9,10 @@ Online learners (Huai et al. 2020): :class:`OnPairStrC`, :class:`OnPairC`, and t
 from .bounds import FeatureBounds
 from .estimators import GradientPerturbedGD, OffPairC, OffPairStrC, OutputPerturbedSGD
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
+from .persistence import load
 from .privacy import PrivacyBudgetExceeded, PrivacyWarning
 
 __version__ = "0.1.0"
 
 __all__ = ["OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "FeatureBounds", "PrivacyBudgetExceeded",
-           "PrivacyWarning", "__version__"]
+           "PrivacyWarning", "load", "__version__"]

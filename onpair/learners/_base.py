@@ -31,6 +31,9 @@ class _OnlinePairwiseLearner:
 
     #: Whether the learner adds noise (private learners) or exposes its iterate (Pairwise GIGA).
     _private = False
+    #: Why the learner refuses to learn and to be saved (a read-only view from
+    #: ``onpair.load(path, consume=False)``), or None.
+    _read_only = None
 
     def __init__(self, *, loss="logistic", lam="auto", radius=0.1, step_sizes="capped", bounds=None,
                  norm_bound=None, n_features=None, buffer=None, seed=None):
@@ -249,6 +252,8 @@ class _OnlinePairwiseLearner:
         return self._learn_block(X, labels)
 
     def _learn_block(self, X: np.ndarray, signs: np.ndarray):
+        if self._read_only:
+            raise RuntimeError(self._read_only)
         m = X.shape[0]
         if m == 0:
             return self
@@ -257,6 +262,8 @@ class _OnlinePairwiseLearner:
 
     def _learn_mapped(self, Z: np.ndarray, signs: np.ndarray, n_clipped: int):
         """Learn records already mapped onto the diameter-2 domain (the offline estimators map once)."""
+        if self._read_only:
+            raise RuntimeError(self._read_only)
         m = Z.shape[0]
         # Everything that can raise happens before any state changes: planning (the budget check)
         # and the warnings (which raise under warnings-as-errors). A failed call changes nothing, so
@@ -337,6 +344,33 @@ class _OnlinePairwiseLearner:
 
     def _after_block(self, plan: dict, released: np.ndarray) -> None:
         pass
+
+    # -- persistence -------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the whole learner to ``path`` atomically; :func:`onpair.load` resumes it exactly.
+
+        The file holds the internal state, the history or buffer, the random generators, the
+        releases and the accountant's ledger, behind a format version and a SHA-256 digest
+        (:mod:`onpair.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
+        once, because two learners resumed from it would reuse the same noise and budget.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Destination; an existing file is replaced atomically.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import onpair
+        >>> path = os.path.join(tempfile.mkdtemp(), "learner.onpair")
+        >>> onpair.OnPairStrC(n_features=2, n=100, seed=0).learn_one([0.5, 0.1], 1).save(path)
+        >>> onpair.load(path).n_seen
+        1
+        """
+        from ..persistence import save_learner
+
+        save_learner(self, path)
 
     # -- scoring -----------------------------------------------------------------------------------
     @property
