@@ -9,7 +9,7 @@ export ONPAIR_DATA ?= $(abspath ../shared/datasets)
 # numba's on-disk cache makes the second run of the suite skip compilation.
 export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
 
-.PHONY: demo test bench install clean
+.PHONY: demo demo-river test bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) demos/phishing_stream.py
 
+demo-river: $(STAMP)
+	$(PY) demos/river_pipeline.py
+
 test: $(STAMP)
 	$(PY) -m pytest -q tests --doctest-modules onpair streams
 
@@ -32,6 +35,7 @@ bench: $(STAMP)
 	$(PY) bench/offline_utility.py
 	$(PY) bench/streaming.py
 	$(PY) bench/audit_table.py
+	$(PY) bench/river_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
