@@ -376,3 +376,49 @@ def _giga_buffered(
         if r >= 0:
             _release_into(w, sigmas[r], noise[r], radius, released[r])
     return n_buffered
+
+
+# -- single-record entry points -----------------------------------------------------------------------
+# learn_one's fast path calls these: fewer arguments to dispatch from Python, and they run the block
+# kernels above on a one-record block, so the arithmetic is the same by construction. No release
+# happens here (a release round takes the general path).
+
+
+@njit(**NJIT_OPTIONS)
+def _one_record_block(x, sign, step):
+    d = x.shape[0]
+    X = np.empty((1, d))
+    for k in range(d):
+        X[0, k] = x[k]
+    signs = np.empty(1, dtype=np.int8)
+    signs[0] = sign
+    steps = np.empty(1)
+    steps[0] = step
+    no_release = np.full(1, -1, dtype=np.int64)
+    return X, signs, steps, no_release, np.empty(0), np.empty((0, d))
+
+
+@njit(**NJIT_OPTIONS)
+def _giga_full_history_one(x, sign, w, positives, n_positives, negatives, n_negatives, t, step, lam, center,
+                           radius, loss_code, iterate_sum):
+    X, signs, steps, no_release, sigmas, empty = _one_record_block(x, sign, step)
+    return _giga_full_history(X, signs, w, positives, n_positives, negatives, n_negatives, t - 1, steps, lam,
+                              center, radius, loss_code, no_release, sigmas, empty, empty, iterate_sum)
+
+
+@njit(**NJIT_OPTIONS)
+def _giga_square_statistics_one(x, sign, w, counts, sums, second_moments, t, step, lam, center, radius,
+                                iterate_sum):
+    X, signs, steps, no_release, sigmas, empty = _one_record_block(x, sign, step)
+    _giga_square_statistics(X, signs, w, counts, sums, second_moments, t - 1, steps, lam, center, radius,
+                            no_release, sigmas, empty, empty, iterate_sum)
+
+
+@njit(**NJIT_OPTIONS)
+def _giga_buffered_one(x, sign, w, buffer, buffer_signs, n_buffered, t, step, lam, center, radius, loss_code,
+                       slot, iterate_sum):
+    X, signs, steps, no_release, sigmas, empty = _one_record_block(x, sign, step)
+    slots = np.empty(1, dtype=np.int64)
+    slots[0] = slot
+    return _giga_buffered(X, signs, w, buffer, buffer_signs, n_buffered, t - 1, steps, lam, center, radius,
+                          loss_code, slots, no_release, sigmas, empty, empty, iterate_sum)

@@ -21,6 +21,23 @@ Two kinds of bounds:
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
+
+from ._config import NJIT_OPTIONS
+
+
+@njit(**NJIT_OPTIONS)
+def _map_box_row(x, lower, upper, half_scale, out):
+    """One record through the box map, in the same floating-point operations as
+    :meth:`FeatureBounds.transform` (``(2·x − lower − upper)·half_scale``); returns True (and leaves
+    ``out`` unspecified) when the record lies outside the box, which the caller handles on the general
+    path (clipping is counted and warned about there)."""
+    for k in range(x.shape[0]):
+        v = x[k]
+        if v < lower[k] or v > upper[k]:
+            return True
+        out[k] = (2.0 * v - lower[k] - upper[k]) * half_scale[k]
+    return False
 
 
 class FeatureBounds:

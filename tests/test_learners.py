@@ -319,3 +319,27 @@ def test_every_release_of_a_block_is_available():
 def test_delta_of_one_over_n_or_more_is_flagged():
     with pytest.warns(PrivacyWarning, match="δ ≪ 1/n"):
         OnPairStrC(delta=0.01, n=100, n_features=2)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(bounds=(0, 1)), dict(norm_bound=2.0), dict(bounds=(0, 1), buffer=("reservoir", 8)),
+    dict(bounds=(0, 1), loss="square"), dict(bounds=(0, 1), step_sizes=np.linspace(0.5, 0.01, 300)),
+    dict(bounds=(0, 1), mode="paper", lam=8.0, n=300),
+])
+def test_learn_one_fast_path_equals_the_block_path_with_clipped_records_and_releases(kwargs):
+    """learn_one takes a compiled single-record path on ordinary rounds and the general path on release
+    rounds and for clipped records; both must give the block path's result bit for bit."""
+    X, y = _data(19)
+    X = X.copy()
+    X[::17, 1] = 1.5  # outside the box: clipped on the general path
+    make = lambda: OnPairStrC(release_every=23, seed=2, **{"n": 300, **kwargs}) if "mode" not in kwargs \
+        else OnPairStrC(seed=2, **kwargs)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        single = make()
+        for xi, yi in zip(X, y):
+            single.learn_one(xi, yi)
+        block = make().learn_many(X, y)
+    assert np.array_equal(single._w, block._w)
+    assert np.array_equal(single.released_models, block.released_models)
+    assert single.privacy_report() == block.privacy_report()

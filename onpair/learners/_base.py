@@ -15,12 +15,38 @@ import numpy as np
 
 from .. import _kernels
 from .._validation import as_feature_block, as_feature_vector, as_label_block, binary_label, check_positive
-from ..bounds import FeatureBounds
+from ..bounds import FeatureBounds, _map_box_row
 from ..geometry import random_point_in_ball
 from ..losses import SQUARE, get_loss
 
 STEP_RULES = ("capped",)
 BUFFER_KINDS = ("reservoir", "fifo")
+
+
+def _box_row_cache(learner, bounds):
+    """(lower, upper, half-scale) as float64 rows of the learner's dimension, computed once."""
+    cache = learner.__dict__.get("_box_row")
+    if cache is None:
+        dim = learner._dim
+        lower = np.ascontiguousarray(np.broadcast_to(bounds.lower, (dim,)), dtype=np.float64)
+        upper = np.ascontiguousarray(np.broadcast_to(bounds.upper, (dim,)), dtype=np.float64)
+        half_scale = 0.5 * bounds._box_scale(upper - lower)
+        cache = (lower, upper, np.ascontiguousarray(half_scale))
+        learner._box_row = cache
+    return cache
+
+
+def _capped_step(learner, t: int) -> float:
+    """The "capped" rule for one round t ≥ 3, in the same floating-point operations as the array form."""
+    alpha = learner._strong_convexity
+    if alpha > 0:
+        smooth = learner._smoothness
+        tf = float(t)
+        paper = 2.0 * (tf - 1.0) / ((tf - 2.0) * alpha * tf)
+        if math.isfinite(smooth):
+            return min(paper, 2.0 / (smooth + alpha))
+        return paper
+    return float(learner._radius / (learner._lipschitz * np.sqrt(float(t))))
 
 
 class _OnlinePairwiseLearner:
@@ -236,9 +262,71 @@ class _OnlinePairwiseLearner:
         -------
         self
         """
+        if (self._dim is not None and type(x) is np.ndarray and x.dtype == np.float64
+                and x.shape == (self._dim,) and not self._read_only):
+            sign = binary_label(y, 0, self._t, name="y")
+            if np.isfinite(x).all() and self._learn_one_fast(x, sign):
+                return self
         X = as_feature_vector(x, self._dim, self._t, name="x")
         labels = np.array([binary_label(y, 0, self._t, name="y")], dtype=np.int8)
         return self._learn_block(X, labels)
+
+    def _learn_one_fast(self, x: np.ndarray, sign: int) -> bool:
+        """The common single-record round without the block machinery; False sends the record down the
+        general path instead (a release at this round, a clipped record, a first record, the norm map).
+
+        It computes exactly what the general path computes, bit for bit (the tests feed the same stream
+        both ways): the same box map, step size, ledger update, reservoir draw and kernel arithmetic."""
+        bounds = self._bounds
+        if bounds.kind != "box" or not self._no_event_at(self._t + 1):
+            return False
+        row = _box_row_cache(self, bounds)
+        z = np.empty(self._dim)
+        if _map_box_row(x, row[0], row[1], row[2], z):
+            return False  # outside the bounds: the general path counts it and warns
+        t = self._t + 1
+        step = self._step_size_one(t)
+        slot = -1
+        if self._buffer_kind is not None:
+            size = self._buffer_size
+            if self._buffer_kind == "fifo":
+                slot = (t - 1) % size
+            elif t <= size:
+                slot = t - 1
+            else:
+                j = int(np.floor(self._buffer_rng.random(1)[0] * t))
+                slot = j if j < size else -1
+            self._n_buffered = _kernels._giga_buffered_one(
+                z, sign, self._w, self._buffer, self._buffer_signs, self._n_buffered, t, step, self._lam,
+                self._center, self._radius, self._loss.code, slot, self._iterate_sum)
+        elif self._loss.code == SQUARE:
+            _kernels._giga_square_statistics_one(
+                z, sign, self._w, self._counts, self._sums, self._second_moments, t, step, self._lam,
+                self._center, self._radius, self._iterate_sum)
+        else:
+            if sign > 0:
+                self._positives = self._grown(self._positives, self._n_positives, self._n_positives + 1)
+            else:
+                self._negatives = self._grown(self._negatives, self._n_negatives, self._n_negatives + 1)
+            self._n_positives, self._n_negatives = _kernels._giga_full_history_one(
+                z, sign, self._w, self._positives, self._n_positives, self._negatives, self._n_negatives, t,
+                step, self._lam, self._center, self._radius, self._loss.code, self._iterate_sum)
+        self._t = t
+        self._after_round_fast(t, step)
+        return True
+
+    def _no_event_at(self, t: int) -> bool:
+        """True when round t needs nothing but the step (the non-private learner: always)."""
+        return True
+
+    def _after_round_fast(self, t: int, step: float) -> None:
+        pass
+
+    def _step_size_one(self, t: int) -> float:
+        """η_t for one round, the same number :meth:`_step_sizes_for` gives."""
+        if self._steps_array is not None or t < 3:
+            return float(self._step_sizes_for(t - 1, 1)[0])
+        return _capped_step(self, t)
 
     def learn_many(self, X, y):
         """Learn from a block of records, exactly as repeated :meth:`learn_one` would.
@@ -322,7 +410,9 @@ class _OnlinePairwiseLearner:
         slots = t - 1
         late = t > size
         if late.any():
-            draws = self._buffer_rng.integers(0, t[late])
+            # j = ⌊u·t⌋ with u uniform on [0, 1): one double per record, so a block and its records
+            # fed singly draw the same slots (Generator.integers buffers 32-bit draws, which would not).
+            draws = np.floor(self._buffer_rng.random(int(late.sum())) * t[late]).astype(np.int64)
             slots[late] = np.where(draws < size, draws, -1)
         return slots
 

@@ -158,6 +158,26 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
             return random_point_in_ball(self._init_rng, dim, self._radius)
         return super()._start_point(dim)
 
+    def _no_event_at(self, t):
+        """Round t has no release and no freeze warning pending: the fast single-record path may run."""
+        nxt = self._schedule.next_round_after(t - 1)
+        if nxt is not None and nxt == t:
+            return False
+        last = self._schedule.frozen_after()
+        return not (last is not None and t > last and not self._frozen_warned)
+
+    def _step_size_one(self, t):
+        if self._mode == "paper":
+            return float(self._step_sizes_for(t - 1, 1)[0])
+        return super()._step_size_one(t)
+
+    def _after_round_fast(self, t, step):
+        # The ledger's recursion for one round (the same operations as _ledger_block).
+        steps = np.array([step])
+        self._sensitivity = float(_ledger_block(self._sensitivity, t - 1, steps, self._pair_change,
+                                                self._smoothness, self._strong_convexity, 2.0 * self._radius,
+                                                self._buffer_size)[0])
+
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]
         ledger = _ledger_block(self._sensitivity, t_start, steps, self._pair_change, self._smoothness,
