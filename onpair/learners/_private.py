@@ -160,11 +160,18 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
 
     def _no_event_at(self, t):
         """Round t has no release and no freeze warning pending: the fast single-record path may run."""
+        quiet_until = self.__dict__.get("_quiet_until", 0)
+        if t <= quiet_until:
+            return True
         nxt = self._schedule.next_round_after(t - 1)
         if nxt is not None and nxt == t:
             return False
         last = self._schedule.frozen_after()
-        return not (last is not None and t > last and not self._frozen_warned)
+        if last is not None and t > last and not self._frozen_warned:
+            return False
+        # Rounds before the next release (or, past the schedule's end, every round) are quiet.
+        self._quiet_until = (nxt - 1) if nxt is not None else 2**62
+        return True
 
     def _step_size_one(self, t):
         if self._mode == "paper":
@@ -172,11 +179,18 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         return super()._step_size_one(t)
 
     def _after_round_fast(self, t, step):
-        # The ledger's recursion for one round (the same operations as _ledger_block).
-        steps = np.array([step])
-        self._sensitivity = float(_ledger_block(self._sensitivity, t - 1, steps, self._pair_change,
-                                                self._smoothness, self._strong_convexity, 2.0 * self._radius,
-                                                self._buffer_size)[0])
+        # The ledger's recursion for one round, in the same IEEE operations as _ledger_block (which is
+        # compiled without fastmath, so no fused multiply-add): tests compare the two bit for bit.
+        if t < 2:
+            return  # round 1 takes no step: the bound stays 0
+        alpha = self._strong_convexity
+        contraction = max(abs(1.0 - step * alpha), abs(1.0 - step * self._smoothness))
+        stored = t - 1
+        if 0 < self._buffer_size < stored:
+            stored = self._buffer_size
+        change = self._pair_change
+        carried = contraction * self._sensitivity + change * step * (1.0 / stored)
+        self._sensitivity = min(2.0 * self._radius, max(carried, change * step))
 
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]
