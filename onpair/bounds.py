@@ -30,11 +30,11 @@ from ._config import NJIT_OPTIONS
 def _map_box_row(x, lower, upper, half_scale, out):
     """One record through the box map, in the same floating-point operations as
     :meth:`FeatureBounds.transform` (``(2·x − lower − upper)·half_scale``); returns True (and leaves
-    ``out`` unspecified) when the record lies outside the box, which the caller handles on the general
-    path (clipping is counted and warned about there)."""
+    ``out`` unspecified) when the record lies outside the box or is not finite, which the caller handles
+    on the general path (clipping is counted and warned about there, NaN is an error)."""
     for k in range(x.shape[0]):
         v = x[k]
-        if v < lower[k] or v > upper[k]:
+        if not (v >= lower[k] and v <= upper[k]):  # also true for NaN
             return True
         out[k] = (2.0 * v - lower[k] - upper[k]) * half_scale[k]
     return False

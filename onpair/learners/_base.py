@@ -38,9 +38,11 @@ def _box_row_cache(learner, bounds):
 
 def _capped_step(learner, t: int) -> float:
     """The "capped" rule for one round t ≥ 3, in the same floating-point operations as the array form."""
-    alpha = learner._strong_convexity
+    constants = learner.__dict__.get("_step_constants")
+    if constants is None:
+        constants = learner._step_constants = (learner._strong_convexity, learner._smoothness)
+    alpha, smooth = constants
     if alpha > 0:
-        smooth = learner._smoothness
         tf = float(t)
         paper = 2.0 * (tf - 1.0) / ((tf - 2.0) * alpha * tf)
         if math.isfinite(smooth):
@@ -264,8 +266,8 @@ class _OnlinePairwiseLearner:
         """
         if (self._dim is not None and type(x) is np.ndarray and x.dtype == np.float64
                 and x.shape == (self._dim,) and not self._read_only):
-            sign = binary_label(y, 0, self._t, name="y")
-            if np.isfinite(x).all() and self._learn_one_fast(x, sign):
+            # NaN and ±inf fail the box test in _map_box_row, so they reach the general path's error.
+            if self._learn_one_fast(x, binary_label(y, 0, self._t, name="y")):
                 return self
         X = as_feature_vector(x, self._dim, self._t, name="x")
         labels = np.array([binary_label(y, 0, self._t, name="y")], dtype=np.int8)
@@ -294,7 +296,7 @@ class _OnlinePairwiseLearner:
             elif t <= size:
                 slot = t - 1
             else:
-                j = int(np.floor(self._buffer_rng.random(1)[0] * t))
+                j = int(math.floor(self._buffer_rng.random() * t))  # the same double as random(1)[0]
                 slot = j if j < size else -1
             self._n_buffered = _kernels._giga_buffered_one(
                 z, sign, self._w, self._buffer, self._buffer_signs, self._n_buffered, t, step, self._lam,

@@ -183,14 +183,17 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         # compiled without fastmath, so no fused multiply-add): tests compare the two bit for bit.
         if t < 2:
             return  # round 1 takes no step: the bound stays 0
-        alpha = self._strong_convexity
-        contraction = max(abs(1.0 - step * alpha), abs(1.0 - step * self._smoothness))
+        constants = self.__dict__.get("_ledger_constants")
+        if constants is None:
+            constants = self._ledger_constants = (self._strong_convexity, self._smoothness, self._pair_change,
+                                                  2.0 * self._radius, self._buffer_size)
+        alpha, smooth, change, diameter, buffer_size = constants
+        contraction = max(abs(1.0 - step * alpha), abs(1.0 - step * smooth))
         stored = t - 1
-        if 0 < self._buffer_size < stored:
-            stored = self._buffer_size
-        change = self._pair_change
+        if 0 < buffer_size < stored:
+            stored = buffer_size
         carried = contraction * self._sensitivity + change * step * (1.0 / stored)
-        self._sensitivity = min(2.0 * self._radius, max(carried, change * step))
+        self._sensitivity = min(diameter, max(carried, change * step))
 
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]
