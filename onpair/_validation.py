@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -21,8 +22,18 @@ def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.n
         raise ValueError(f"{name} must be numeric, got a string {X!r}")
     if _is_complex(X):
         raise ValueError(f"{name} has complex values: features must be real numbers")
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("U", "S", "M", "m"):
+        first = X.flat[0].item() if X.size else None
+        raise ValueError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {X.dtype}, "
+                         f"first value {first!r}): features must be numbers")
     try:
-        arr = np.array(X, dtype=np.float64, copy=True)
+        with warnings.catch_warnings():
+            # A complex scalar inside a list or an object array would lose its imaginary part.
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            arr = np.array(X, dtype=np.float64, copy=True)
+    except np.exceptions.ComplexWarning:
+        raise ValueError(f"{name} has complex values: features must be real numbers") from None
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(_locate_unconvertible(X, name, stream_offset, exc)) from None
     if arr.ndim != 2:
@@ -75,8 +86,17 @@ def as_feature_vector(x, n_features, stream_offset: int, name: str = "x") -> np.
         raise ValueError(f"{name} must be numeric, got a string {x!r}")
     if _is_complex(x):
         raise ValueError(f"{name} has complex values: features must be real numbers")
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    if kind in ("U", "S", "M", "m"):
+        first = x.flat[0].item() if x.size else None
+        raise ValueError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {x.dtype}, "
+                         f"first value {first!r}): features must be numbers")
     try:
-        arr = np.array(x, dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            arr = np.array(x, dtype=np.float64)
+    except np.exceptions.ComplexWarning:
+        raise ValueError(f"{name} has complex values: features must be real numbers") from None
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(_locate_unconvertible([x], name, stream_offset, exc)) from None
     if arr.ndim != 1:
@@ -130,3 +150,32 @@ def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
     if allow_zero:
         return _checks.check_rho(value, name, allow_zero=True)
     return _checks.check_positive(value, name)
+
+
+#: Radii outside this range make the loss constants (G/R, the ledger's 2R) overflow or underflow.
+RADIUS_RANGE = (1e-8, 1e8)
+
+
+def check_radius(value, name: str = "radius") -> float:
+    """A radius R of the constraint ball within :data:`RADIUS_RANGE`."""
+    radius = check_positive(value, name)
+    if not RADIUS_RANGE[0] <= radius <= RADIUS_RANGE[1]:
+        raise ValueError(f"{name} must lie in [{RADIUS_RANGE[0]:g}, {RADIUS_RANGE[1]:g}], got {radius!r}")
+    return radius
+
+
+def check_in_range(value, name: str, low: float, high: float) -> float:
+    """A finite number in [low, high] (rejecting bools and strings)."""
+    number = check_positive(value, name, allow_zero=low == 0)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {number!r}")
+    return number
+
+
+def check_seed(seed, name: str = "seed"):
+    """None, a non-negative int, or a SeedSequence (what numpy.random.SeedSequence accepts)."""
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{name} must be None or a non-negative integer, got {seed!r}")
+    return int(seed)

@@ -90,6 +90,12 @@ class FeatureBounds:
         if not np.all(np.isfinite(width)):
             k = int(np.flatnonzero(~np.isfinite(np.atleast_1d(width)))[0])
             raise ValueError(f"the box is too wide to represent: upper − lower overflows for feature {k}")
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            doubled_ok = np.all(np.isfinite(2.0 * lower_arr)) and np.all(np.isfinite(2.0 * upper_arr))
+            scale = 2.0 / (np.atleast_1d(width).astype(np.float64) * np.sqrt(np.atleast_1d(width).size))
+        if not doubled_ok or not np.all(np.isfinite(scale)):
+            raise ValueError("the box's bounds are too extreme to map (2·bound or 2/width overflows): "
+                             f"lower={lower!r}, upper={upper!r}; rescale the features first")
         self.kind = "box"
         self.norm = None
         self.lower = np.array(lower_arr, dtype=np.float64)

@@ -21,7 +21,7 @@ def roc_auc(scores, labels) -> float:
     >>> roc_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
     0.75
     """
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = _real_vector(scores, "scores")
     labels = np.asarray(labels)
     if scores.ndim != 1 or scores.shape != labels.shape:
         raise ValueError(f"scores and labels must be 1-D of the same length, got {scores.shape} and {labels.shape}")
@@ -53,14 +53,31 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     from .losses import get_loss
 
     loss = get_loss(loss)
-    w = np.asarray(w, dtype=np.float64)
+    w = _real_vector(w, "w")
     Z = np.asarray(Z, dtype=np.float64)
     labels = np.asarray(labels)
+    if Z.ndim != 2 or Z.shape[1] != w.shape[0]:
+        raise ValueError(f"Z must be 2-D with {w.shape[0]} columns (the length of w), got shape {Z.shape}")
+    if labels.shape != (Z.shape[0],):
+        raise ValueError(f"labels must have one entry per row of Z ({Z.shape[0]}), got shape {labels.shape}")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z must be finite")
+    valid = np.isin(labels, [1, -1, 0, True, False]) if labels.dtype.kind in "biuf" else np.zeros(1, bool)
+    if not np.all(valid):
+        raise ValueError("labels must be ±1, 0/1 or booleans")
+    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or block < 1:
+        raise ValueError(f"block must be a positive integer, got {block!r}")
     positive = (labels == 1) | (labels == True)  # noqa: E712
     n = Z.shape[0]
     if n < 2:
         raise ValueError("the pairwise risk needs at least 2 records")
-    scores = Z @ w
+    with np.errstate(over="raise", invalid="raise"):
+        try:
+            scores = Z @ w
+        except FloatingPointError:
+            raise ValueError("the scores Z @ w overflow: w or Z is too large") from None
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("the scores Z @ w are not finite: w or Z is too large")
     pos, neg = scores[positive], scores[~positive]
     total = 0.0
     for start in range(0, pos.size, block):
@@ -74,3 +91,19 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     same_label_pairs = pos.size * (pos.size - 1) + neg.size * (neg.size - 1)
     same_label_loss = float(np.log(2.0)) if loss.name == "logistic" else 0.0
     return (2.0 * total + same_label_pairs * same_label_loss) / (n * (n - 1))
+
+
+def _real_vector(values, name: str) -> np.ndarray:
+    """A finite, real float64 vector, or a ValueError naming ``name``."""
+    array = np.asarray(values)
+    if array.dtype.kind == "c":
+        raise ValueError(f"{name} are complex: they must be real numbers")
+    if array.dtype.kind not in "biuf":
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be real numbers, got dtype {array.dtype}") from None
+    array = array.astype(np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite")
+    return array

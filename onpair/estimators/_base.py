@@ -152,6 +152,8 @@ class _PairwiseEstimator:
         """One SeedSequence per fit; None draws fresh OS entropy (a seed is for experiments only)."""
         state = getattr(self, "random_state", None)
         if state is None or isinstance(state, (int, np.integer)) and not isinstance(state, bool):
+            if state is not None and state < 0:
+                raise ValueError(f"random_state must be None or a non-negative integer, got {state!r}")
             return np.random.SeedSequence(None if state is None else int(state))
         if isinstance(state, np.random.SeedSequence):
             return state
@@ -188,6 +190,19 @@ class _PairwiseEstimator:
         if _complex_dtype(X) or _complex_dtype(y):
             raise ValueError("Complex data not supported")
         X = _feature_block(X, None)
+        if isinstance(y, (list, tuple)):  # plain Python sequences: check the element types first
+            values = list(y)
+            kinds = set()
+            for value in values:
+                if isinstance(value, (complex, np.complexfloating)):
+                    raise ValueError(f"y has a complex label {value!r}: labels must be numbers, strings or booleans")
+                if isinstance(value, (list, tuple, dict, set, np.ndarray)):
+                    raise ValueError(f"y has a label that is a {type(value).__name__} ({value!r}): labels must be "
+                                     "scalars")
+                kinds.add("number" if isinstance(value, (int, float, np.number, bool, np.bool_)) else
+                          type(value).__name__)
+            if len(kinds) > 1:
+                raise ValueError(f"y mixes label types {sorted(kinds)}: use one type (e.g. all 0/1 or all strings)")
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:
             warnings.warn("A column-vector y was passed when a 1d array was expected; it was flattened to "

@@ -69,7 +69,7 @@ import warnings
 import numpy as np
 
 from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
-from .._validation import check_positive
+from .._validation import check_in_range, check_positive, check_radius
 from ..geometry import _project_l2_ball
 from ..losses import get_loss
 from ..privacy._checks import check_delta, check_epsilon
@@ -212,11 +212,11 @@ class GradientPerturbedGD(_PairwiseEstimator):
         if not (isinstance(self.loss, str) and self.loss in LOSS_NAMES):
             raise ValueError(f"loss must be one of {LOSS_NAMES}, got {self.loss!r}")
         loss = get_loss(self.loss)
-        lam = check_positive(self.lam, "lam", allow_zero=True)
-        radius = check_positive(self.radius, "radius")
+        lam = check_in_range(self.lam, "lam", 0.0, 1e12)
+        radius = check_radius(self.radius)
         T = self.T
-        if isinstance(T, (bool, np.bool_)) or not isinstance(T, numbers.Integral) or T < 1:
-            raise ValueError(f"T must be an integer >= 1, got {T!r}")
+        if isinstance(T, (bool, np.bool_)) or not isinstance(T, numbers.Integral) or T < 1 or T > 10**6:
+            raise ValueError(f"T must be an integer in [1, 10**6], got {T!r}")
         T = int(T)
         steps = self._validated_steps(T, loss, radius, lam)
         if self.mode not in MODES:

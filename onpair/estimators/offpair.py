@@ -128,11 +128,14 @@ class _OffPair(_PairwiseEstimator):
         noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
         coef = w_out + sigma * noise_rng.standard_normal(dim)
         _project_l2_ball(coef, float(self.radius))
-        rho = sensitivity**2 / (2.0 * sigma**2) if sigma > 0 else 0.0
+        rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
+        # σ is the analytic-Gaussian σ for (ε, δ), so Δ²/(2σ²) is the budget up to the rounding of two
+        # root finders (a few ulps either way): report it capped at the budget it was calibrated to.
+        rho = min(sensitivity**2 / (2.0 * sigma**2), rho_budget) if sigma > 0 else 0.0
         report = release_report(
             algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
             mode=self.mode, sensitivity=sensitivity, sigma=sigma, rho=rho,
-            rho_budget=rho_from_dp(self.epsilon, self.delta, method="gaussian"), rounds=n,
+            rho_budget=rho_budget, rounds=n,
             extra={"output": self.output, "strong_convexity": alpha, "private": True},
         )
         return coef, report
@@ -249,7 +252,9 @@ class OffPairC(_OffPair):
         self.random_state = random_state
 
     def _strong_convexity(self, n):
-        return check_positive(self.c, "c") / math.sqrt(n)
+        from .._validation import check_in_range
+
+        return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
 
     def _center(self, rng, dim):
         if self.center not in ("zero", "random"):

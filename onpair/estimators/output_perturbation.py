@@ -69,7 +69,7 @@ import warnings
 import numpy as np
 
 from .._sgd_kernels import _pairwise_sgd
-from .._validation import check_positive
+from .._validation import check_in_range, check_positive, check_radius
 from ..geometry import _project_l2_ball
 from ..losses import get_loss
 from ..privacy.conversions import eps_from_rho
@@ -193,7 +193,7 @@ class OutputPerturbedSGD(_PairwiseEstimator):
             raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
         if not isinstance(self.loss, str) or self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
-        radius = check_positive(self.radius, "radius")
+        radius = check_radius(self.radius)
         T = self.T
         if T is not None:
             if isinstance(T, (bool, np.bool_)) or not isinstance(T, numbers.Integral):
@@ -201,7 +201,7 @@ class OutputPerturbedSGD(_PairwiseEstimator):
             if T < 1:
                 raise ValueError(f"T must be None or an integer >= 1, got {T!r}")
             T = int(T)
-        eta = None if self.eta is None else check_positive(self.eta, "eta")
+        eta = None if self.eta is None else check_in_range(self.eta, "eta", 1e-12, 1e6)
         if not isinstance(self.private, (bool, np.bool_)):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         return epsilon, delta, get_loss(self.loss), radius, T, eta, bool(self.private)

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 
 from .. import _kernels
-from .._validation import as_feature_block, as_feature_vector, as_label_block, binary_label, check_positive
+from .._validation import (as_feature_block, as_feature_vector, as_label_block, binary_label, check_positive,
+                           check_radius, check_seed)
 from ..bounds import FeatureBounds, _map_box_row
 from ..geometry import random_point_in_ball
 from ..losses import SQUARE, get_loss
@@ -76,8 +77,11 @@ class _OnlinePairwiseLearner:
         self.seed = seed
         self._loss = get_loss(loss)
         self._buffer_kind, self._buffer_size = self._check_buffer(buffer)
-        self._radius = check_positive(radius, "radius")
+        self._radius = check_radius(radius)
         self._lam = self._resolve_lam(lam)
+        if not self._lam <= 1e12:
+            raise ValueError(f"lam must be <= 1e12 (the step sizes ~1/λ underflow), got {self._lam!r}")
+        seed = check_seed(seed)
         self._bounds = self._make_bounds(bounds, norm_bound)
         self._steps_array = self._check_step_sizes(step_sizes)
         self._dim = self._initial_dimension(n_features)

@@ -105,7 +105,16 @@ def check_epsilon(epsilon, name="epsilon"):
     ...
     ValueError: epsilon must be a finite number > 0, got -1.0
     """
-    return check_positive(epsilon, name)
+    value = check_positive(epsilon, name)
+    # Outside this range the root finders of the conversions lose their brackets (ε below ~1e-160
+    # underflows, above ~1e30 overflows), and neither end is a meaningful privacy level.
+    if not EPSILON_RANGE[0] <= value <= EPSILON_RANGE[1]:
+        raise ValueError(f"{name} must lie in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}], got {value!r}")
+    return value
+
+
+#: The ε the library accepts: below 1e-8 no release carries signal, above 10⁴ there is no protection.
+EPSILON_RANGE = (1e-8, 1e4)
 
 
 def check_delta(delta, name="delta"):

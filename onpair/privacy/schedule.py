@@ -39,11 +39,15 @@ SPLITS = ("uniform", "proportional", "convergent")
 _SHRINK = 1.0 - 1e-12
 
 
+#: Rounds beyond this cannot be represented in the int64 arrays of the schedule.
+MAX_ROUND = 2**62
+
+
 def _positive_int(value, name: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if value < 1 or value > MAX_ROUND:
+        raise ValueError(f"{name} must be a positive integer (at most 2**62), got {value!r}")
     return int(value)
 
 
@@ -132,7 +136,8 @@ class ReleaseSchedule:
             r = np.arange(self.param, upper + 1, self.param, dtype=np.int64)
         else:
             count = 0 if upper < self.param else int(math.floor(math.log2(upper / self.param))) + 1
-            r = self.param * (2 ** np.arange(count, dtype=np.int64))
+            r = np.array([self.param * 2**k for k in range(count) if self.param * 2**k <= MAX_ROUND],
+                         dtype=np.int64)
         return r[(r > self.start) & (r <= upper)]
 
     def _enumerate_finite(self):
@@ -147,8 +152,8 @@ class ReleaseSchedule:
             # Unbounded rule, capped count: enumerate just far enough.
             upper = self.start + 1
             r = self._raw_rounds_upto(upper)
-            while r.size < self.max_releases:
-                upper *= 2
+            while r.size < self.max_releases and upper < MAX_ROUND:
+                upper = min(2 * upper, MAX_ROUND)
                 r = self._raw_rounds_upto(upper)
         else:
             return None
@@ -193,12 +198,13 @@ class ReleaseSchedule:
             return int(later[0]) if later.size else None
         after = max(int(t), self.start)
         if self.kind == "every":
-            return (after // self.param + 1) * self.param
+            nxt = (after // self.param + 1) * self.param
+            return nxt if nxt <= MAX_ROUND else None
         # doubling: the smallest param·2^j strictly after `after`
         r = self.param
         while r <= after:
             r *= 2
-        return r
+        return r if r <= MAX_ROUND else None
 
     def rho_shares_between(self, t_low: int, t_high: int) -> np.ndarray:
         """The ρ_k of the releases returned by :meth:`rounds_between` (same order)."""
