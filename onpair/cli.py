@@ -71,7 +71,7 @@ def _make_learner(args, n_train: int, bounds):
         from onpair import OnPairC, OnPairStrC
 
         cls = OnPairStrC if args.algo == "onpairstrc" else OnPairC
-        schedule = {"release_every": args.release_every} if args.release_every else {}
+        schedule = {"release_every": args.release_every} if args.release_every is not None else {}
         return cls(n=n_train, seed=args.seed, mode=args.mode, **schedule, **common)
     from onpair import estimators
 
@@ -89,11 +89,35 @@ def _make_learner(args, n_train: int, bounds):
     return estimators.OutputPerturbedSGD(random_state=args.seed, **dict(common, loss=loss))
 
 
+def _check_replay_args(args) -> None:
+    """Usage-level checks with messages that name the flag (argparse only checks the types)."""
+    import math
+
+    if not (math.isfinite(args.test_fraction) and 0.0 < args.test_fraction < 1.0):
+        raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
+    if args.block_size < 1:
+        raise ValueError(f"--block-size must be a positive integer, got {args.block_size}")
+    if args.release_every is not None and args.release_every < 1:
+        raise ValueError(f"--release-every must be a positive integer, got {args.release_every}")
+    for flag, value in (("--lower", args.lower), ("--upper", args.upper)):
+        if value is not None:
+            try:
+                _floats(value)
+            except ValueError:
+                raise ValueError(f"{flag} must be one number or comma-separated numbers, got {value!r}") from None
+    import os
+
+    if args.source not in DATASETS and not os.path.exists(args.source):
+        raise ValueError(f"SOURCE {args.source!r} is neither a data set ({', '.join(DATASETS)}) nor an existing "
+                         "CSV file")
+
+
 def replay(args) -> dict:
     from onpair._progress import ProgressBar
     from onpair.bounds import FeatureBounds
     from onpair.metrics import pairwise_risk, roc_auc
 
+    _check_replay_args(args)
     X, y, bounds, name = _load(args.source, args)
     order = np.random.default_rng(args.seed).permutation(len(y))  # a public (data-independent) split
     n_test = int(round(args.test_fraction * len(y)))
@@ -162,7 +186,10 @@ def _experiment(args) -> int:
     from onpair._progress import ProgressBar
 
     try:
-        figures = tuple(int(f) for f in args.figures.split(","))
+        try:
+            figures = tuple(int(f) for f in args.figures.split(","))
+        except ValueError:
+            raise ValueError(f"--figures must be comma-separated figure numbers, got {args.figures!r}") from None
         unknown = [f for f in figures if f not in experiment.FIGURES]
         if unknown:
             raise ValueError(f"--figures: no figure {unknown} (the AUC experiments are 1-4)")

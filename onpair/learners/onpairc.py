@@ -53,7 +53,9 @@ class OnPairC(_PrivateOnlineLearner):
             raise ValueError(f"center must be one of {CENTERS}, got {center!r}")
         self._center_kind = center
         if lam is None:
-            c = check_positive(c, "c")
+            from .._validation import check_in_range
+
+            c = check_in_range(c, "c", 1e-12, 1e12)
             length = n if n is not None else horizon
             if length is not None and (isinstance(length, (bool, np.bool_))
                                        or not isinstance(length, (int, np.integer)) or length < 1):
