@@ -95,6 +95,8 @@ def _check_replay_args(args) -> None:
 
     if not (math.isfinite(args.test_fraction) and 0.0 < args.test_fraction < 1.0):
         raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.block_size < 1:
         raise ValueError(f"--block-size must be a positive integer, got {args.block_size}")
     if args.release_every is not None and args.release_every < 1:

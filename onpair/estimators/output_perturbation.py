@@ -187,8 +187,10 @@ class OutputPerturbedSGD(_PairwiseEstimator):
     # -- parameters ---------------------------------------------------------------------------------
     def _checked_params(self):
         """The validated parameters (T and eta still possibly None); a ValueError names the bad one."""
-        epsilon = check_positive(self.epsilon, "epsilon")
-        delta = check_positive(self.delta, "delta")
+        from ..privacy._checks import check_epsilon
+
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_in_range(self.delta, "delta", 1e-300, 1.0 - 1e-12)
         if not delta < 1.0:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
         if not isinstance(self.loss, str) or self.loss not in LOSSES:

@@ -47,6 +47,10 @@ _XTOL = 1e-300
 _MAXITER = 500
 
 
+#: The largest ρ converted to (ε, δ): ρ = 10⁸ is already ε in the hundreds of millions.
+RHO_MAX = 1e8
+
+
 def _check_method(method):
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -222,6 +226,9 @@ def eps_from_rho(rho, delta, method="tight"):
     """
     rho = check_rho(rho)
     delta = check_delta(delta)
+    if rho > RHO_MAX:
+        raise ValueError(f"rho must be at most {RHO_MAX:g} (beyond it no conversion is meaningful and the root "
+                         f"finders lose their brackets), got {rho!r}")
     _check_method(method)
     L = -math.log(delta)
     if method == "lemma3":

@@ -99,6 +99,8 @@ def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diam
         raise ValueError("step_sizes must be finite and >= 0")
     for name, value in (("lipschitz", lipschitz), ("smoothness", smoothness),
                         ("strong_convexity", strong_convexity), ("diameter", diameter)):
+        if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (int, float, np.number)):
+            raise ValueError(f"{name} must be a number, got {value!r}")
         if not np.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     change = 2.0 * float(lipschitz) if pair_change is None else float(pair_change)

@@ -104,7 +104,7 @@ class ReleaseSchedule:
         self.limit = min(limits) if limits else None
         self.kind = given[0]
         if at is not None:
-            rounds = sorted({_positive_int(r, "release round") for r in _iterable(at, "release_at")})
+            rounds = sorted({_positive_int(r, "release round (release_at, at=)") for r in _iterable(at, "release_at")})
             if not rounds:
                 raise ValueError("release_at must name at least one round")
             self.param = tuple(rounds)
