@@ -20,6 +20,8 @@ of fields are all errors. Blank lines carry no record; they are counted in ``rep
 
 from __future__ import annotations
 
+import warnings
+
 import csv
 import io
 import itertools
@@ -206,9 +208,15 @@ class ArraySource(Source):
     def __init__(self, X, y, *, feature_names=None, on_error: str = "raise"):
         if isinstance(X, (str, bytes)):
             raise ValueError(f"X must be a numeric array, got a string {X!r}")
+        if getattr(getattr(X, "dtype", None), "kind", None) == "c":
+            raise ValueError("X has complex values: features must be real numbers")
         try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", np.exceptions.ComplexWarning)
+                X = np.asarray(X, dtype=np.float64)
+        except np.exceptions.ComplexWarning:
+            raise ValueError("X has complex values: features must be real numbers") from None
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"X must be a numeric array; could not convert it to float64 ({exc})") from None
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (records × features), got shape {X.shape}")
@@ -437,8 +445,14 @@ class _TextSource(Source):
                 self.feature_names = self._columns.feature_names
             columns = self._columns
             if X is None:
-                X = np.empty((block_size, len(columns.features)), dtype=np.float64)
-                y = np.empty(block_size, dtype=columns.y_dtype)
+                # Start small and grow: a huge block_size must not allocate memory for rows never read.
+                capacity = min(block_size, 4096)
+                X = np.empty((capacity, len(columns.features)), dtype=np.float64)
+                y = np.empty(capacity, dtype=columns.y_dtype)
+            elif m == X.shape[0]:
+                capacity = min(2 * X.shape[0], block_size)
+                X = np.concatenate([X, np.empty((capacity - X.shape[0], X.shape[1]))])
+                y = np.concatenate([y, np.empty(capacity - y.shape[0], dtype=y.dtype)])
             report["rows_read"] += 1
             label = columns.parse(tokens, line, X[m], self)
             if label is None:
@@ -529,10 +543,21 @@ class CSVSource(_TextSource):
         else:
             # Validate the arguments that do not need the width now, with a stand-in width.
             if isinstance(target, str) or any(isinstance(c, str) for c in
-                                               ((drop,) if isinstance(drop, str) else drop)):
+                                               ((drop,) if isinstance(drop, (str, int, np.integer)) else drop)):
                 raise ValueError(f"{self.path}: columns named by a string need names or header=True")
 
+    def _decoded_lines(self, f):
+        """Lines of a binary file decoded one at a time, so that a byte the encoding cannot read is a
+        malformed line (named by the parser with its file and line number), not a crash of the reader."""
+        for raw in f:
+            try:
+                yield raw.decode(self.encoding)
+            except UnicodeDecodeError:
+                yield f"\x00not valid {self.encoding}\x00\n"
+
     def _tokenised(self, f, count_blank=True):
+        if "b" in getattr(f, "mode", ""):
+            f = self._decoded_lines(f)
         reader = csv.reader(f, delimiter=self.delimiter)
         while True:
             try:
@@ -556,7 +581,7 @@ class CSVSource(_TextSource):
             yield reader.line_num, tokens
 
     def _rows(self):
-        with open(self.path, newline="", encoding=self.encoding) as f:
+        with open(self.path, "rb") as f:
             for line, tokens in self._tokenised(f):
                 if line <= self._header_line:
                     continue
@@ -799,9 +824,12 @@ class RiverSource(Source):
                 self._skip(RecordError(f"{where}: record {position}, feature {name!r}: {value!r} is not a number",
                                        source=where, line=position, field=name, reason="unparseable value"))
                 return None
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # an int beyond the float range
+                value = math.inf
             if not math.isfinite(value):
-                self._skip(RecordError(f"{where}: record {position}, feature {name!r}: {value!r} is not finite",
+                self._skip(RecordError(f"{where}: record {position}, feature {name!r}: {x[name]!r} is not finite",
                                        source=where, line=position, field=name, reason="non-finite value"))
                 return None
             row.append(value)
