@@ -343,3 +343,22 @@ def test_learn_one_fast_path_equals_the_block_path_with_clipped_records_and_rele
     assert np.array_equal(single._w, block._w)
     assert np.array_equal(single.released_models, block.released_models)
     assert single.privacy_report() == block.privacy_report()
+
+
+def test_no_public_entry_point_touches_numpy_global_random_state():
+    """Randomness hygiene across the library: learners, estimators and the river wrapper draw from their
+    own SeedSequence children only."""
+    from onpair import GradientPerturbedGD, OffPairC, OffPairStrC, OutputPerturbedSGD
+    from onpair.river import PrivatePairwiseClassifier
+
+    X, y = _data(20, n=60)
+    np.random.seed(321)
+    before = np.random.get_state()[1].copy()
+    for estimator in (OffPairStrC(bounds=(0, 1)), OffPairC(bounds=(0, 1)), GradientPerturbedGD(bounds=(0, 1), T=3),
+                      OutputPerturbedSGD(bounds=(0, 1), T=200)):
+        estimator.fit(X, y)
+    OnPairStrC(bounds=(0, 1), buffer=("reservoir", 8)).learn_many(X, y)
+    model = PrivatePairwiseClassifier(bounds=(0.0, 1.0))
+    for row, label in zip(X, y):
+        model.learn_one({f"f{k}": float(v) for k, v in enumerate(row)}, bool(label))
+    assert np.array_equal(np.random.get_state()[1], before)
