@@ -18,24 +18,7 @@ from .privacy import _checks
 
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 (m, d) array of finite values, or raise ``ValueError``."""
-    if isinstance(X, (str, bytes)):
-        raise ValueError(f"{name} must be numeric, got a string {X!r}")
-    if _is_complex(X):
-        raise ValueError(f"{name} has complex values: features must be real numbers")
-    kind = getattr(getattr(X, "dtype", None), "kind", None)
-    if kind in ("U", "S", "M", "m"):
-        first = X.flat[0].item() if X.size else None
-        raise ValueError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {X.dtype}, "
-                         f"first value {first!r}): features must be numbers")
-    try:
-        with warnings.catch_warnings():
-            # A complex scalar inside a list or an object array would lose its imaginary part.
-            warnings.simplefilter("error", np.exceptions.ComplexWarning)
-            arr = np.array(X, dtype=np.float64, copy=True)
-    except np.exceptions.ComplexWarning:
-        raise ValueError(f"{name} has complex values: features must be real numbers") from None
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(_locate_unconvertible(X, name, stream_offset, exc)) from None
+    arr = _as_float_array(X, name, lambda exc: _locate_unconvertible(X, name, stream_offset, exc))
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (records × features), got shape {arr.shape}")
     if arr.shape[1] == 0:
@@ -52,6 +35,28 @@ def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.n
             f"{stream_offset + i + 1}, feature {k}): features must be finite"
         )
     return np.ascontiguousarray(arr)
+
+
+def _as_float_array(X, name: str, describe_failure) -> np.ndarray:
+    """A float64 copy of ``X``; strings, dates and complex values (also as scalars inside a list or an
+    object array, which NumPy would cast with only a ComplexWarning) are a ValueError naming ``name``."""
+    if isinstance(X, (str, bytes)):
+        raise ValueError(f"{name} must be numeric, got a string {X!r}")
+    if _is_complex(X):
+        raise ValueError(f"{name} has complex values: features must be real numbers")
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("U", "S", "M", "m"):
+        first = X.flat[0].item() if X.size else None
+        raise ValueError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {X.dtype}, "
+                         f"first value {first!r}): features must be numbers")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            return np.array(X, dtype=np.float64, copy=True)
+    except np.exceptions.ComplexWarning:
+        raise ValueError(f"{name} has complex values: features must be real numbers") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(describe_failure(exc)) from None
 
 
 def _is_complex(X) -> bool:
@@ -82,23 +87,7 @@ def as_feature_vector(x, n_features, stream_offset: int, name: str = "x") -> np.
     """One record as a (1, d) block (see :func:`as_feature_block`)."""
     if isinstance(x, dict):
         raise ValueError(f"{name} is a dict: use onpair.river for dict records, or pass an array")
-    if isinstance(x, (str, bytes)):
-        raise ValueError(f"{name} must be numeric, got a string {x!r}")
-    if _is_complex(x):
-        raise ValueError(f"{name} has complex values: features must be real numbers")
-    kind = getattr(getattr(x, "dtype", None), "kind", None)
-    if kind in ("U", "S", "M", "m"):
-        first = x.flat[0].item() if x.size else None
-        raise ValueError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {x.dtype}, "
-                         f"first value {first!r}): features must be numbers")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", np.exceptions.ComplexWarning)
-            arr = np.array(x, dtype=np.float64)
-    except np.exceptions.ComplexWarning:
-        raise ValueError(f"{name} has complex values: features must be real numbers") from None
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(_locate_unconvertible([x], name, stream_offset, exc)) from None
+    arr = _as_float_array(x, name, lambda exc: _locate_unconvertible([x], name, stream_offset, exc))
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of features, got shape {arr.shape}")
     return as_feature_block(arr[None, :], n_features, stream_offset, name=name)
