@@ -68,6 +68,12 @@ class _PairwiseEstimator:
     _estimator_type = "classifier"
 
     # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
+    def _store_params(self, arguments: dict) -> None:
+        """Store every ``__init__`` argument verbatim (scikit-learn's rule: no validation in ``__init__``;
+        ``fit`` validates)."""
+        for name in self._get_param_names():
+            setattr(self, name, arguments[name])
+
     @classmethod
     def _get_param_names(cls):
         signature = inspect.signature(cls.__init__)

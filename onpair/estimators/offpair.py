@@ -187,19 +187,7 @@ class OffPairStrC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.loss = loss
-        self.lam = lam
-        self.radius = radius
-        self.step_sizes = step_sizes
-        self.output = output
-        self.bounds = bounds
-        self.norm_bound = norm_bound
-        self.mode = mode
-        self.private = private
-        self.start_at_center = start_at_center
-        self.random_state = random_state
+        self._store_params(locals())
 
     def _strong_convexity(self, n):
         # Resolved exactly as the online learners do ("auto" = G(R)/R).
@@ -236,20 +224,7 @@ class OffPairC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center="zero", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, random_state=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.loss = loss
-        self.c = c
-        self.center = center
-        self.radius = radius
-        self.step_sizes = step_sizes
-        self.output = output
-        self.bounds = bounds
-        self.norm_bound = norm_bound
-        self.mode = mode
-        self.private = private
-        self.start_at_center = start_at_center
-        self.random_state = random_state
+        self._store_params(locals())
 
     def _strong_convexity(self, n):
         from .._validation import check_in_range
