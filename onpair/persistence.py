@@ -110,14 +110,24 @@ _RELEASE_KEYS = ("round", "sensitivity", "sigma", "rho")
 # ==================================================================================================
 # public API
 # ==================================================================================================
+def _check_rows_in_domain(rows, name, check) -> None:
+    """Stored records must lie in the image of the public bounds map (the unit ball, diameter 2):
+    the ledger's constants G, Γ and L assume it."""
+    if rows.size and np.max(np.linalg.norm(rows, axis=1)) > 1.0 + 1e-9:
+        raise check.error(f"{name} holds records outside the mapped domain (norm > 1)")
+
+
 def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
     """Write ``learner``'s whole state to ``path``, atomically (temporary file, fsync, rename).
 
     Parameters
     ----------
     learner : PairwiseGIGA, OnPairStrC or OnPairC
-        The learner to save; it is not changed and may keep learning (each later ``save`` to the
-        same path replaces the snapshot).
+        The learner to save. It may keep learning (each later ``save`` to the same path replaces the
+        snapshot), but then it and the snapshot are two mechanisms on the same records, whose ρ add
+        up. So that they never share noise, a private learner without a ``seed`` draws a fresh noise
+        generator from OS entropy after the snapshot is written (the snapshot still resumes bit for
+        bit; with a seed, as for every seeded experiment, the noise is reproducible and so shared).
     path : str or os.PathLike
         Destination. A reader sees the previous file or the new one, never half of one.
     extra : dict, optional
@@ -204,6 +214,10 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
             handle.flush()
             os.fsync(handle.fileno())
     _fsync_directory(path)
+    if getattr(learner, "_private", False) and learner.seed is None:
+        # The snapshot holds the noise generator's state; the live learner must not share it, or the
+        # original and a resumed copy would add the same noise (which cancels in their difference).
+        learner._noise_rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence()))
 
 
 def load_learner(path, *, consume=True):
@@ -521,6 +535,7 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
         learner._center = take("center", (dim,))
         learner._iterate_sum = take("iterate_sum", (dim,))
         _check_in_ball(learner._w, learner._radius, "w", check)
+        _check_in_ball(learner._center, learner._radius, "center", check)
         if kind == "buffer":
             size = learner._buffer_size
             n_buffered = check.integer(state["n_buffered"], "n_buffered", low=0, high=size)
@@ -528,6 +543,7 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
                 raise check.error(f"n_buffered = {n_buffered} after {t} records with a buffer of {size}")
             learner._buffer = np.empty((size, dim))
             learner._buffer[:n_buffered] = take("buffer", (n_buffered, dim))
+            _check_rows_in_domain(learner._buffer[:n_buffered], "buffer", check)
             signs = take("buffer_signs", (size,), np.int8, finite=False)
             if np.any(np.abs(signs[:n_buffered]) != 1) or np.any(signs[n_buffered:] != 0):
                 raise check.error("buffer_signs must be ±1 in the filled slots and 0 elsewhere")
@@ -540,6 +556,12 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
             learner._counts = counts
             learner._sums = take("sums", (2, dim))
             learner._second_moments = take("second_moments", (2, dim, dim))
+            # Σx over c records of norm ≤ 1 has norm ≤ c; the trace of Σxxᵀ is Σ‖x‖² ≤ c.
+            for k in range(2):
+                if (np.linalg.norm(learner._sums[k]) > counts[k] * (1 + 1e-9) + 1e-12
+                        or np.trace(learner._second_moments[k]) > counts[k] * (1 + 1e-9) + 1e-12):
+                    raise check.error("sums / second_moments exceed what records of the mapped domain "
+                                      "(norm ≤ 1) can produce")
         else:
             n_pos = check.integer(state["n_positives"], "n_positives", low=0)
             n_neg = check.integer(state["n_negatives"], "n_negatives", low=0)
@@ -547,6 +569,8 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
                 raise check.error(f"n_positives + n_negatives = {n_pos + n_neg}, but t = {t}")
             learner._positives = take("positives", (n_pos, dim))
             learner._negatives = take("negatives", (n_neg, dim))
+            _check_rows_in_domain(learner._positives, "positives", check)
+            _check_rows_in_domain(learner._negatives, "negatives", check)
             learner._n_positives, learner._n_negatives = n_pos, n_neg
     if learner._private:
         _import_private_state(learner, state, t, dim, take, check)

@@ -498,12 +498,36 @@ def test_feature_bounds_object_and_unseeded_learner(tmp_path):
     bounds = onpair.FeatureBounds(norm=2.0)
     with _quiet():
         learner = OnPairC(bounds=bounds, lam=1.0, n_features=3, n=50).learn_many(*_data(9, n=20))
+    saved_noise_state = learner._noise_rng.bit_generator.state
     learner.save(tmp_path / "f")
     resumed = onpair.load(tmp_path / "f")
     assert isinstance(resumed.bounds, onpair.FeatureBounds) and resumed.bounds.norm == 2.0
-    # Without a seed the continuation still follows the saved generators, not fresh entropy.
-    assert resumed._noise_rng.bit_generator.state == learner._noise_rng.bit_generator.state
+    # Without a seed the continuation still follows the saved generators, not fresh entropy ...
+    assert resumed._noise_rng.bit_generator.state == saved_noise_state
     assert resumed._seed_sequence.entropy == learner._seed_sequence.entropy
+    # ... while the live learner that was saved draws fresh noise from then on: the two never share it.
+    assert learner._noise_rng.bit_generator.state != saved_noise_state
+
+
+def test_a_saved_learner_that_keeps_learning_never_shares_noise_with_its_snapshot(tmp_path):
+    X, y = _data(10, n=40)
+    with _quiet():
+        original = OnPairStrC(bounds=(0, 1), release_every=20, n=40).learn_many(X[:10], y[:10])
+        original.save(tmp_path / "s")
+        resumed = onpair.load(tmp_path / "s")
+        original.learn_many(X[10:20], y[10:20])
+        resumed.learn_many(X[10:20], y[10:20])  # the same records: same iterate, so only noise differs
+    assert np.array_equal(original._w, resumed._w)
+    assert not np.allclose(original.released_models[-1], resumed.released_models[-1])
+
+
+def test_stored_records_outside_the_mapped_domain_are_refused(tmp_path):
+    with _quiet():
+        learner = OnPairStrC(bounds=(0, 1), n_features=3, n=50, seed=0).learn_many(*_data(11, n=20))
+    learner._positives[: learner._n_positives] *= 1e6  # as a crafted file would hold them
+    learner.save(tmp_path / "bad")
+    with pytest.raises(ValueError, match="mapped domain"):
+        onpair.load(tmp_path / "bad")
 
 
 def test_construction_warnings_are_not_repeated_on_load(tmp_path):
