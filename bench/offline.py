@@ -53,6 +53,7 @@ from onpair.estimators.gradient_perturbation import GradientPerturbedGD  # noqa:
 from onpair.losses import LOGISTIC  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import best_time  # noqa: E402
 from results_file import RESULTS, write_section  # noqa: E402
 from run import cpu_model, fmt_rate  # noqa: E402
 
@@ -145,15 +146,6 @@ def direct_algebra(positives, negatives, w):
 
 
 # -- timing ------------------------------------------------------------------------------------------
-def best_time(fn, repeats):
-    best, result = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def machine_lines(command):
     return [
         f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",

@@ -47,6 +47,7 @@ from onpair import _kernels  # noqa: E402
 from onpair.losses import LOGISTIC, SQUARE  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import best_time  # noqa: E402
 from results_file import RESULTS, write_section  # noqa: E402
 
 SECTION = "## Core engine: full-history kernels"
@@ -147,16 +148,6 @@ def numpy_full_history(X, signs, steps, loss_code):
 
 
 # -- timing ------------------------------------------------------------------------------------------
-def best_time(fn, repeats):
-    """Best wall time of ``repeats`` calls, and the last result."""
-    best, result = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def time_numpy(X, signs, steps, loss_code, pairs_per_round, label):
     """Time NumPy on the whole stream when affordable, else on a prefix (the table says which).
 

@@ -42,7 +42,8 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     ``Z`` are records already mapped by the public bounds, ``labels`` are ±1 (or 0/1, booleans).
     Opposite-label pairs score ``ℓ(wᵀ(x⁺ − x⁻))`` (both orders, so twice); same-label pairs contribute
     ℓ(0) = log 2 each for the logistic loss (Huai et al.'s φ((y − y')·…) at y = y') and 0 for the
-    hinge and square losses, whose indicator excludes them. Vectorised over blocks of positives.
+    hinge and square losses, whose indicator excludes them. This validates its inputs and runs the
+    compiled pair loop of :func:`onpair._batch_kernels.pairwise_risk`.
 
     Examples
     --------
@@ -78,19 +79,12 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
             raise ValueError("the scores Z @ w overflow: w or Z is too large") from None
     if not np.all(np.isfinite(scores)):
         raise ValueError("the scores Z @ w are not finite: w or Z is too large")
-    pos, neg = scores[positive], scores[~positive]
-    total = 0.0
-    for start in range(0, pos.size, block):
-        margins = pos[start:start + block, None] - neg[None, :]
-        if loss.name == "logistic":
-            total += float(np.logaddexp(0.0, -2.0 * margins).sum())
-        elif loss.name == "hinge":
-            total += float(np.maximum(0.0, 1.0 - margins).sum())
-        else:
-            total += float(((1.0 - margins) ** 2).sum())
-    same_label_pairs = pos.size * (pos.size - 1) + neg.size * (neg.size - 1)
-    same_label_loss = float(np.log(2.0)) if loss.name == "logistic" else 0.0
-    return (2.0 * total + same_label_pairs * same_label_loss) / (n * (n - 1))
+    # The computation itself is the compiled, parallel pair loop of the full-batch estimators.
+    from ._batch_kernels import pairwise_risk as _compiled_pairwise_risk
+    from ._batch_kernels import split_by_label
+
+    positives, negatives = split_by_label(Z, np.where(positive, 1, -1))
+    return _compiled_pairwise_risk(positives, negatives, w, loss.name, block=block)
 
 
 def _real_vector(values, name: str) -> np.ndarray:
