@@ -1,0 +1,312 @@
+"""Constraint sets for the metric task: symmetric d×d matrices W, with exact Euclidean projections.
+
+The metric learners keep W as a flat row-major vector of d² entries, so the Frobenius norm of W is the
+ℓ2 norm of that vector and every sensitivity of the ledger is a Frobenius-norm bound. Four sets, all
+convex (so the projections are non-expansive, which the ledger needs), all of radius R:
+
+==================  ===============================================  ==============
+name                set                                              diameter (‖·‖_F)
+==================  ===============================================  ==============
+``"frobenius"``     symmetric, ‖W‖_F ≤ R (Huai et al., Example 1)     2R
+``"psd"``           positive semi-definite, ‖W‖_F ≤ R                 √2·R
+``"nuclear"``       symmetric, ‖W‖_* = Σ|λ_i| ≤ R (Yang et al. (11))   2R
+``"psd_nuclear"``   positive semi-definite, trace W ≤ R               √2·R
+==================  ===============================================  ==============
+
+The PSD sets have the smaller diameter because two PSD matrices have ⟨A, B⟩ = tr(AB) ≥ 0, so
+‖A − B‖²_F ≤ ‖A‖²_F + ‖B‖²_F ≤ 2R² (attained by two orthogonal rank-one matrices). Every set lies in the
+Frobenius ball (‖W‖_F ≤ ‖W‖_*), so on all of them |h_W(x, x')| ≤ R‖x − x'‖² ≤ 4R, which the loss
+constants of :mod:`onpair.metric_losses` use.
+
+Projections (exact; ``tests/test_matrix_geometry.py`` checks them against a numerical solver):
+
+* Frobenius ball: scale W down to norm R;
+* PSD ∩ ball: clip the negative eigenvalues, then scale (for a closed convex cone K and a ball
+  centred at the origin, Π_{K∩B} = Π_B ∘ Π_K);
+* nuclear ball: project the eigenvalue vector onto the ℓ1 ball (Duchi et al. 2008), keep the
+  eigenvectors (the nuclear norm and the Frobenius distance are unitarily invariant, so the problem
+  separates over the spectrum, von Neumann's trace inequality);
+* PSD ∩ nuclear ball: the same with the eigenvalues projected onto {λ ≥ 0, Σλ ≤ R}.
+
+A matrix already in the set is returned unchanged, bit for bit (no eigen-decomposition round trip).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._config import NJIT_OPTIONS
+
+FROBENIUS = 0
+PSD = 1
+NUCLEAR = 2
+PSD_NUCLEAR = 3
+
+CONSTRAINTS = {"frobenius": FROBENIUS, "psd": PSD, "nuclear": NUCLEAR, "psd_nuclear": PSD_NUCLEAR}
+
+
+def constraint_code(name) -> int:
+    """Integer code of a constraint set name; a clear ``ValueError`` for an unknown one."""
+    try:
+        return CONSTRAINTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"constraint must be one of {sorted(CONSTRAINTS)}, got {name!r}") from None
+
+
+def constraint_diameter(code: int, radius: float) -> float:
+    """diam(C) in the Frobenius norm (see the table above)."""
+    if code in (PSD, PSD_NUCLEAR):
+        return math.sqrt(2.0) * float(radius)
+    return 2.0 * float(radius)
+
+
+@njit(**NJIT_OPTIONS)
+def _project_l1_ball(values, radius, nonnegative):
+    """Euclidean projection of a vector onto {v : Σ|v_i| ≤ radius} (or {v ≥ 0, Σ v_i ≤ radius}), in place.
+
+    Sort-based (Duchi et al. 2008): the projection soft-thresholds |v| at the θ ≥ 0 that makes the
+    ℓ1 norm equal to ``radius``; signs are kept (or negatives zeroed for the non-negative set).
+    """
+    n = values.shape[0]
+    magnitude = np.empty(n)
+    for i in range(n):
+        v = values[i]
+        if nonnegative:
+            magnitude[i] = v if v > 0.0 else 0.0
+        else:
+            magnitude[i] = abs(v)
+    total = 0.0
+    for i in range(n):
+        total += magnitude[i]
+    if total <= radius:
+        for i in range(n):
+            if nonnegative and values[i] < 0.0:
+                values[i] = 0.0
+        return
+    ordered = np.sort(magnitude)[::-1]
+    cumulative = 0.0
+    theta = 0.0
+    for i in range(n):
+        cumulative += ordered[i]
+        candidate = (cumulative - radius) / (i + 1)
+        if ordered[i] > candidate:
+            theta = candidate
+    for i in range(n):
+        shrunk = magnitude[i] - theta
+        if shrunk < 0.0:
+            shrunk = 0.0
+        values[i] = shrunk if (nonnegative or values[i] >= 0.0) else -shrunk
+
+
+@njit(**NJIT_OPTIONS)
+def _symmetrise(w, d):
+    """Copy the upper triangle of the flat d×d matrix ``w`` onto its lower triangle (exact symmetry)."""
+    for k in range(d):
+        for l in range(k + 1, d):
+            w[l * d + k] = w[k * d + l]
+
+
+@njit(**NJIT_OPTIONS)
+def _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors):
+    """w ← V diag(λ) Vᵀ as a flat row-major vector, upper triangle computed and mirrored."""
+    for k in range(d):
+        for l in range(k, d):
+            acc = 0.0
+            for i in range(d):
+                acc += eigenvectors[k, i] * eigenvalues[i] * eigenvectors[l, i]
+            w[k * d + l] = acc
+    _symmetrise(w, d)
+
+
+@njit(**NJIT_OPTIONS)
+def _frobenius_norm(w):
+    total = 0.0
+    for k in range(w.shape[0]):
+        total += w[k] * w[k]
+    return math.sqrt(total)
+
+
+@njit(**NJIT_OPTIONS)
+def _clamp_norm(w, radius):
+    norm = _frobenius_norm(w)
+    if norm > radius:
+        scale = radius / norm
+        for k in range(w.shape[0]):
+            w[k] *= scale
+
+
+@njit(**NJIT_OPTIONS)
+def _project_matrix(w, d, radius, constraint):
+    """Project the flat symmetric d×d matrix ``w`` onto the constraint set, in place."""
+    if constraint == FROBENIUS:
+        _clamp_norm(w, radius)
+        return
+    eigenvalues, eigenvectors = np.linalg.eigh(w.reshape((d, d)).copy())
+    if constraint == PSD:
+        if eigenvalues[0] >= 0.0 and _frobenius_norm(w) <= radius:
+            return  # already in the set: unchanged
+        total = 0.0
+        for i in range(d):
+            if eigenvalues[i] < 0.0:
+                eigenvalues[i] = 0.0
+            total += eigenvalues[i] * eigenvalues[i]
+        norm = math.sqrt(total)
+        if norm > radius:
+            for i in range(d):
+                eigenvalues[i] *= radius / norm
+        _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors)
+        _clamp_norm(w, radius)  # the rebuild can exceed R by an ulp or two
+        return
+    nonnegative = constraint == PSD_NUCLEAR
+    inside = True
+    total = 0.0
+    for i in range(d):
+        if nonnegative and eigenvalues[i] < 0.0:
+            inside = False
+        total += abs(eigenvalues[i])
+    if inside and total <= radius:
+        return
+    _project_l1_ball(eigenvalues, radius, nonnegative)
+    _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors)
+
+
+def _as_square_symmetric(W, name: str = "W") -> np.ndarray:
+    """A float64 copy of a square, symmetric, finite matrix; ``ValueError`` naming what is wrong."""
+    try:
+        M = np.array(W, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a square matrix of floats, got {type(W).__name__}") from None
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty square matrix, got shape {M.shape}")
+    if not np.all(np.isfinite(M)):
+        k, l = map(int, np.argwhere(~np.isfinite(M))[0])
+        raise ValueError(f"{name}[{k}, {l}] = {M[k, l]!r} is not finite")
+    asymmetry = np.abs(M - M.T)
+    scale = max(1.0, float(np.max(np.abs(M))))
+    if float(asymmetry.max()) > 1e-10 * scale:
+        k, l = map(int, np.unravel_index(int(np.argmax(asymmetry)), M.shape))
+        raise ValueError(f"{name} must be symmetric: {name}[{k}, {l}] = {M[k, l]!r} but {name}[{l}, {k}] = {M[l, k]!r}")
+    return 0.5 * (M + M.T)
+
+
+def project_matrix(W, radius: float, constraint: str = "frobenius") -> np.ndarray:
+    """Euclidean (Frobenius) projection of a symmetric matrix onto a constraint set of the metric task.
+
+    Parameters
+    ----------
+    W : array-like of shape (d, d)
+        A symmetric matrix.
+    radius : float
+        R of the set.
+    constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}
+        See the module docstring.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+        The nearest point of the set, a new array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> project_matrix(np.diag([3.0, -4.0]), 1.0, "frobenius")
+    array([[ 0.6,  0. ],
+           [ 0. , -0.8]])
+    >>> project_matrix(np.diag([3.0, -4.0]), 1.0, "psd")
+    array([[1., 0.],
+           [0., 0.]])
+    >>> project_matrix(np.diag([3.0, -1.0]), 1.0, "nuclear")
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    from ._validation import check_radius
+
+    M = _as_square_symmetric(W)
+    d = M.shape[0]
+    flat = np.ascontiguousarray(M).reshape(-1).copy()
+    _project_matrix(flat, d, check_radius(radius), constraint_code(constraint))
+    return flat.reshape(d, d)
+
+
+def psd_part(W) -> np.ndarray:
+    """The nearest positive semi-definite matrix (negative eigenvalues set to zero).
+
+    A metric learned over symmetric matrices may be indefinite; ``(x − x')ᵀ W₊ (x − x')`` with this
+    ``W₊`` is always a (pseudo-)distance, which is what nearest-neighbour search needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> psd_part(np.diag([2.0, -1.0]))
+    array([[2., 0.],
+           [0., 0.]])
+    """
+    M = _as_square_symmetric(W)
+    eigenvalues, eigenvectors = np.linalg.eigh(M)
+    return (eigenvectors * np.maximum(eigenvalues, 0.0)) @ eigenvectors.T
+
+
+def metric_factor(W) -> np.ndarray:
+    """A matrix L with ``LᵀL = W₊`` (the PSD part of ``W``), so ``‖L(x − x')‖₂² = (x − x')ᵀW₊(x − x')``.
+
+    Rows belong to the non-zero eigenvalues of ``W₊`` (largest first): L maps records into a space of
+    dimension rank(W₊), where the plain Euclidean distance is the learned metric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> L = metric_factor(np.array([[2.0, 0.0], [0.0, 0.5]]))
+    >>> np.allclose(L.T @ L, [[2.0, 0.0], [0.0, 0.5]])
+    True
+    """
+    M = _as_square_symmetric(W)
+    eigenvalues, eigenvectors = np.linalg.eigh(M)
+    keep = eigenvalues > 0.0
+    if not keep.any():
+        return np.zeros((1, M.shape[0]))  # W₊ = 0: every record maps to the origin
+    order = np.argsort(eigenvalues[keep])[::-1]
+    roots = np.sqrt(eigenvalues[keep][order])
+    return roots[:, None] * eigenvectors[:, keep][:, order].T
+
+
+def random_symmetric_point(rng: np.random.Generator, d: int, radius: float, constraint: int) -> np.ndarray:
+    """A data-independent random point of the constraint set, as a flat vector of d² entries.
+
+    A symmetric Gaussian direction scaled to a uniform radius in the Frobenius ball, then projected
+    onto the set (Huai Alg. 1/2's "random point of C" needs any data-independent point; uniformity on
+    C is not part of the privacy argument).
+    """
+    Z = rng.standard_normal((d, d))
+    S = 0.5 * (Z + Z.T)
+    norm = np.linalg.norm(S)
+    if norm == 0.0:
+        return np.zeros(d * d)
+    S *= radius * rng.random() ** (1.0 / (d * (d + 1) / 2)) / norm
+    flat = S.reshape(-1).copy()
+    _project_matrix(flat, d, float(radius), int(constraint))
+    return flat
+
+
+def symmetric_noise(rng: np.random.Generator, count: int, d: int) -> np.ndarray:
+    """``count`` standard Gaussian symmetric matrices as flat rows, isotropic in the Frobenius norm.
+
+    Each is ``(Z + Zᵀ)/2`` with Z standard normal: diagonal entries N(0, 1), off-diagonal entries
+    N(0, 1/2), mirrored. In the orthonormal coordinates of the symmetric matrices (the diagonal and
+    √2 times the upper triangle) that is exactly N(0, I) over d(d+1)/2 coordinates, and those
+    coordinates preserve the Frobenius norm. So σ times this noise is the Gaussian mechanism with
+    ℓ2 sensitivity = the Frobenius sensitivity: release ρ = Δ_F²/(2σ²). (Drawing N(0, σ²) independently
+    for every entry of the upper triangle and mirroring would also be private, with twice the needed
+    variance off the diagonal.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> N = symmetric_noise(np.random.default_rng(0), 2, 3)
+    >>> N.shape, bool(np.allclose(N[0].reshape(3, 3), N[0].reshape(3, 3).T))
+    ((2, 9), True)
+    """
+    Z = rng.standard_normal((count, d, d))
+    return (0.5 * (Z + np.transpose(Z, (0, 2, 1)))).reshape(count, d * d)
