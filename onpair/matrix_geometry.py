@@ -272,6 +272,23 @@ def metric_factor(W) -> np.ndarray:
     return roots[:, None] * eigenvectors[:, keep][:, order].T
 
 
+def identity_center(d: int, radius: float, constraint: int) -> np.ndarray:
+    """``s·I`` at half the largest multiple of the identity in the set, as a flat vector of d² entries.
+
+    s = R/(2√d) for the Frobenius-norm sets (‖s·I‖_F = s√d), s = R/(2d) for the nuclear-norm sets
+    (‖s·I‖_* = s·d). The metric learners pull W towards it (center="identity"): a data-independent
+    prior under which the learned metric is a correction of the Euclidean metric on the public box.
+
+    Examples
+    --------
+    >>> identity_center(2, 1.0, NUCLEAR).reshape(2, 2)
+    array([[0.25, 0.  ],
+           [0.  , 0.25]])
+    """
+    scale = radius / (2.0 * d) if constraint in (NUCLEAR, PSD_NUCLEAR) else radius / (2.0 * math.sqrt(d))
+    return (scale * np.eye(d)).reshape(-1)
+
+
 def random_symmetric_point(rng: np.random.Generator, d: int, radius: float, constraint: int) -> np.ndarray:
     """A data-independent random point of the constraint set, as a flat vector of d² entries.
 

@@ -571,7 +571,8 @@ def test_onpairc_bad_c(c):
         OnPairC(n=100, c=c)
 
 
-@pytest.mark.parametrize("center", ["foo", None, "Random"])
+# None is the task's default centre; "identity" is for task="metric" only.
+@pytest.mark.parametrize("center", ["foo", "Random", "identity", 0])
 def test_onpairc_bad_center(center):
     with pytest.raises(ValueError, match="center"):
         OnPairC(n=100, center=center)

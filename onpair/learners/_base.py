@@ -13,15 +13,39 @@ import warnings
 
 import numpy as np
 
-from .. import _kernels
+from .. import _kernels, _metric_kernels
 from .._validation import (as_feature_block, as_feature_vector, as_label_block, binary_label, check_positive,
                            check_radius, check_seed)
 from ..bounds import FeatureBounds, _map_box_row
 from ..geometry import random_point_in_ball
 from ..losses import SQUARE, get_loss
+from ..matrix_geometry import (CONSTRAINTS, constraint_code, constraint_diameter, identity_center,
+                               metric_factor, random_symmetric_point, symmetric_noise)
+from ..metric_losses import get_metric_loss
 
 STEP_RULES = ("capped",)
 BUFFER_KINDS = ("reservoir", "fifo")
+TASKS = ("auc", "metric")
+
+
+def class_label(value, index: int, stream_offset: int, name: str = "y"):
+    """A class label of the metric task: an int, a bool, a string or a finite integral float.
+
+    Returned in a hashable canonical form (Python int or str) so that ``1``, ``1.0`` and ``np.int64(1)``
+    are one class."""
+    where = f"{name}[{index}] (record {stream_offset + index + 1} of the stream)"
+    if isinstance(value, (str, np.str_)):
+        return str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return int(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if np.isfinite(value) and float(value) == int(value):
+            return int(value)
+        raise ValueError(f"{where} = {value!r}: a class label must be an integer, a string or a boolean")
+    raise ValueError(f"{where} = {value!r} ({type(value).__name__}): a class label must be an integer, a "
+                     "string or a boolean")
 
 
 def _box_row_cache(learner, bounds):
@@ -60,12 +84,33 @@ class _OnlinePairwiseLearner:
 
     #: Whether the learner adds noise (private learners) or exposes its iterate (Pairwise GIGA).
     _private = False
+    #: Centres of the regulariser (λ/2)‖w − w₀‖² this learner accepts (OnPairC adds Alg. 2's "random").
+    _CENTERS = ("zero", "identity")
     #: Why the learner refuses to learn and to be saved (a read-only view from
     #: ``onpair.load(path, consume=False)``), or None.
     _read_only = None
 
     def __init__(self, *, loss="logistic", lam="auto", radius=0.1, step_sizes="capped", bounds=None,
-                 norm_bound=None, n_features=None, buffer=None, seed=None):
+                 norm_bound=None, n_features=None, buffer=None, task="auc", constraint=None, center=None,
+                 seed=None):
+        self.task = task
+        self.center = center
+        self.constraint = constraint
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        self._task = task
+        if task == "metric":
+            self._constraint = constraint_code("frobenius" if constraint is None else constraint)
+            self._class_codes = {}  # class label -> int code, in order of first appearance
+        elif constraint not in (None, "l2"):
+            raise ValueError(f"constraint={constraint!r} is for task='metric' (one of {sorted(CONSTRAINTS)}); "
+                             "the AUC task's constraint set is the l2 ball")
+        kind = center if center is not None else ("identity" if task == "metric" else "zero")
+        if not isinstance(kind, str) or kind not in self._CENTERS:
+            raise ValueError(f"center must be one of {self._CENTERS} or None, got {center!r}")
+        if kind == "identity" and task != "metric":
+            raise ValueError("center='identity' is for task='metric' (W₀ ∝ I); the AUC task uses 'zero'")
+        self._center_kind = kind
         self.loss = loss
         self.lam = lam
         self.radius = radius
@@ -75,7 +120,7 @@ class _OnlinePairwiseLearner:
         self.n_features = n_features
         self.buffer = buffer
         self.seed = seed
-        self._loss = get_loss(loss)
+        self._loss = get_metric_loss(loss) if task == "metric" else get_loss(loss)
         self._buffer_kind, self._buffer_size = self._check_buffer(buffer)
         self._radius = check_radius(radius)
         self._lam = self._resolve_lam(lam)
@@ -194,9 +239,32 @@ class _OnlinePairwiseLearner:
         """Γ of the data term: the ledger's per-pair charge for a replaced record."""
         return self._loss.pair_change(self._radius)
 
+    @property
+    def _diameter(self) -> float:
+        """diam(C): 2R for the ℓ2 ball; the Frobenius diameter of the metric task's set."""
+        if self._task == "metric":
+            return constraint_diameter(self._constraint, self._radius)
+        return 2.0 * self._radius
+
+    def _param_size(self, dim: int) -> int:
+        """Entries of the parameter: d for AUC, d² (a flat symmetric matrix) for the metric task."""
+        return dim * dim if self._task == "metric" else dim
+
+    def _random_point(self, dim: int) -> np.ndarray:
+        """A data-independent random point of C (Huai Alg. 1's warm-up, Alg. 2's centre)."""
+        if self._task == "metric":
+            return random_symmetric_point(self._init_rng, dim, self._radius, self._constraint)
+        return random_point_in_ball(self._init_rng, dim, self._radius)
+
     def _center_point(self, dim: int) -> np.ndarray:
-        """Centre of the regulariser; the origin here (OnPairC overrides)."""
-        return np.zeros(dim)
+        """Centre w₀ of the regulariser (λ/2)‖w − w₀‖² (data-independent): the origin, a random point
+        of C (OnPairC's Alg. 2), or for the metric task a multiple of the identity, so that the learned
+        metric is a correction of the Euclidean metric on the public box (onpair.matrix_geometry)."""
+        if self._center_kind == "identity":
+            return identity_center(dim, self._radius, self._constraint)
+        if self._center_kind == "random":
+            return self._random_point(dim)
+        return np.zeros(self._param_size(dim))
 
     def _start_point(self, dim: int) -> np.ndarray:
         """Internal iterate before the first step (data-independent)."""
@@ -234,8 +302,15 @@ class _OnlinePairwiseLearner:
         self._dim = dim
         self._center = self._center_point(dim)
         self._w = self._start_point(dim)
-        self._iterate_sum = np.zeros(dim)  # Σ_t w_t (internal; the offline average output uses it)
-        if self._buffer_kind is not None:
+        self._iterate_sum = np.zeros(self._param_size(dim))  # Σ_t w_t (internal; for the average output)
+        if self._task == "metric":
+            # Stored records as augmented rows (see onpair._metric_kernels): the buffer's s slots, or
+            # the whole history, grown as records arrive.
+            capacity = self._buffer_size if self._buffer_kind is not None else 0
+            self._rows = np.empty((capacity, _metric_kernels.augmented_width(dim)))
+            self._row_labels = np.zeros(capacity, dtype=np.int64)
+            self._n_rows = 0
+        elif self._buffer_kind is not None:
             # A finite buffer of s past records (any loss): O(s·d) memory whatever the stream length.
             self._buffer = np.empty((self._buffer_size, dim))
             self._buffer_signs = np.zeros(self._buffer_size, dtype=np.int8)
@@ -268,6 +343,10 @@ class _OnlinePairwiseLearner:
         -------
         self
         """
+        if self._task == "metric":
+            X = as_feature_vector(x, self._dim, self._t, name="x")
+            codes, classes = self._encode_classes([class_label(y, 0, self._t, name="y")])
+            return self._learn_block(X, codes, classes)
         if (self._dim is not None and type(x) is np.ndarray and x.dtype == np.float64
                 and x.shape == (self._dim,) and not self._read_only):
             # NaN and ±inf fail the box test in _map_box_row, so they reach the general path's error.
@@ -342,20 +421,47 @@ class _OnlinePairwiseLearner:
         self
         """
         X = as_feature_block(X, self._dim, self._t, name="X")
+        if self._task == "metric":
+            labels = self._class_labels(y, X.shape[0])
+            codes, classes = self._encode_classes(labels)
+            return self._learn_block(X, codes, classes)
         labels = as_label_block(y, X.shape[0], self._t, name="y")
         return self._learn_block(X, labels)
 
-    def _learn_block(self, X: np.ndarray, signs: np.ndarray):
+    def _class_labels(self, y, n_records: int) -> list:
+        """Validated class labels of a block (metric task)."""
+        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
+            raise ValueError(f"y must be a sequence of {n_records} class labels, got {type(y).__name__}")
+        values = list(y) if not isinstance(y, np.ndarray) else list(y.ravel()) if y.ndim == 1 else None
+        if values is None:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if len(values) != n_records:
+            raise ValueError(f"X has {n_records} records but y has {len(values)} labels")
+        return [class_label(v, i, self._t, name="y") for i, v in enumerate(values)]
+
+    def _encode_classes(self, labels: list):
+        """Integer codes of class labels and the label → code map including new classes (committed
+        only once the block is learned, so a failed call adds no class)."""
+        classes = dict(self._class_codes)
+        codes = np.empty(len(labels), dtype=np.int64)
+        for i, label in enumerate(labels):
+            codes[i] = classes.setdefault(label, len(classes))
+        return codes, classes
+
+    def _learn_block(self, X: np.ndarray, signs: np.ndarray, classes=None):
         if self._read_only:
             raise RuntimeError(self._read_only)
         m = X.shape[0]
         if m == 0:
             return self
         Z, clipped = self._bounds.transform(X)
-        return self._learn_mapped(Z, signs, int(np.count_nonzero(clipped)))
+        return self._learn_mapped(Z, signs, int(np.count_nonzero(clipped)), classes)
 
-    def _learn_mapped(self, Z: np.ndarray, signs: np.ndarray, n_clipped: int):
-        """Learn records already mapped onto the diameter-2 domain (the offline estimators map once)."""
+    def _learn_mapped(self, Z: np.ndarray, signs: np.ndarray, n_clipped: int, classes=None):
+        """Learn records already mapped onto the diameter-2 domain (the offline estimators map once).
+
+        ``signs`` are ±1 labels (AUC) or int64 class codes (metric task, with ``classes`` the label map
+        to commit)."""
         if self._read_only:
             raise RuntimeError(self._read_only)
         m = Z.shape[0]
@@ -370,6 +476,8 @@ class _OnlinePairwiseLearner:
         if self._dim is None:
             self._init_state(Z.shape[1])
         n_releases = int(plan["slots"].max()) + 1
+        if self._task == "metric":
+            return self._learn_metric(Z, signs, n_clipped, classes, steps, plan, n_releases)
         noise = self._noise_rng.standard_normal((n_releases, self._dim)) if n_releases else np.zeros((0, self._dim))
         released = np.zeros((n_releases, self._dim))
         if self._buffer_kind is not None:
@@ -397,6 +505,35 @@ class _OnlinePairwiseLearner:
                 self._t, steps, self._lam, self._center, self._radius, self._loss.code, plan["slots"],
                 plan["sigmas"], noise, released, self._iterate_sum,
             )
+        self._t += m
+        self._n_clipped += n_clipped
+        self._after_block(plan, released)
+        return self
+
+    def _learn_metric(self, Z, codes, n_clipped, classes, steps, plan, n_releases):
+        """The metric task's part of :meth:`_learn_mapped` (after planning; nothing here raises)."""
+        m, dim = Z.shape
+        size = self._param_size(dim)
+        # Symmetric noise, isotropic in the Frobenius norm: σ·N is the Gaussian mechanism for a
+        # Frobenius sensitivity (onpair.matrix_geometry.symmetric_noise).
+        noise = symmetric_noise(self._noise_rng, n_releases, dim) if n_releases else np.zeros((0, size))
+        released = np.zeros((n_releases, size))
+        if self._buffer_kind is not None:
+            slots = self._buffer_slots(self._t, m)
+        else:
+            slots = np.arange(self._n_rows, self._n_rows + m, dtype=np.int64)
+            self._rows = self._grown(self._rows, self._n_rows, self._n_rows + m)
+            if self._row_labels.shape[0] < self._rows.shape[0]:
+                grown = np.zeros(self._rows.shape[0], dtype=np.int64)
+                grown[:self._n_rows] = self._row_labels[:self._n_rows]
+                self._row_labels = grown
+        self._n_rows = _metric_kernels._metric_giga(
+            Z, codes, self._w, self._rows, self._row_labels, self._n_rows, self._t, steps, self._lam,
+            self._center, self._radius, self._constraint, self._loss.code, slots, plan["slots"],
+            plan["sigmas"], noise, released, self._iterate_sum,
+        )
+        if classes is not None:
+            self._class_codes = classes
         self._t += m
         self._n_clipped += n_clipped
         self._after_block(plan, released)
@@ -466,6 +603,9 @@ class _OnlinePairwiseLearner:
         """
         from ..persistence import save_learner
 
+        if self._task == "metric":
+            raise ValueError("save() does not support task='metric' learners yet; share learner.model "
+                             "(the released W) instead")
         save_learner(self, path)
 
     # -- scoring -----------------------------------------------------------------------------------
@@ -474,11 +614,34 @@ class _OnlinePairwiseLearner:
         """A copy of the model a user may see (subclasses decide which one)."""
         raise NotImplementedError
 
+    def _as_visible(self, flat: np.ndarray) -> np.ndarray:
+        """A parameter as users see it: the vector (AUC) or the d×d matrix (metric task)."""
+        if self._task == "metric":
+            return flat.reshape(self._dim, self._dim)
+        return flat
+
+    def transform(self, X) -> np.ndarray:
+        """Records mapped so that Euclidean distances are the visible metric's (metric task).
+
+        ``x ↦ L φ(x)`` with φ the public bounds map and ``LᵀL = W₊``, the positive semi-definite part of
+        :attr:`model`: ``‖L φ(x) − L φ(x')‖² = (φ(x) − φ(x'))ᵀ W₊ (φ(x) − φ(x'))``. Any Euclidean
+        nearest-neighbour method on the output uses the learned (released) metric.
+        """
+        if self._task != "metric":
+            raise ValueError("transform is for task='metric'; use decision_function for the AUC task")
+        factor = metric_factor(self.model)
+        X = as_feature_block(X, self._dim, 0, name="X")
+        Z, _ = self._bounds.transform(X)
+        return Z @ factor.T
+
     def decision_function(self, X) -> np.ndarray:
         """Scores ``wᵀ φ(x)`` of records under the visible :attr:`model` (φ: the public bounds map).
 
         Higher scores rank a record as more likely positive; AUC depends only on this order.
         """
+        if self._task == "metric":
+            raise ValueError("decision_function scores records for the AUC task; with task='metric' use "
+                             "transform(X) (records in the learned metric's space) or model (W)")
         model = self.model
         X = as_feature_block(X, model.shape[0], 0, name="X")
         Z, _ = self._bounds.transform(X)

@@ -17,7 +17,6 @@ import warnings
 
 import numpy as np
 
-from ..geometry import random_point_in_ball
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyBudgetExceeded, PrivacyWarning
@@ -40,7 +39,8 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
-                 accounting=None, mode="ledger", buffer=None, seed=None):
+                 accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, center=None,
+                 seed=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n = n
@@ -71,7 +71,8 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
             raise ValueError("mode='paper' uses Alg. 1's step sizes; do not pass step_sizes")
         self._accounting = accounting
         super().__init__(loss=loss, lam=lam, radius=radius, step_sizes=step_sizes, bounds=bounds,
-                         norm_bound=norm_bound, n_features=n_features, buffer=buffer, seed=seed)
+                         norm_bound=norm_bound, n_features=n_features, buffer=buffer, task=task,
+                         constraint=constraint, center=center, seed=seed)
         if mode == "paper" and buffer is not None:
             raise ValueError("mode='paper' is Alg. 1 with the full history (Lemma 4); use mode='ledger' "
                              "with a buffer")
@@ -155,7 +156,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
     def _start_point(self, dim):
         if self._mode == "paper":
             # Alg. 1 lines 3-7: rounds 1…T₁ output random points of C; w_{T₁} is one of them.
-            return random_point_in_ball(self._init_rng, dim, self._radius)
+            return self._random_point(dim)
         return super()._start_point(dim)
 
     def _no_event_at(self, t):
@@ -186,7 +187,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         constants = self.__dict__.get("_ledger_constants")
         if constants is None:
             constants = self._ledger_constants = (self._strong_convexity, self._smoothness, self._pair_change,
-                                                  2.0 * self._radius, self._buffer_size)
+                                                  self._diameter, self._buffer_size)
         alpha, smooth, change, diameter, buffer_size = constants
         contraction = max(abs(1.0 - step * alpha), abs(1.0 - step * smooth))
         stored = t - 1
@@ -198,7 +199,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]
         ledger = _ledger_block(self._sensitivity, t_start, steps, self._pair_change, self._smoothness,
-                               self._strong_convexity, 2.0 * self._radius, self._buffer_size)
+                               self._strong_convexity, self._diameter, self._buffer_size)
         rounds = self._schedule.rounds_between(t_start, t_start + m)
         shares = self._schedule.rho_shares_between(t_start, t_start + m)
         if self._mode == "paper":
@@ -250,18 +251,20 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         """A copy of the last **released** model (the data-independent start before the first release)."""
         self._require_dim()
         if not self._released_models:
-            return self._initial_model.copy()
-        return self._released_models[-1].copy()
+            return self._as_visible(self._initial_model.copy())
+        return self._as_visible(self._released_models[-1].copy())
 
     @property
     def released_models(self) -> np.ndarray:
-        """Every model released so far, in release order (shape (k, d)); row i belongs to
+        """Every model released so far, in release order (shape (k, d), or (k, d, d) for the metric
+        task); entry i belongs to
         ``privacy_report()["releases"][i]``. All of them were paid for, so all of them are public:
         a ``learn_many`` block that crosses several release rounds makes each available here."""
         self._require_dim()
+        shape = (self._dim, self._dim) if self._task == "metric" else (self._dim,)
         if not self._released_models:
-            return np.zeros((0, self._dim))
-        return np.array(self._released_models)
+            return np.zeros((0,) + shape)
+        return np.array(self._released_models).reshape((-1,) + shape)
 
     # A private learner holds the raw history, and its noise generator and remaining budget would be
     # duplicated by a copy: two copies fed neighbouring streams release noise that cancels in their

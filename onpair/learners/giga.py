@@ -47,4 +47,4 @@ class PairwiseGIGA(_OnlinePairwiseLearner):
     def model(self):
         """A copy of the current iterate (this learner is not private)."""
         self._require_dim()
-        return self._w.copy()
+        return self._as_visible(self._w.copy())

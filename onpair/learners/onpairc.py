@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import random_point_in_ball
 from .._validation import check_positive
 from ._private import _PrivateOnlineLearner
 
-CENTERS = ("random", "zero")
 
 
 class OnPairC(_PrivateOnlineLearner):
@@ -27,8 +25,9 @@ class OnPairC(_PrivateOnlineLearner):
         AUC on Phishing at ε = 1 drops from 0.94 to 0.67 (README).
     lam : float, optional
         Give α directly instead of ``c`` (then n is not needed).
-    center : {"zero", "random"}, default "zero"
-        w₀: the origin, or a uniform random point of C as in Alg. 2 line 3. Privacy does not depend on
+    center : {"zero", "random", "identity"}, optional
+        w₀: the origin (the default for AUC), a uniform random point of C as in Alg. 2 line 3, or
+        for ``task="metric"`` a multiple of the identity (the default there, see OnPairStrC). Privacy does not depend on
         w₀ (it is data-independent either way); the random centre pulls the model towards a random
         direction and costs AUC (Phishing, ε = 1, c = 50: 0.71 against 0.94), so it is opt-in.
 
@@ -43,15 +42,13 @@ class OnPairC(_PrivateOnlineLearner):
     0.2403
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=25.0, lam=None, center="zero",
+    _CENTERS = ("zero", "identity", "random")
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=25.0, lam=None, center=None,
                  radius=0.1, step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
-                 accounting=None, mode="ledger", buffer=None, seed=None):
+                 accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, seed=None):
         self.c = c
-        self.center = center
-        if center not in CENTERS:
-            raise ValueError(f"center must be one of {CENTERS}, got {center!r}")
-        self._center_kind = center
         if lam is None:
             from .._validation import check_in_range
 
@@ -70,15 +67,10 @@ class OnPairC(_PrivateOnlineLearner):
                          step_sizes=step_sizes, bounds=bounds, norm_bound=norm_bound, n_features=n_features,
                          n=n, release_every=release_every, release_at=release_at, horizon=horizon,
                          max_releases=max_releases, budget_split=budget_split, accounting=accounting,
-                         mode=mode, buffer=buffer, seed=seed)
+                         mode=mode, buffer=buffer, task=task, constraint=constraint, center=center, seed=seed)
         self.lam = lam  # keep the constructor argument verbatim (None when derived from c)
-
-    def _center_point(self, dim):
-        if self._center_kind == "random":
-            return random_point_in_ball(self._init_rng, dim, self._radius)
-        return np.zeros(dim)
 
     @property
     def _paper_lipschitz(self) -> float:
         # Alg. 2 line 4: G̃ = G + α‖C‖₂ with ‖C‖₂ the diameter of C.
-        return self._lipschitz + self._lam * 2.0 * self._radius
+        return self._lipschitz + self._lam * self._diameter

@@ -1,0 +1,252 @@
+"""Compiled kernels of the metric task: Pairwise GIGA over symmetric matrices W (Huai et al. Example 1).
+
+Same contract as :mod:`onpair._kernels` (arrays and scalars only, state updated in place, a block is
+consumed one record at a time, releases with noise drawn by the caller), with the parameter a flat
+row-major vector of d² entries and the constraint set one of :mod:`onpair.matrix_geometry`.
+
+The round gradient uses the rank-one structure of the pair terms instead of forming a d×d matrix per
+pair. With ``v_j = x − x_j`` and weights ``a_j = dℓ/dh(h_j, τ_j)``:
+
+    Σ_j a_j v_j v_jᵀ = A·x xᵀ − x Tᵀ − T xᵀ + S,   A = Σ a_j,  T = Σ a_j x_j,  S = Σ a_j x_j x_jᵀ,
+    h_j = v_jᵀ W v_j = xᵀWx − 2 x_jᵀ(Wx) + x_jᵀ W x_j.
+
+Each stored record is kept as one *augmented row* ``r_j = [x_j x_jᵀ (upper triangle, d(d+1)/2 entries),
+x_j]``. Then ``x_jᵀ W x_j − 2 x_jᵀ(Wx)`` is one dot product ``ωᵀ r_j`` with ``ω = [W (off-diagonal
+entries doubled), −2Wx]`` and ``[S, T] = Σ a_j r_j`` one weighted sum of rows: the two vectorised
+passes of :mod:`onpair._kernels` (``_history_margins``, ``_weighted_rows``) over rows of length
+d(d+1)/2 + d, about d² multiply-adds per pair in all, half of what forming ``v vᵀ`` per pair costs
+(``make bench`` measures both).
+
+The history and the buffer are one array of augmented rows: record t goes to ``slots[i]`` (the next
+free row for the full history, the FIFO or reservoir slot for a buffer, −1 for none), and the penalty
+averages over the rows filled so far (t − 1 of them with the full history, |B_t| with a buffer), which
+is κ_t of the sensitivity ledger. Every stored record pairs with the new one (pairs of the same class
+have a gradient here, unlike AUC).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._config import NJIT_OPTIONS
+from ._kernels import _history_margins, _weighted_rows
+from .matrix_geometry import _project_matrix
+from .metric_losses import _metric_pair_dloss, _metric_pair_loss
+
+
+def augmented_width(d: int) -> int:
+    """Length of an augmented row: d(d+1)/2 + d."""
+    return d * (d + 1) // 2 + d
+
+
+@njit(**NJIT_OPTIONS)
+def _augmented_row(x, out):
+    """out ← [x_k x_l for k ≤ l (row by row), x]."""
+    d = x.shape[0]
+    idx = 0
+    for k in range(d):
+        xk = x[k]
+        for l in range(k, d):
+            out[idx] = xk * x[l]
+            idx += 1
+    for k in range(d):
+        out[idx + k] = x[k]
+
+
+@njit(**NJIT_OPTIONS)
+def _quadratic_weights(w, x, d, omega, wx):
+    """ω ← [W_kl (×2 off the diagonal), −2Wx] so that ωᵀr_j = x_jᵀWx_j − 2x_jᵀWx; returns xᵀWx."""
+    idx = 0
+    for k in range(d):
+        omega[idx] = w[k * d + k]
+        idx += 1
+        for l in range(k + 1, d):
+            omega[idx] = 2.0 * w[k * d + l]
+            idx += 1
+    xwx = 0.0
+    for k in range(d):
+        acc = 0.0
+        for l in range(d):
+            acc += w[k * d + l] * x[l]
+        wx[k] = acc
+        xwx += x[k] * acc
+    for k in range(d):
+        omega[idx + k] = -2.0 * wx[k]
+    return xwx
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, omega, wx, coef, sums, grad):
+    """grad ← Σ_j ∇_W ℓ(W; z, z_j) over the first ``n_rows`` stored rows (not yet divided by n_rows)."""
+    d = x.shape[0]
+    xwx = _quadratic_weights(w, x, d, omega, wx)
+    # coef[j] ← −(−xᵀWx − ωᵀr_j) = h_j
+    _history_margins(omega, -xwx, -1.0, rows, n_rows, coef)
+    for j in range(n_rows):
+        tau = 1.0 if row_labels[j] == label else -1.0
+        coef[j] = _metric_pair_dloss(loss_code, coef[j], tau)
+    total = _weighted_rows(coef, rows, n_rows, sums)
+    tri = d * (d + 1) // 2
+    idx = 0
+    for k in range(d):
+        xk = x[k]
+        tk = sums[tri + k]
+        for l in range(k, d):
+            value = total * xk * x[l] - xk * sums[tri + l] - tk * x[l] + sums[idx]
+            grad[k * d + l] = value
+            grad[l * d + k] = value
+            idx += 1
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint):
+    """W ← Π_C[W − step·(grad + λ(W − center))] (symmetric in, symmetric out)."""
+    for k in range(w.shape[0]):
+        w[k] -= step * (grad[k] + lam * (w[k] - center[k]))
+    _project_matrix(w, d, radius, constraint)
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_release_into(w, sigma, noise_row, radius, d, constraint, out_row):
+    """out_row ← Π_C[W + σ·N] with N symmetric (Gaussian mechanism, then projection)."""
+    for k in range(w.shape[0]):
+        out_row[k] = w[k] + sigma * noise_row[k]
+    _project_matrix(out_row, d, radius, constraint)
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_giga(
+    X, labels, w, rows, row_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code, slots,
+    release_slot, sigmas, noise, released, iterate_sum,
+):
+    """Pairwise GIGA of the metric task over a block (full history or buffer, see the module docstring).
+
+    ``X``: (m, d) mapped records; ``labels``: int64 class codes; ``w``, ``center``, ``iterate_sum``:
+    flat d² vectors; ``rows``/``row_labels``: stored augmented rows and their labels, ``n_rows`` of them
+    filled; ``slots[i]``: where record i is stored after its step (−1: not stored). Returns the new
+    ``n_rows``.
+    """
+    m, d = X.shape
+    width = rows.shape[1]
+    p = d * d
+    grad = np.empty(p)
+    omega = np.empty(width)
+    sums = np.empty(width)
+    wx = np.empty(d)
+    coef = np.empty(max(rows.shape[0], 1))
+    for i in range(m):
+        t = t_start + i + 1
+        x = X[i]
+        if t >= 2:
+            if n_rows > 0:
+                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, omega, wx, coef,
+                                       sums, grad)
+                inv = 1.0 / n_rows
+                for k in range(p):
+                    grad[k] *= inv
+            else:
+                for k in range(p):
+                    grad[k] = 0.0
+            _metric_regularised_step(w, grad, steps[i], lam, center, radius, d, constraint)
+        slot = slots[i]
+        if slot >= 0:
+            _augmented_row(x, rows[slot])
+            row_labels[slot] = labels[i]
+            if slot >= n_rows:
+                n_rows = slot + 1
+        for k in range(p):
+            iterate_sum[k] += w[k]
+        r = release_slot[i]
+        if r >= 0:
+            _metric_release_into(w, sigmas[r], noise[r], radius, d, constraint, released[r])
+    return n_rows
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_pair_outer_giga(
+    X, labels, w, history, history_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code,
+):
+    """The same full-history steps, forming ``v vᵀ`` per pair (kept to measure the rank-one version
+    against in ``make bench``; tests check both give the same iterates). Returns the new ``n_rows``."""
+    m, d = X.shape
+    p = d * d
+    grad = np.empty(p)
+    v = np.empty(d)
+    wv = np.empty(d)
+    for i in range(m):
+        t = t_start + i + 1
+        x = X[i]
+        if t >= 2 and n_rows > 0:
+            for k in range(p):
+                grad[k] = 0.0
+            for j in range(n_rows):
+                for k in range(d):
+                    v[k] = x[k] - history[j, k]
+                h = 0.0
+                for k in range(d):
+                    acc = 0.0
+                    for l in range(d):
+                        acc += w[k * d + l] * v[l]
+                    wv[k] = acc
+                    h += v[k] * acc
+                tau = 1.0 if history_labels[j] == labels[i] else -1.0
+                a = _metric_pair_dloss(loss_code, h, tau)
+                for k in range(d):
+                    avk = a * v[k]
+                    for l in range(d):
+                        grad[k * d + l] += avk * v[l]
+            inv = 1.0 / n_rows
+            for k in range(p):
+                grad[k] *= inv
+            _metric_regularised_step(w, grad, steps[i], lam, center, radius, d, constraint)
+        history[n_rows, :] = x
+        history_labels[n_rows] = labels[i]
+        n_rows += 1
+    return n_rows
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_full_gradient(W, Z, labels, loss_code):
+    """Σ over unordered pairs i < j of ∇_W ℓ(W; z_i, z_j) (a flat d² vector), in O(n²·d²/2) through the
+    augmented rows; the full-batch gradient of the metric task is 2/(n(n−1)) times this."""
+    n, d = Z.shape
+    width = d * (d + 1) // 2 + d
+    rows = np.empty((n, width))
+    for i in range(n):
+        _augmented_row(Z[i], rows[i])
+    p = d * d
+    grad = np.zeros(p)
+    part = np.empty(p)
+    omega = np.empty(width)
+    sums = np.empty(width)
+    wx = np.empty(d)
+    coef = np.empty(max(n, 1))
+    for i in range(1, n):
+        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, omega, wx, coef, sums, part)
+        for k in range(p):
+            grad[k] += part[k]
+    return grad
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_risk(W, Z, labels, loss_code):
+    """Mean of ℓ(W; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is symmetric)."""
+    n, d = Z.shape
+    total = 0.0
+    v = np.empty(d)
+    from_pairs = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            for k in range(d):
+                v[k] = Z[i, k] - Z[j, k]
+            h = 0.0
+            for k in range(d):
+                acc = 0.0
+                for l in range(d):
+                    acc += W[k * d + l] * v[l]
+                h += v[k] * acc
+            tau = 1.0 if labels[i] == labels[j] else -1.0
+            total += _metric_pair_loss(loss_code, h, tau)
+            from_pairs += 1
+    return total / from_pairs if from_pairs else 0.0
