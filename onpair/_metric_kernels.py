@@ -87,6 +87,13 @@ def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, ome
         tau = 1.0 if row_labels[j] == label else -1.0
         coef[j] = _metric_pair_dloss(loss_code, coef[j], tau)
     total = _weighted_rows(coef, rows, n_rows, sums)
+    _assemble_gradient(total, x, sums, d, grad)
+
+
+@njit(**NJIT_OPTIONS)
+def _assemble_gradient(total, x, sums, d, grad):
+    """grad ← A·x xᵀ − x Tᵀ − T xᵀ + S from ``total`` = A and ``sums`` = [S (upper triangle), T];
+    the upper triangle is computed and mirrored, so grad is exactly symmetric."""
     tri = d * (d + 1) // 2
     idx = 0
     for k in range(d):
@@ -250,3 +257,59 @@ def _metric_risk(W, Z, labels, loss_code):
             total += _metric_pair_loss(loss_code, h, tau)
             from_pairs += 1
     return total / from_pairs if from_pairs else 0.0
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint, loss_code, w, iterate_sum):
+    """Yang et al.'s Alg. 1 for the metric task (see :mod:`onpair._sgd_kernels` for the AUC version).
+
+    Step t − 1 (t = 2 … T) pairs the new draw ``z = X[indices[t−1]]`` with every earlier draw:
+    ``W ← Π_C(W − (η/(t−1)) Σ_j c_j ∇ℓ(W; z, z_j))``, with ``c_j`` how often record j has been drawn
+    so far, grouped by record through the augmented rows (O(#distinct drawn records · d²) per step). A
+    record paired with itself has v = 0 and no gradient. ``w`` holds W_1 on entry and W_T on exit;
+    ``iterate_sum`` ← Σ_{t=1}^{T} W_t.
+    """
+    n, d = X.shape
+    width = d * (d + 1) // 2 + d
+    p = d * d
+    rows = np.empty((n, width))
+    row_labels = np.zeros(n, dtype=np.int64)
+    counts = np.zeros(n)
+    slot = np.full(n, -1, dtype=np.int64)
+    n_rows = 0
+    omega = np.empty(width)
+    sums = np.empty(width)
+    wx = np.empty(d)
+    coef = np.empty(n)
+    grad = np.empty(p)
+    for k in range(p):
+        iterate_sum[k] = w[k]
+    for t in range(1, n_iterates + 1):
+        if t >= 2:
+            step_index = t - 1
+            j = indices[step_index]
+            x = X[j]
+            if n_rows > 0:
+                xwx = _quadratic_weights(w, x, d, omega, wx)
+                _history_margins(omega, -xwx, -1.0, rows, n_rows, coef)
+                for r in range(n_rows):
+                    tau = 1.0 if row_labels[r] == labels[j] else -1.0
+                    coef[r] = counts[r] * _metric_pair_dloss(loss_code, coef[r], tau)
+                total = _weighted_rows(coef, rows, n_rows, sums)
+                _assemble_gradient(total, x, sums, d, grad)
+                step = eta / step_index
+                for k in range(p):
+                    w[k] -= step * grad[k]
+                _project_matrix(w, d, radius, constraint)
+            for k in range(p):
+                iterate_sum[k] += w[k]
+        j = indices[t - 1]
+        r = slot[j]
+        if r < 0:
+            r = n_rows
+            _augmented_row(X[j], rows[r])
+            row_labels[r] = labels[j]
+            slot[j] = r
+            n_rows += 1
+        counts[r] += 1.0
+    return w

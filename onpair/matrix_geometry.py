@@ -28,7 +28,10 @@ Projections (exact; ``tests/test_matrix_geometry.py`` checks them against a nume
   separates over the spectrum, von Neumann's trace inequality);
 * PSD ∩ nuclear ball: the same with the eigenvalues projected onto {λ ≥ 0, Σλ ≤ R}.
 
-A matrix already in the set is returned unchanged, bit for bit (no eigen-decomposition round trip).
+A matrix already in the set is returned unchanged, bit for bit, when the check confirms it: always for
+the Frobenius ball; for the spectral sets when the computed spectrum is inside (a rank-deficient PSD
+matrix can show eigenvalues of −1e−17 and then goes through the rebuild, which moves it by rounding
+error only).
 """
 
 from __future__ import annotations
@@ -88,16 +91,26 @@ def _project_l1_ball(values, radius, nonnegative):
         return
     ordered = np.sort(magnitude)[::-1]
     cumulative = 0.0
-    theta = 0.0
+    # Mathematically index 0 always qualifies (θ = |v|_max − R); in floating point R can be below the
+    # rounding unit of |v|_max, so start from that value rather than from 0.
+    theta = max(ordered[0] - radius, 0.0)
     for i in range(n):
         cumulative += ordered[i]
         candidate = (cumulative - radius) / (i + 1)
         if ordered[i] > candidate:
             theta = candidate
+    total = 0.0
     for i in range(n):
         shrunk = magnitude[i] - theta
         if shrunk < 0.0:
             shrunk = 0.0
+        magnitude[i] = shrunk
+        total += shrunk
+    # |v| − θ loses the low digits of |v| when |v|_max ≫ R: a final rescale keeps the result in the
+    # set (the sensitivity analysis needs membership; the rescale moves it by rounding error only).
+    scale = radius / total if total > radius else 1.0
+    for i in range(n):
+        shrunk = magnitude[i] * scale
         values[i] = shrunk if (nonnegative or values[i] >= 0.0) else -shrunk
 
 
@@ -123,10 +136,19 @@ def _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors):
 
 @njit(**NJIT_OPTIONS)
 def _frobenius_norm(w):
+    """‖w‖₂, scaled by the largest entry so that entries beyond 1e154 do not overflow the squares."""
+    largest = 0.0
+    for k in range(w.shape[0]):
+        a = abs(w[k])
+        if a > largest or a != a:
+            largest = a
+    if largest == 0.0 or not math.isfinite(largest):
+        return largest
     total = 0.0
     for k in range(w.shape[0]):
-        total += w[k] * w[k]
-    return math.sqrt(total)
+        r = w[k] / largest
+        total += r * r
+    return largest * math.sqrt(total)
 
 
 @njit(**NJIT_OPTIONS)
@@ -189,7 +211,7 @@ def _as_square_symmetric(W, name: str = "W") -> np.ndarray:
     if float(asymmetry.max()) > 1e-10 * scale:
         k, l = map(int, np.unravel_index(int(np.argmax(asymmetry)), M.shape))
         raise ValueError(f"{name} must be symmetric: {name}[{k}, {l}] = {M[k, l]!r} but {name}[{l}, {k}] = {M[l, k]!r}")
-    return 0.5 * (M + M.T)
+    return 0.5 * M + 0.5 * M.T
 
 
 def project_matrix(W, radius: float, constraint: str = "frobenius") -> np.ndarray:

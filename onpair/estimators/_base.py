@@ -131,7 +131,8 @@ class _PairwiseEstimator:
         -------
         self
         """
-        X, signs, classes = self._validate_training_data(X, y)
+        metric = self._metric_task()
+        X, signs, classes = self._validate_training_data(X, y, metric=metric)
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
@@ -145,14 +146,24 @@ class _PairwiseEstimator:
             )
         coef, report = self._fit_released(Z, signs, self._seed_sequence())
         report = dict(report, n_clipped=n_clipped)
+        coef = np.asarray(coef, dtype=np.float64)
+        if metric:
+            coef = coef.reshape(X.shape[1], X.shape[1])
         # Assign fitted attributes only now: a failed fit leaves the estimator untouched.
-        self.coef_ = np.asarray(coef, dtype=np.float64)
+        self.coef_ = coef
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self.bounds_ = bounds
         self.n_clipped_ = n_clipped
         self.privacy_report_ = report
         return self
+
+    def _metric_task(self) -> bool:
+        """True for ``task="metric"``; a ValueError for an unknown task (checked at fit, as sklearn wants)."""
+        task = getattr(self, "task", "auc")
+        if not isinstance(task, str) or task not in ("auc", "metric"):
+            raise ValueError(f"task must be 'auc' or 'metric', got {task!r}")
+        return task == "metric"
 
     def _seed_sequence(self) -> np.random.SeedSequence:
         """One SeedSequence per fit; None draws fresh OS entropy (a seed is for experiments only)."""
@@ -188,7 +199,7 @@ class _PairwiseEstimator:
         return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
 
     @staticmethod
-    def _validate_training_data(X, y):
+    def _validate_training_data(X, y, metric=False):
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
@@ -229,7 +240,10 @@ class _PairwiseEstimator:
             kinds = {type(v) for v in y_arr}
             if len(kinds) > 1:
                 raise ValueError(f"labels of mixed types {sorted(k.__name__ for k in kinds)}")
-        classes = np.unique(y_arr)
+        classes, codes = np.unique(y_arr, return_inverse=True)
+        if metric:
+            # Any number of classes (one included: every pair is then a same-class pair).
+            return X, codes.reshape(-1).astype(np.int64), classes
         if classes.size != 2:
             raise ValueError(
                 f"Only binary classification is supported: pairwise AUC learning needs exactly 2 classes "
@@ -246,9 +260,43 @@ class _PairwiseEstimator:
         if not hasattr(self, "coef_"):
             raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
 
+    def _refuse_metric(self, what: str) -> None:
+        if getattr(self, "task", "auc") == "metric":
+            raise ValueError(f"{what} scores records for the AUC task; with task='metric' use transform(X) "
+                             "(records in the released metric's space), score(X, y) or coef_ (W)")
+
+    @property
+    def transform(self):
+        """Records mapped so that Euclidean distances are the released metric's (``task="metric"`` only).
+
+        ``transform(X)`` maps ``x ↦ L φ(x)`` with φ the public bounds map and ``LᵀL`` the positive
+        semi-definite part of ``coef_`` (:func:`onpair.matrix_geometry.metric_factor`). For the AUC task
+        the attribute does not exist (scikit-learn's tools then do not mistake the estimator for a
+        transformer).
+        """
+        if getattr(self, "task", "auc") != "metric":
+            raise AttributeError("transform is available with task='metric' only; use decision_function")
+        return self._transform
+
+    def _transform(self, X) -> np.ndarray:
+        from ..matrix_geometry import metric_factor
+
+        self._check_fitted()
+        X = _feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        Z, _ = self.bounds_.transform(X)
+        return Z @ metric_factor(self.coef_).T
+
+    def get_mahalanobis_matrix(self) -> np.ndarray:
+        """The released W (``task="metric"``), as metric-learn names it; its PSD part is the metric used."""
+        self._check_fitted()
+        if getattr(self, "task", "auc") != "metric":
+            raise ValueError("get_mahalanobis_matrix is for task='metric'")
+        return self.coef_.copy()
+
     def decision_function(self, X) -> np.ndarray:
         """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
         self._check_fitted()
+        self._refuse_metric("decision_function")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
         X = _feature_block(X, self.n_features_in_, owner=type(self).__name__)
@@ -261,19 +309,50 @@ class _PairwiseEstimator:
         The score is a ranking score (its scale is set by the radius R), so these probabilities are
         not calibrated; use :meth:`decision_function` for ranking.
         """
+        self._refuse_metric("predict_proba")
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X) -> np.ndarray:
         """``classes_[1]`` where the score is positive, i.e. above the score of the bounds' centre."""
         self._check_fitted()
+        self._refuse_metric("predict")
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y) -> float:
-        """Ranking quality: ROC AUC of :meth:`decision_function` with ``classes_[1]`` positive."""
+        """Ranking quality: ROC AUC of :meth:`decision_function` with ``classes_[1]`` positive.
+
+        With ``task="metric"``: leave-one-out 3-NN accuracy of ``(X, y)`` under the released metric.
+        """
         self._check_fitted()
+        if getattr(self, "task", "auc") == "metric":
+            return _leave_one_out_knn(self.transform(X), np.asarray(y), k=3)
         y = np.asarray(y)
         return roc_auc(self.decision_function(X), y == self.classes_[1])
+
+
+def _leave_one_out_knn(Z, y, k=3) -> float:
+    """Accuracy of predicting each record from its k nearest other records (majority vote, ties to the
+    nearest of the tied classes)."""
+    n = Z.shape[0]
+    if y.shape[0] != n:
+        raise ValueError(f"X has {n} records but y has {y.shape[0]} labels")
+    if n <= k:
+        raise ValueError(f"score needs more than k = {k} records, got {n}")
+    squared = np.sum(Z * Z, axis=1)
+    correct = 0
+    for start in range(0, n, 512):
+        block = Z[start:start + 512]
+        dist = squared[start:start + 512, None] - 2.0 * block @ Z.T + squared[None, :]
+        dist[np.arange(block.shape[0]), np.arange(start, start + block.shape[0])] = np.inf
+        nearest = np.argsort(dist, axis=1, kind="stable")[:, :k]
+        for row, neighbours in enumerate(nearest):
+            labels = list(y[neighbours])
+            counts = {label: labels.count(label) for label in labels}
+            top = max(counts.values())
+            vote = next(label for label in labels if counts[label] == top)  # nearest among the tied
+            correct += int(vote == y[start + row])
+    return correct / n
 
 
 def _complex_dtype(values) -> bool:

@@ -71,7 +71,10 @@ import numpy as np
 from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
 from .._validation import check_in_range, check_positive, check_radius
 from ..geometry import _project_l2_ball
+from .._metric_kernels import _metric_full_gradient
 from ..losses import get_loss
+from ..matrix_geometry import _project_matrix, constraint_code, identity_center, symmetric_noise
+from ..metric_losses import get_metric_loss
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
@@ -144,6 +147,13 @@ class GradientPerturbedGD(_PairwiseEstimator):
         Conversion between ρ-zCDP and (ε, δ) (:mod:`onpair.privacy.conversions`).
     private : bool, default True
         False gives the non-private twin: the same iterations without noise.
+    task : {"auc", "metric"}, default "auc"
+        The metric task learns a symmetric d×d matrix W (``coef_``) from any number of classes, with
+        the losses of :mod:`onpair.metric_losses`; θ_0 is the public scaled identity
+        (:func:`onpair.matrix_geometry.identity_center`), the regulariser pulls towards it, the noise is
+        symmetric and isotropic in the Frobenius norm, and ``transform``/``score`` use W's PSD part.
+    constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
+        The metric task's constraint set (default "frobenius").
     random_state : int, SeedSequence, Generator or None
         The noise comes from a child of one SeedSequence. None: fresh OS entropy (a seed is for
         reproducible experiments only).
@@ -184,7 +194,9 @@ class GradientPerturbedGD(_PairwiseEstimator):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=0.0, radius=0.1, T=1,
                  step_sizes=None, bounds=None, norm_bound=None, mode="ledger", accounting="gaussian",
-                 private=True, random_state=None):
+                 private=True, task="auc", constraint=None, random_state=None):
+        self.task = task
+        self.constraint = constraint
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -209,9 +221,17 @@ class GradientPerturbedGD(_PairwiseEstimator):
         """
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
-        if not (isinstance(self.loss, str) and self.loss in LOSS_NAMES):
-            raise ValueError(f"loss must be one of {LOSS_NAMES}, got {self.loss!r}")
-        loss = get_loss(self.loss)
+        metric = self._metric_task()
+        if metric:
+            loss = get_metric_loss(self.loss)
+            constraint = constraint_code("frobenius" if self.constraint is None else self.constraint)
+        else:
+            if not (isinstance(self.loss, str) and self.loss in LOSS_NAMES):
+                raise ValueError(f"loss must be one of {LOSS_NAMES}, got {self.loss!r}")
+            if self.constraint not in (None, "l2"):
+                raise ValueError(f"constraint={self.constraint!r} is for task='metric'")
+            loss = get_loss(self.loss)
+            constraint = None
         lam = check_in_range(self.lam, "lam", 0.0, 1e12)
         radius = check_radius(self.radius)
         T = self.T
@@ -226,12 +246,13 @@ class GradientPerturbedGD(_PairwiseEstimator):
         if not isinstance(self.private, (bool, np.bool_)):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         return {"epsilon": epsilon, "delta": delta, "loss": loss, "lam": lam, "radius": radius, "T": T,
+                "metric": metric, "constraint": constraint,
                 "steps": steps, "mode": self.mode, "accounting": self.accounting, "private": bool(self.private)}
 
     def _validated_steps(self, T, loss, radius, lam) -> np.ndarray:
         step_sizes = self.step_sizes
         if step_sizes is None:
-            return np.full(T, default_step_size(loss, radius, lam))
+            return np.full(T, float(radius) / (loss.lipschitz(radius) + float(lam) * float(radius)))
         if isinstance(step_sizes, (str, bytes, bool, np.bool_)):
             raise ValueError(f"step_sizes must be None, a number or an array of T numbers, got {step_sizes!r}")
         try:
@@ -250,10 +271,11 @@ class GradientPerturbedGD(_PairwiseEstimator):
         return steps
 
     # -- the algorithm -----------------------------------------------------------------------------
-    def _sensitivities(self, loss, radius, T, n) -> np.ndarray:
-        """Δ_t = 2Γ(r_{t−1})/n with the public norm bounds r_0 = 0, r_t = R (t ≥ 1)."""
+    def _sensitivities(self, loss, radius, T, n, start_norm=0.0) -> np.ndarray:
+        """Δ_t = 2Γ(r_{t−1})/n with the public norm bounds r_0 = ‖θ_0‖ (0, or the metric task's public
+        identity start), r_t = R (t ≥ 1)."""
         gammas = np.full(T, loss.pair_change(radius))
-        gammas[0] = loss.pair_change(0.0)
+        gammas[0] = loss.pair_change(start_norm)
         return 2.0 * gammas / n
 
     def _fit_released(self, Z, signs, seed_sequence):
@@ -264,8 +286,17 @@ class GradientPerturbedGD(_PairwiseEstimator):
             warnings.warn(
                 f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in the "
                 "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=3)
-        positives, negatives = split_by_label(Z, signs)
-        sensitivities = self._sensitivities(loss, radius, T, n)
+        metric = p["metric"]
+        size = dim * dim if metric else dim
+        if metric:
+            # θ_0 = the scaled identity (public): one noisy step is a private correction of the
+            # Euclidean metric, as the online metric learners' default centre.
+            theta_start = identity_center(dim, radius, p["constraint"])
+            codes = np.ascontiguousarray(signs, dtype=np.int64)
+        else:
+            theta_start = np.zeros(dim)
+            positives, negatives = split_by_label(Z, signs)
+        sensitivities = self._sensitivities(loss, radius, T, n, float(np.linalg.norm(theta_start)))
         if p["private"]:
             rho_budget = rho_from_dp(p["epsilon"], delta, method=p["accounting"])
             if p["mode"] == "ledger":
@@ -277,23 +308,32 @@ class GradientPerturbedGD(_PairwiseEstimator):
                 sigmas = np.full(T, sigma)
                 rhos = sensitivities**2 / (2.0 * sigmas**2)
             rng = np.random.Generator(np.random.PCG64(seed_sequence.spawn(1)[0]))
-            noise = rng.standard_normal((T, dim))
+            # Metric task: symmetric noise isotropic in the Frobenius norm, the norm of Δ_t.
+            noise = symmetric_noise(rng, T, dim) if metric else rng.standard_normal((T, dim))
         else:
             sigmas = np.zeros(T)
-            noise = np.zeros((T, dim))
+            noise = np.zeros((T, size))
 
-        scale = 2.0 / (n * (n - 1.0))  # each opposite-label pair counts twice among the ordered pairs
-        theta = np.zeros(dim)
+        # Each unordered pair counts twice among the n(n−1) ordered pairs (AUC: each opposite-label pair;
+        # metric: every pair, the loss being symmetric in its two records).
+        scale = 2.0 / (n * (n - 1.0))
+        theta = theta_start.copy()
         for t in range(T):
-            gradient = scale * pairwise_gradient_sum(positives, negatives, theta, loss.code, DEFAULT_BLOCK)
-            update = gradient + lam * theta
+            if metric:
+                gradient = scale * _metric_full_gradient(theta, Z, codes, loss.code)
+            else:
+                gradient = scale * pairwise_gradient_sum(positives, negatives, theta, loss.code, DEFAULT_BLOCK)
+            update = gradient + lam * (theta - theta_start)
             if p["private"]:
                 update = update + sigmas[t] * noise[t]
             theta = theta - steps[t] * update
-            _project_l2_ball(theta, radius)
+            if metric:
+                _project_matrix(theta, dim, radius, p["constraint"])
+            else:
+                _project_l2_ball(theta, radius)
 
         common = {"private": p["private"], "T": T, "step_sizes": [float(s) for s in steps], "lam": lam,
-                  "radius": radius, "loss": loss.name}
+                  "radius": radius, "loss": loss.name, "task": "metric" if metric else "auc"}
         if not p["private"]:
             report = release_report(
                 algorithm=type(self).__name__, epsilon=p["epsilon"], delta=delta, accounting=p["accounting"],

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._validation import check_positive
 from ..geometry import _project_l2_ball, random_point_in_ball
+from ..matrix_geometry import _project_matrix, random_symmetric_point, symmetric_noise
 from ..learners._base import _OnlinePairwiseLearner
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
@@ -38,8 +39,15 @@ class _OffPair(_PairwiseEstimator):
     def _strong_convexity(self, n: int) -> float:
         raise NotImplementedError
 
-    def _center(self, rng, dim):
-        return np.zeros(dim)
+    def _center(self, rng, dim, inner):
+        """w₀ of the regulariser: the inner learner's default (origin for AUC, scaled identity for the
+        metric task); OffPairC adds Alg. 4's random point."""
+        return inner._center.copy()
+
+    def _random_point(self, rng, dim, inner):
+        if inner._task == "metric":
+            return random_symmetric_point(rng, dim, self.radius, inner._constraint)
+        return random_point_in_ball(rng, dim, self.radius)
 
     def _paper_lipschitz(self, loss, alpha) -> float:
         raise NotImplementedError
@@ -66,10 +74,13 @@ class _OffPair(_PairwiseEstimator):
         # A public, data-independent order: the paper streams the data set once in a random order.
         order = np.random.Generator(np.random.PCG64(order_seq)).permutation(n)
         alpha = self._strong_convexity(n)
+        metric = self._metric_task()
         inner = _OnlinePairwiseLearner(loss=self.loss, lam=alpha, radius=self.radius,
-                                       step_sizes=self.step_sizes, n_features=dim)
+                                       step_sizes=self.step_sizes, n_features=dim,
+                                       task="metric" if metric else "auc", constraint=self.constraint)
         loss = inner._loss
-        center = self._center(init_rng, dim)
+        size = inner._param_size(dim)
+        center = self._center(init_rng, dim, inner)
         inner._center = center
         if self.mode == "paper":
             if not loss.smooth:
@@ -85,14 +96,14 @@ class _OffPair(_PairwiseEstimator):
             with np.errstate(divide="ignore", invalid="ignore"):
                 steps = np.where(t > warmup, 2.0 * (t - 1.0) / ((t - 2.0) * alpha * t), 0.0)
             inner._steps_array = steps
-            warm_points = [random_point_in_ball(init_rng, dim, self.radius) for _ in range(min(warmup, n))]
+            warm_points = [self._random_point(init_rng, dim, inner) for _ in range(min(warmup, n))]
             inner._w = warm_points[-1].copy()  # w_{T₁}: the last random warm-up point
         elif not loss.smooth:
             raise ValueError(
                 f"loss={loss.name!r} is not smooth: the sensitivity ledger needs it; use 'logistic' or "
                 "'square' here, or OutputPerturbedSGD for the hinge loss")
         else:
-            inner._w = center.copy() if self.start_at_center else np.zeros(dim)
+            inner._w = center.copy() if self.start_at_center else np.zeros(size)
         inner._learn_mapped(Z[order], signs[order], 0)
         steps = inner._step_sizes_for(0, n)
         if self.mode == "paper":
@@ -120,14 +131,20 @@ class _OffPair(_PairwiseEstimator):
                     "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
                     "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=4)
         else:
-            ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, 2.0 * self.radius,
+            ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, inner._diameter,
                                         pair_change=inner._pair_change)
             sensitivity = float(np.mean(ledger)) if self.output == "average" else float(ledger[-1])
-            sensitivity = min(sensitivity, 2.0 * self.radius)
+            sensitivity = min(sensitivity, inner._diameter)
             sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
         noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
-        coef = w_out + sigma * noise_rng.standard_normal(dim)
-        _project_l2_ball(coef, float(self.radius))
+        if metric:
+            # Symmetric noise, isotropic in the Frobenius norm (the sensitivity's norm): σ·N is the
+            # Gaussian mechanism on the symmetric matrices (onpair.matrix_geometry.symmetric_noise).
+            coef = w_out + sigma * symmetric_noise(noise_rng, 1, dim)[0]
+            _project_matrix(coef, dim, float(self.radius), inner._constraint)
+        else:
+            coef = w_out + sigma * noise_rng.standard_normal(dim)
+            _project_l2_ball(coef, float(self.radius))
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), so Δ²/(2σ²) is the budget up to the rounding of two
         # root finders (a few ulps either way): report it capped at the budget it was calibrated to.
@@ -149,7 +166,14 @@ _COMMON_DOC = """
     loss : {"logistic", "square"}, default "logistic"
         Smooth pairwise loss (:mod:`onpair.losses`).
     radius : float, default 0.1
-        Radius R of the constraint ball.
+        Radius R of the constraint set.
+    task : {"auc", "metric"}, default "auc"
+        Bipartite ranking (``coef_`` a vector, labels with two classes) or metric learning (``coef_`` a
+        symmetric d×d matrix W, any number of classes; :meth:`transform` maps records into the released
+        metric's space, ``score`` is leave-one-out 3-NN accuracy). The metric task pulls W towards a
+        scaled identity (the origin for AUC), and adds symmetric noise isotropic in the Frobenius norm.
+    constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
+        Constraint set of the metric task (:mod:`onpair.matrix_geometry`); default "frobenius".
     step_sizes : "capped" or array-like
         As for the online learners; ignored (Alg. 3's η_t) in paper mode.
     output : {"last", "average"}, default "last"
@@ -186,12 +210,13 @@ class OffPairStrC(_OffPair):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
-                 private=True, start_at_center=True, random_state=None):
+                 private=True, start_at_center=True, task="auc", constraint=None, random_state=None):
         self._store_params(locals())
 
     def _strong_convexity(self, n):
         # Resolved exactly as the online learners do ("auto" = G(R)/R).
-        probe = _OnlinePairwiseLearner(loss=self.loss, lam=self.lam, radius=self.radius)
+        probe = _OnlinePairwiseLearner(loss=self.loss, lam=self.lam, radius=self.radius, task=self.task,
+                                       constraint=self.constraint)
         if probe._lam <= 0:
             raise ValueError(f"lam must be > 0 (strong convexity), got {self.lam!r}")
         return probe._lam
@@ -209,7 +234,8 @@ class OffPairC(_OffPair):
     """ + _COMMON_DOC + """
     c : float, default 750.0
         α = c/√n.
-    center : {"zero", "random"}, default "zero"
+    center : {"zero", "random", "identity"}, optional
+        Default: "zero" for AUC, "identity" (a scaled identity) for the metric task.
 
     Examples
     --------
@@ -221,9 +247,9 @@ class OffPairC(_OffPair):
     True
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center="zero", radius=0.1,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center=None, radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
-                 private=True, start_at_center=True, random_state=None):
+                 private=True, start_at_center=True, task="auc", constraint=None, random_state=None):
         self._store_params(locals())
 
     def _strong_convexity(self, n):
@@ -231,10 +257,16 @@ class OffPairC(_OffPair):
 
         return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
 
-    def _center(self, rng, dim):
-        if self.center not in ("zero", "random"):
-            raise ValueError(f"center must be 'zero' or 'random', got {self.center!r}")
-        return random_point_in_ball(rng, dim, self.radius) if self.center == "random" else np.zeros(dim)
+    def _center(self, rng, dim, inner):
+        if self.center not in (None, "zero", "random", "identity"):
+            raise ValueError(f"center must be None, 'zero', 'random' or 'identity', got {self.center!r}")
+        if self.center == "identity" and inner._task != "metric":
+            raise ValueError("center='identity' is for task='metric'")
+        if self.center == "random":
+            return self._random_point(rng, dim, inner)
+        if self.center == "zero":
+            return np.zeros(inner._param_size(dim))
+        return inner._center.copy()  # None: the task's default
 
     def _paper_lipschitz(self, loss, alpha):
-        return loss.lipschitz(self.radius) + alpha * 2.0 * self.radius
+        return loss.lipschitz(self.radius) + alpha * 2.0 * self.radius  # G̃ = G + α·diam(ball ⊇ C)

@@ -68,10 +68,13 @@ import warnings
 
 import numpy as np
 
+from .._metric_kernels import _metric_pairwise_sgd
 from .._sgd_kernels import _pairwise_sgd
 from .._validation import check_in_range, check_positive, check_radius
 from ..geometry import _project_l2_ball
 from ..losses import get_loss
+from ..matrix_geometry import _project_matrix, constraint_code, constraint_diameter, symmetric_noise
+from ..metric_losses import get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.exceptions import PrivacyWarning
 from ._base import _PairwiseEstimator, release_report
@@ -144,6 +147,14 @@ class OutputPerturbedSGD(_PairwiseEstimator):
     random_state : int, SeedSequence, Generator or None
         The draws and the noise come from two independent children of one SeedSequence. None: fresh
         OS entropy (a seed is for reproducible experiments only).
+    task : {"auc", "metric"}, default "auc"
+        The metric task runs the same algorithm on Yang et al.'s metric hinge loss (11),
+        ``(1 + τ h_W)₊`` with τ = +1 for a same-class pair, over symmetric d×d matrices (``coef_`` is W;
+        ``transform``/``score`` use its PSD part); G = 4 in the Frobenius norm, and the release noise is
+        symmetric, isotropic in the Frobenius norm.
+    constraint : {"psd_nuclear", "nuclear", "psd", "frobenius"}, optional
+        The metric task's set W; default "psd_nuclear" (PSD, trace ≤ R: Yang's nuclear-norm ball), whose
+        Frobenius diameter √2·R is the ``sensitivity_diameter``.
 
     Attributes
     ----------
@@ -155,7 +166,8 @@ class OutputPerturbedSGD(_PairwiseEstimator):
         ``rho`` entries are NaN. Also ``T``, ``eta``, ``lipschitz``, ``loss``, ``radius``,
         ``sensitivity_in_proof`` (√e·Δ₅), ``sigma_in_proof``, ``claim_probability`` (1 − δ/2: the
         probability over the draws of the event on which the sensitivity bound holds),
-        ``sensitivity_diameter`` (2R) and ``epsilon_diameter`` (the unconditional ε at δ from 2R).
+        ``sensitivity_diameter`` (diam(W): 2R, or √2·R for the PSD sets of the metric task) and
+        ``epsilon_diameter`` (the unconditional ε at δ from that diameter).
 
     Examples
     --------
@@ -172,7 +184,9 @@ class OutputPerturbedSGD(_PairwiseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="hinge", radius=1.0, T=None, eta=None,
-                 bounds=None, norm_bound=None, private=True, random_state=None):
+                 bounds=None, norm_bound=None, private=True, task="auc", constraint=None, random_state=None):
+        self.task = task
+        self.constraint = constraint
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -193,8 +207,15 @@ class OutputPerturbedSGD(_PairwiseEstimator):
         delta = check_in_range(self.delta, "delta", 1e-300, 1.0 - 1e-12)
         if not delta < 1.0:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
-        if not isinstance(self.loss, str) or self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        if self._metric_task():
+            if self.loss != "hinge":
+                raise ValueError(f"loss must be 'hinge' for task='metric' (Yang et al. (11)), got {self.loss!r}")
+            constraint_code("psd_nuclear" if self.constraint is None else self.constraint)
+        else:
+            if not isinstance(self.loss, str) or self.loss not in LOSSES:
+                raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+            if self.constraint not in (None, "l2"):
+                raise ValueError(f"constraint={self.constraint!r} is for task='metric'")
         radius = check_radius(self.radius)
         T = self.T
         if T is not None:
@@ -206,7 +227,8 @@ class OutputPerturbedSGD(_PairwiseEstimator):
         eta = None if self.eta is None else check_in_range(self.eta, "eta", 1e-12, 1e6)
         if not isinstance(self.private, (bool, np.bool_)):
             raise ValueError(f"private must be True or False, got {self.private!r}")
-        return epsilon, delta, get_loss(self.loss), radius, T, eta, bool(self.private)
+        loss = get_metric_loss(self.loss) if self._metric_task() else get_loss(self.loss)
+        return epsilon, delta, loss, radius, T, eta, bool(self.private)
 
     def fit(self, X, y):
         """Fit on ``X`` (n, d) with two-class labels ``y`` and release one model (see the class docstring).
@@ -232,9 +254,20 @@ class OutputPerturbedSGD(_PairwiseEstimator):
         sampling_seq, noise_seq = seed_sequence.spawn(2)
         # i_1 … i_{T+1}, uniform on [n] with replacement: public randomness, independent of the data.
         indices = np.random.Generator(np.random.PCG64(sampling_seq)).integers(0, n, size=T + 1)
-        iterate_sum = np.zeros(dim)
-        _pairwise_sgd(np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(signs, dtype=np.int8),
-                      np.asarray(indices, dtype=np.int64), T, float(eta), float(radius), loss.code, iterate_sum)
+        metric = self._metric_task()
+        if metric:
+            # W_1 = 0 (Yang's w_1 = 0), PSD with nuclear norm ≤ R by default (Yang et al. (11)).
+            constraint = constraint_code("psd_nuclear" if self.constraint is None else self.constraint)
+            iterate_sum = np.zeros(dim * dim)
+            _metric_pairwise_sgd(np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(signs, dtype=np.int64),
+                                 np.asarray(indices, dtype=np.int64), T, float(eta), float(radius), constraint,
+                                 loss.code, np.zeros(dim * dim), iterate_sum)
+            diameter = constraint_diameter(constraint, radius)
+        else:
+            iterate_sum = np.zeros(dim)
+            _pairwise_sgd(np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(signs, dtype=np.int8),
+                          np.asarray(indices, dtype=np.int64), T, float(eta), float(radius), loss.code, iterate_sum)
+            diameter = 2.0 * radius
         w_bar = iterate_sum / T
         common = {"T": T, "eta": eta, "loss": loss.name, "lipschitz": G, "radius": radius}
         if not private:
@@ -244,10 +277,15 @@ class OutputPerturbedSGD(_PairwiseEstimator):
             return w_bar, report
         sigma = paper_sigma(n, T, eta, G, epsilon, delta)
         sensitivity = paper_sensitivity(n, T, eta, G, delta)
-        noise = np.random.Generator(np.random.PCG64(noise_seq)).standard_normal(dim)
-        coef = w_bar + sigma * noise
-        _project_l2_ball(coef, radius)
-        diameter = 2.0 * radius
+        noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
+        if metric:
+            # Symmetric noise isotropic in the Frobenius norm: σ·N is the Gaussian mechanism for the
+            # Frobenius sensitivity (onpair.matrix_geometry.symmetric_noise).
+            coef = w_bar + sigma * symmetric_noise(noise_rng, 1, dim)[0]
+            _project_matrix(coef, dim, radius, constraint)
+        else:
+            coef = w_bar + sigma * noise_rng.standard_normal(dim)
+            _project_l2_ball(coef, radius)
         epsilon_diameter = float(eps_from_rho(0.5 * (diameter / sigma) ** 2, delta, method="gaussian"))
         # rho = 0 keeps release_report away from a zCDP conversion; the rho entries are then set to NaN:
         # the paper's guarantee is an (ε, δ) claim through a high-probability sensitivity, not zCDP.
