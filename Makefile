@@ -9,7 +9,7 @@ export ONPAIR_DATA ?= $(abspath ../shared/datasets)
 # numba's on-disk cache makes the second run of the suite skip compilation.
 export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
 
-.PHONY: demo demo-river test bench install clean
+.PHONY: demo demo-river demo-knn test bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ demo: $(STAMP)
 
 demo-river: $(STAMP)
 	$(PY) demos/river_pipeline.py
+
+demo-knn: $(STAMP)
+	$(PY) demos/river_knn.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests --doctest-modules onpair streams

@@ -201,8 +201,11 @@ def _metric_pair_outer_giga(
                 a = _metric_pair_dloss(loss_code, h, tau)
                 for k in range(d):
                     avk = a * v[k]
-                    for l in range(d):
+                    for l in range(k, d):
                         grad[k * d + l] += avk * v[l]
+            for k in range(d):
+                for l in range(k + 1, d):
+                    grad[l * d + k] = grad[k * d + l]  # mirror: exactly symmetric
             inv = 1.0 / n_rows
             for k in range(p):
                 grad[k] *= inv

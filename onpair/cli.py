@@ -40,6 +40,11 @@ def _load(source: str, args):
     src = CSVSource(source, header=args.header, target=args.label_column, on_error=args.on_error)
     X, y = _collect(src)
     labels = np.unique(y)
+    if args.task == "metric":  # any number of classes
+        if src.report.get("rows_skipped"):
+            print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}",
+                  file=sys.stderr)
+        return X, y, (_floats(args.lower), _floats(args.upper)), source
     if labels.size != 2:
         raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2")
     y = np.where(y == labels.max(), 1, -1)
@@ -63,10 +68,14 @@ def _collect(src):
 
 def _make_learner(args, n_train: int, bounds):
     common = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds)
+    task = dict(task=args.task, constraint=args.constraint) if args.task == "metric" else {}
+    if args.constraint is not None and args.task != "metric":
+        raise ValueError("--constraint is for --task metric")
+    common.update(task)
     if args.algo == "giga":
         from onpair import PairwiseGIGA
 
-        return PairwiseGIGA(loss=args.loss, bounds=bounds)
+        return PairwiseGIGA(loss=args.loss, bounds=bounds, **task)
     if args.algo in ("onpairstrc", "onpairc"):
         from onpair import OnPairC, OnPairStrC
 
@@ -117,7 +126,7 @@ def _check_replay_args(args) -> None:
 def replay(args) -> dict:
     from onpair._progress import ProgressBar
     from onpair.bounds import FeatureBounds
-    from onpair.metrics import pairwise_risk, roc_auc
+    from onpair.metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 
     _check_replay_args(args)
     X, y, bounds, name = _load(args.source, args)
@@ -126,6 +135,8 @@ def replay(args) -> dict:
     if n_test < 2 or len(y) - n_test < 2:
         raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
     test, train = order[:n_test], order[n_test:]
+    if args.task == "metric" and args.algo == "sgd" and args.loss == "logistic":
+        args.loss = "hinge"  # Yang et al.'s metric loss (11)
     learner = _make_learner(args, len(train), bounds)
     start = time.perf_counter()
     with warnings.catch_warnings():  # warnings go to stderr, so --json output on stdout stays clean
@@ -138,7 +149,6 @@ def replay(args) -> dict:
         else:
             learner.fit(X[train], y[train])
     seconds = time.perf_counter() - start
-    scores = learner.decision_function(X[test])
     if args.algo in ONLINE:
         model = learner.model
         report = learner.privacy_report() if hasattr(learner, "privacy_report") else None
@@ -147,16 +157,28 @@ def replay(args) -> dict:
         report = learner.privacy_report_
     Z_train, _ = FeatureBounds(*bounds).transform(X[train])
     loss_name = "hinge" if args.algo == "sgd" and args.loss == "logistic" else args.loss
+    if args.task == "metric":
+        # 3-NN on the held-out records with the released metric (its PSD part), beside plain Euclidean
+        # 3-NN on the same public-bounds map (the identity metric).
+        Z_test, _ = FeatureBounds(*bounds).transform(X[test])
+        quality = {
+            "knn_accuracy": knn_accuracy(learner.transform(X[train]), y[train], learner.transform(X[test]), y[test],
+                                         k=3),
+            "euclidean_knn_accuracy": knn_accuracy(Z_train, y[train], Z_test, y[test], k=3),
+            "objective": metric_objective(model, Z_train, y[train], loss_name),
+        }
+    else:
+        quality = {"auc": roc_auc(learner.decision_function(X[test]), y[test]),
+                   "objective": pairwise_risk(model, Z_train, y[train], loss_name)}
     result = {
-        "dataset": name, "task": "auc", "algo": args.algo, "loss": loss_name, "mode": args.mode,
+        "dataset": name, "task": args.task, "algo": args.algo, "loss": loss_name, "mode": args.mode,
         "n_train": int(len(train)), "n_test": int(n_test), "d": int(X.shape[1]),
         "epsilon": args.epsilon if report else None, "delta": args.delta if report else None,
         "rho_budget": report["rho_budget"] if report else None,
         "rho_spent": report["rho_spent"] if report else None,
         "epsilon_spent": report["epsilon_spent"] if report else None,
         "releases": len(report["releases"]) if report else 0,
-        "auc": roc_auc(scores, y[test]),
-        "objective": pairwise_risk(model, Z_train, y[train], loss_name),
+        **quality,
         "seconds": seconds,
         "records_per_second": len(train) / seconds if seconds > 0 else None,
     }
@@ -170,7 +192,11 @@ def replay(args) -> dict:
 def _print_human(result: dict) -> None:
     print(f"{result['dataset']}: {result['algo']} ({result['loss']} loss), n_train = {result['n_train']}, "
           f"n_test = {result['n_test']}, d = {result['d']}")
-    print(f"  test AUC   {result['auc']:.4f}")
+    if result["task"] == "metric":
+        print(f"  test 3-NN  {result['knn_accuracy']:.4f} with the released metric, "
+              f"{result['euclidean_knn_accuracy']:.4f} Euclidean (public-bounds map)")
+    else:
+        print(f"  test AUC   {result['auc']:.4f}")
     print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
           "training data: curator-only, not private)")
     if result["epsilon"] is not None and result["epsilon_spent"] is not None:
@@ -194,7 +220,7 @@ def _experiment(args) -> int:
             raise ValueError(f"--figures must be comma-separated figure numbers, got {args.figures!r}") from None
         unknown = [f for f in figures if f not in experiment.FIGURES]
         if unknown:
-            raise ValueError(f"--figures: no figure {unknown} (the AUC experiments are 1-4)")
+            raise ValueError(f"--figures: no figure {unknown} (AUC: 1-4, metric learning: 5-6)")
         if args.permutations < 1:
             raise ValueError(f"--permutations must be >= 1, got {args.permutations}")
         steps = sum(len(experiment.FIGURES[f][1]) for f in figures) * args.permutations
@@ -216,13 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     rp = sub.add_parser(
-        "replay", help="stream a data set through a learner; print test AUC, objective, privacy, speed",
+        "replay", help="stream a data set through a learner; print test AUC (or 3-NN accuracy), objective, privacy, speed",
         description="Replay a data set (or a CSV file) through a private pairwise learner. The split is a "
                     "public random permutation (--seed); the training part is streamed in blocks.")
     rp.add_argument("source", metavar="SOURCE", help=f"one of {', '.join(DATASETS)}, or a CSV path")
     rp.add_argument("--algo", choices=ONLINE + OFFLINE, default="onpairstrc", help="learner (default onpairstrc)")
     rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default="logistic",
                     help="pairwise loss (hinge: giga and sgd only; sgd uses hinge unless square is given)")
+    rp.add_argument("--task", choices=("auc", "metric"), default="auc",
+                    help="AUC maximisation (default) or metric learning (any number of classes; reports "
+                         "3-NN accuracy with the released metric)")
+    rp.add_argument("--constraint", choices=("frobenius", "psd", "nuclear", "psd_nuclear"), default=None,
+                    help="metric task: constraint set of W (default frobenius; psd_nuclear for sgd)")
     rp.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter ε (default 1.0)")
     rp.add_argument("--delta", type=float, default=1e-5, help="privacy parameter δ (default 1e-5)")
     rp.add_argument("--mode", choices=("ledger", "paper"), default="ledger",
@@ -244,12 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a malformed row stops the replay (raise) or is skipped and counted (skip)")
     ep = sub.add_parser(
         "experiment", help="reproduce a paper's experiments (tables, and plots with matplotlib)",
-        description="Reproduce Huai et al.'s AUC experiments (Figures 1-4): the paper's constants and the "
-                    "library's defaults side by side. Writes huai_results.md and, with matplotlib, PNG plots.")
+        description="Reproduce Huai et al.'s experiments (Figures 1-4 AUC, 5-6 metric learning): the paper's "
+                    "constants and the library's defaults side by side. Writes huai_results.md and, with matplotlib, PNG plots.")
     ep.add_argument("paper", choices=("huai",), help="which paper's experiments")
     ep.add_argument("--out", default="experiments", help="output folder (default ./experiments)")
     ep.add_argument("--permutations", type=int, default=20, help="random permutations (default 20)")
-    ep.add_argument("--figures", default="1,2,3,4", help="comma-separated figure numbers (default 1,2,3,4)")
+    ep.add_argument("--figures", default="1,2,3,4,5,6",
+                    help="comma-separated figure numbers (default 1,2,3,4,5,6; 5-6 are metric learning)")
     sub.add_parser("audit", help="estimate a lower bound on the ε an algorithm really has (onpair audit -h)",
                    add_help=False)
     fp = sub.add_parser("fetch", help="download UCI data sets and check their sha256", add_help=False)

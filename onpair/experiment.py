@@ -1,4 +1,4 @@
-"""``onpair experiment huai``: the AUC-maximisation experiments of Huai et al. (2020), Figures 1–4.
+"""``onpair experiment huai``: the experiments of Huai et al. (2020), Figures 1–6.
 
 Protocol (ALGORITHMS.md §8, the paper's Experiments section): for each of ``permutations`` random
 permutations of a data set, the first n records train the learner and the rest are held out;
@@ -16,11 +16,17 @@ figure   learner                    data sets, n                 measure
 2        OnPairC                    Diabetes, Retinopathy; 50–350 objective
 3        OffPairStrC                Hepatitis, Cancer; 40–90     objective
 4        OffPairC                   Diabetes, Retinopathy; 50–350 test AUC
+5        OnPairC, metric learning   Diabetes, Retinopathy; 50–350 objective
+6        OffPairC, metric learning  Diabetes, Retinopathy; 50–350 test 3-NN accuracy
 =======  =========================  ===========================  ===================================
 
-(Figures 5–6, metric learning, come with the metric task.) Writes ``huai_results.md`` (mean ± std;
-the test AUC of every figure is added, since the objective's scale is set by the radius R) and, when
-matplotlib is installed (``pip install onpair[plots]``), ``figure_1.png`` … ``figure_4.png``.
+Figures 5–6 learn a metric W (``task="metric"``, Huai Example 1) and add two rows: "Euclidean", 3-NN
+with the identity metric on the same public-bounds map (what the learned metric must beat), and the
+test 3-NN accuracy of every configuration. The paper's metric constants are C = {‖W‖_F ≤ 1}, λ as
+above and a random centre; the library's are its metric defaults (R = 0.1, the scaled-identity
+centre). Writes ``huai_results.md`` (mean ± std; the test AUC or 3-NN accuracy of every figure is
+added, since the objective's scale is set by the radius R) and, when matplotlib is installed
+(``pip install onpair[plots]``), ``figure_1.png`` … ``figure_6.png``.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ from ._io import atomic_path, atomic_write_text
 from .bounds import FeatureBounds
 from .estimators import OffPairC, OffPairStrC
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
-from .metrics import pairwise_risk, roc_auc
+from .matrix_geometry import metric_factor
+from .metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 
 EPSILONS = (0.5, 1.5, 2.5)
 SMALL = tuple(range(40, 91, 10))
@@ -44,14 +51,18 @@ FIGURES = {
     2: ("OnPairC", ("pima", "retinopathy"), LARGE, "objective"),
     3: ("OffPairStrC", ("hepatitis", "wdbc"), SMALL, "objective"),
     4: ("OffPairC", ("pima", "retinopathy"), LARGE, "auc"),
+    5: ("OnPairC", ("pima", "retinopathy"), LARGE, "objective"),
+    6: ("OffPairC", ("pima", "retinopathy"), LARGE, "knn"),
 }
+#: Figures of the metric-learning task (Huai Example 1).
+METRIC_FIGURES = (5, 6)
 NAMES = {"hepatitis": "Hepatitis", "wdbc": "Cancer (WDBC)", "pima": "Diabetes (Pima)",
          "retinopathy": "Diabetic Retinopathy"}
 
 
-def _learner(algorithm: str, config: str, epsilon: float, n: int, bounds, seed: int):
+def _learner(algorithm: str, config: str, epsilon: float, n: int, bounds, seed: int, task: str = "auc"):
     delta = 1.0 / n
-    common = dict(epsilon=epsilon, delta=delta, bounds=bounds)
+    common = dict(epsilon=epsilon, delta=delta, bounds=bounds, task=task)
     if config == "paper":
         online = dict(radius=1.0, mode="paper", n=n, seed=seed, **common)
         offline = dict(radius=1.0, mode="paper", output="average", random_state=seed, **common)
@@ -69,11 +80,12 @@ def _learner(algorithm: str, config: str, epsilon: float, n: int, bounds, seed: 
     }[algorithm]()
 
 
-def _baseline(config: str, bounds):
+def _baseline(config: str, bounds, task: str = "auc"):
     # The NonPrivate baseline: Pairwise GIGA with the configuration's regulariser and radius.
     if config == "paper":
-        return PairwiseGIGA(lam=1e-3, radius=1.0, bounds=bounds)
-    return PairwiseGIGA(bounds=bounds)
+        return PairwiseGIGA(lam=1e-3, radius=1.0, bounds=bounds, task=task,
+                            center="zero" if task == "metric" else None)
+    return PairwiseGIGA(bounds=bounds, task=task)
 
 
 def _fit(learner, X, y):
@@ -91,6 +103,7 @@ def run_figure(figure: int, permutations: int, data_dir=None, progress=None) -> 
     from streams import load
 
     algorithm, datasets, sizes, measure = FIGURES[figure]
+    task = "metric" if figure in METRIC_FIGURES else "auc"
     results = {}
     for dataset in datasets:
         X, y, spec = load(dataset, data_dir)
@@ -100,17 +113,30 @@ def run_figure(figure: int, permutations: int, data_dir=None, progress=None) -> 
             for n in sizes:
                 train, test = order[:n], order[n:]
                 Z_train, _ = bounds.transform(X[train])
+                Z_test, _ = bounds.transform(X[test])
+                if task == "metric":
+                    euclid = knn_accuracy(Z_train, y[train], Z_test, y[test], k=3)
+                    for config in ("paper", "library"):
+                        results.setdefault(("knn", dataset, config, "Euclidean", n), []).append(euclid)
                 for config in ("paper", "library"):
-                    runs = [("NonPrivate", _baseline(config, bounds))]
-                    runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm)) for e in EPSILONS]
+                    runs = [("NonPrivate", _baseline(config, bounds, task))]
+                    runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm, task)) for e in EPSILONS]
                     for label, learner in runs:
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")  # paper mode warns that T₁ ≥ n, by design
                             model = _fit(learner, X[train], y[train])
-                        auc = roc_auc(bounds.transform(X[test])[0] @ model, y[test])
-                        results.setdefault(("auc", dataset, config, label, n), []).append(auc)
+                        if task == "metric":
+                            factor = metric_factor(model)
+                            quality = ("knn", knn_accuracy(Z_train @ factor.T, y[train], Z_test @ factor.T,
+                                                           y[test], k=3))
+                        else:
+                            quality = ("auc", roc_auc(Z_test @ model, y[test]))
+                        results.setdefault((quality[0], dataset, config, label, n), []).append(quality[1])
                         if measure == "objective":
-                            value = pairwise_risk(model, Z_train, y[train], "logistic")
+                            if task == "metric":
+                                value = metric_objective(model, Z_train, y[train], "logistic")
+                            else:
+                                value = pairwise_risk(model, Z_train, y[train], "logistic")
                             results.setdefault(("objective", dataset, config, label, n), []).append(value)
             if progress is not None:
                 progress(1)
@@ -119,24 +145,34 @@ def run_figure(figure: int, permutations: int, data_dir=None, progress=None) -> 
 
 def markdown(figure: int, results: dict, permutations: int) -> str:
     algorithm, datasets, sizes, measure = FIGURES[figure]
+    metric = figure in METRIC_FIGURES
+    quality = "knn" if metric else "auc"
     lines = []
-    measures = [measure] if measure == "auc" else [measure, "auc"]
+    measures = [measure] if measure == quality else [measure, quality]
+    titles = {"objective": "objective value L(ŵ; D_train)", "auc": "test AUC", "knn": "test 3-NN accuracy"}
+    task = ", metric learning" if metric else ""
     for what in measures:
-        title = "objective value L(ŵ; D_train)" if what == "objective" else "test AUC"
+        title = titles[what]
         extra = "" if what == measure else " (not in the paper's figure: added for comparison)"
-        lines += [f"### Figure {figure}: {title} of {algorithm}{extra} ({permutations} permutations, "
+        lines += [f"### Figure {figure}: {title} of {algorithm}{task}{extra} ({permutations} permutations, "
                   "δ = 1/n, mean ± std)", ""]
         for dataset in datasets:
             lines += [f"**{NAMES[dataset]}**", "",
                       "| configuration | " + " | ".join(f"n = {n}" for n in sizes) + " |",
                       "|---|" + "---|" * len(sizes)]
+            labels = ["NonPrivate", *(f"ε = {e}" for e in EPSILONS)]
+            if what == "knn":
+                labels = ["Euclidean", *labels]
             for config in ("paper", "library"):
-                for label in ["NonPrivate", *(f"ε = {e}" for e in EPSILONS)]:
+                for label in labels:
+                    if label == "Euclidean" and config == "paper":
+                        continue  # the same numbers for both configurations: shown once
                     cells = []
                     for n in sizes:
                         v = np.array(results[(what, dataset, config, label, n)])
                         cells.append(f"{v.mean():.3f} ± {v.std():.3f}")
-                    lines.append(f"| {config}: {label} | " + " | ".join(cells) + " |")
+                    name = "3-NN, Euclidean" if label == "Euclidean" else f"{config}: {label}"
+                    lines.append(f"| {name} | " + " | ".join(cells) + " |")
             lines.append("")
     return "\n".join(lines)
 
@@ -154,6 +190,9 @@ def plot(figure: int, results: dict, path: str) -> bool:
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4), squeeze=False)
     colors = {"NonPrivate": "black", "ε = 0.5": "tab:red", "ε = 1.5": "tab:orange", "ε = 2.5": "tab:green"}
     for ax, dataset in zip(axes[0], datasets):
+        if measure == "knn":
+            euclid = [np.mean(results[("knn", dataset, "library", "Euclidean", n)]) for n in sizes]
+            ax.plot(sizes, euclid, "--", color="tab:blue", label="Euclidean 3-NN")
         for config, style in (("library", "-"), ("paper", ":")):
             for label, color in colors.items():
                 means = [np.mean(results[(measure, dataset, config, label, n)]) for n in sizes]
@@ -161,9 +200,10 @@ def plot(figure: int, results: dict, path: str) -> bool:
                         label=f"{label} ({config})")
         ax.set_title(NAMES[dataset])
         ax.set_xlabel("training size n")
-        ax.set_ylabel("objective value" if measure == "objective" else "test AUC")
+        ax.set_ylabel({"objective": "objective value", "auc": "test AUC", "knn": "test 3-NN accuracy"}[measure])
     axes[0][0].legend(fontsize=7, ncol=2)
-    fig.suptitle(f"Figure {figure}: {algorithm}, solid = library defaults, dotted = paper's constants")
+    task = " (metric learning)" if figure in METRIC_FIGURES else ""
+    fig.suptitle(f"Figure {figure}: {algorithm}{task}, solid = library defaults, dotted = paper's constants")
     fig.tight_layout()
     _atomic_savefig(fig, path)
     plt.close(fig)
@@ -175,10 +215,11 @@ def _atomic_savefig(fig, path: str) -> None:
         fig.savefig(tmp, dpi=110)
 
 
-def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4), data_dir=None, progress=None) -> list:
+def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4, 5, 6), data_dir=None, progress=None) -> list:
     """Run the figures, write the Markdown table (and PNGs); return the paths written."""
     os.makedirs(out, exist_ok=True)
-    sections = ["# Huai et al. (2020), AUC maximisation: the paper's constants and the library's defaults", "",
+    sections = ["# Huai et al. (2020), AUC maximisation and metric learning: the paper's constants and the "
+                "library's defaults", "",
                 __doc__.strip().split("\n\n")[1], ""]
     written = []
     for figure in figures:

@@ -205,12 +205,13 @@ def _as_square_symmetric(W, name: str = "W") -> np.ndarray:
         raise ValueError(f"{name} must be a non-empty square matrix, got shape {M.shape}")
     if not np.all(np.isfinite(M)):
         k, l = map(int, np.argwhere(~np.isfinite(M))[0])
-        raise ValueError(f"{name}[{k}, {l}] = {M[k, l]!r} is not finite")
+        raise ValueError(f"{name}[{k}, {l}] = {float(M[k, l])!r} is not finite")
     asymmetry = np.abs(M - M.T)
     scale = max(1.0, float(np.max(np.abs(M))))
     if float(asymmetry.max()) > 1e-10 * scale:
         k, l = map(int, np.unravel_index(int(np.argmax(asymmetry)), M.shape))
-        raise ValueError(f"{name} must be symmetric: {name}[{k}, {l}] = {M[k, l]!r} but {name}[{l}, {k}] = {M[l, k]!r}")
+        raise ValueError(f"{name} must be symmetric: {name}[{k}, {l}] = {float(M[k, l])!r} but {name}[{l}, {k}] = "
+                         f"{float(M[l, k])!r}")
     return 0.5 * M + 0.5 * M.T
 
 

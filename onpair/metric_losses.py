@@ -93,8 +93,8 @@ class MetricLoss:
         * opposite signs (one pair of the same class, ``0 < c ≤ σ(4R − 1)``, one of different classes,
           ``0 < −c' ≤ σ(1 + 4R)``): ``‖cP − c'Q‖_F ≤ 4(|c| + |c'|) ≤ 4(σ(4R − 1) + σ(4R + 1))``.
 
-        Γ is the larger of the two, and never more than the generic 2G: 4.62 for R = 0.1 against
-        2G = 6.41. For the hinge loss, |c| = 1 on both pairs with opposite signs is possible (h ∈ (−1, 1)),
+        Γ is the larger of the two, and never more than the generic 2G: 4.63 for R = 0.1 against
+        2G = 6.42. For the hinge loss, |c| = 1 on both pairs with opposite signs is possible (h ∈ (−1, 1)),
         and Γ = 2G = 8 is attained (v = v', labels swapped).
         """
         if self.code == METRIC_LOGISTIC:

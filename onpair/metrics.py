@@ -101,3 +101,183 @@ def _real_vector(values, name: str) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite")
     return array
+
+
+#: Floats of scratch memory per block of :func:`knn_accuracy` (about 8 MiB): distances are computed
+#: for a block of test rows against a chunk of training rows at a time.
+_KNN_BLOCK_FLOATS = 1 << 20
+
+
+def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
+    """Accuracy of k-nearest-neighbour classification with the plain Euclidean distance.
+
+    Meant for records already mapped into a learned metric's space (e.g. ``learner.transform(X)`` of
+    a ``task="metric"`` learner), where the Euclidean distance *is* the learned metric. Each test
+    record gets the majority label of its ``k`` nearest training records.
+
+    * **Neighbours.** The k training records with the smallest distances; two training records at
+      exactly the same distance are taken in training order (the earlier one first).
+    * **Votes.** Every neighbour has one vote. When several classes share the largest number of
+      votes, the class of the nearest neighbour among those classes wins (for k = 2 with two
+      different labels: the label of the nearest one).
+
+    Distances are computed exactly (``Σ (a − b)²``, not the expanded ``‖a‖² + ‖b‖² − 2aᵀb``, whose
+    rounding can break ties) by blocks of test rows against chunks of training rows, so the scratch
+    memory stays near 8 MiB whatever the data sizes (plus O(m·k) for the neighbours).
+
+    Parameters
+    ----------
+    train_X : array-like of shape (n, d)
+        The training records (finite).
+    train_y : array-like of shape (n,)
+        Their class labels: any hashable values (ints, strings, …); equal values are one class.
+    test_X : array-like of shape (m, d)
+        The records to classify, with the same d features.
+    test_y : array-like of shape (m,)
+        Their true labels.
+    k : int, default 3
+        Number of neighbours, 1 ≤ k ≤ n.
+
+    Returns
+    -------
+    float
+        The fraction of test records whose predicted label equals the true one.
+
+    Examples
+    --------
+    >>> train_X = [[0.0], [1.0], [10.0], [11.0]]
+    >>> knn_accuracy(train_X, ["a", "a", "b", "b"], [[0.5], [10.5], [4.0]], ["a", "b", "b"], k=1)
+    0.6666666666666666
+
+    With k = 2 and one vote each, the nearest neighbour's class wins the tie:
+
+    >>> knn_accuracy([[0.0], [3.0]], [0, 1], [[1.0], [2.0]], [0, 1], k=2)
+    1.0
+    """
+    from ._validation import as_feature_block
+
+    train = as_feature_block(train_X, None, 0, name="train_X")
+    test = as_feature_block(test_X, train.shape[1], 0, name="test_X")
+    train_labels = _label_list(train_y, train.shape[0], "train_y", "train_X")
+    test_labels = _label_list(test_y, test.shape[0], "test_y", "test_X")
+    n, m = train.shape[0], test.shape[0]
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = int(k)
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the number of training records ({n}), got {k}")
+    if m == 0:
+        raise ValueError("test_X has no records: the accuracy of nothing is undefined")
+    try:
+        codes = {}
+        train_codes = np.array([codes.setdefault(label, len(codes)) for label in train_labels], dtype=np.int64)
+        # −1: a class never seen in training, which no prediction can match.
+        test_codes = np.array([codes.get(label, -1) for label in test_labels], dtype=np.int64)
+    except TypeError:
+        raise ValueError("train_y and test_y must hold hashable labels (ints, strings, …)") from None
+
+    d = train.shape[1]
+    rows = max(1, min(m, _KNN_BLOCK_FLOATS // max(k * k, 1), _KNN_BLOCK_FLOATS // (d + k)))
+    chunk = max(1, _KNN_BLOCK_FLOATS // (rows * d))
+    correct = 0
+    for start in range(0, m, rows):
+        block = test[start:start + rows]
+        nearest = _nearest(block, train, k, chunk)
+        votes = train_codes[nearest]  # (rows, k), nearest first
+        # counts[i, j]: votes for the class of neighbour j; the first j with the most votes is the
+        # class of the nearest neighbour among the tied classes.
+        counts = (votes[:, :, None] == votes[:, None, :]).sum(axis=2)
+        winner = votes[np.arange(votes.shape[0]), np.argmax(counts, axis=1)]
+        correct += int(np.count_nonzero(winner == test_codes[start:start + rows]))
+    return correct / m
+
+
+def _nearest(block, train, k, chunk):
+    """Indices of the k nearest training rows of each row of ``block``, ordered by (distance, index)."""
+    rows = block.shape[0]
+    best_dist = np.empty((rows, 0))
+    best_index = np.empty((rows, 0), dtype=np.int64)
+    for start in range(0, train.shape[0], chunk):
+        part = train[start:start + chunk]
+        diff = block[:, None, :] - part[None, :, :]
+        dist = np.einsum("ijk,ijk->ij", diff, diff)
+        index = np.broadcast_to(np.arange(start, start + part.shape[0]), dist.shape)
+        # The kept candidates come first and have smaller indices, each group in index order among
+        # equal distances: a stable sort by distance orders the union by (distance, index).
+        all_dist = np.concatenate([best_dist, dist], axis=1)
+        all_index = np.concatenate([best_index, index], axis=1)
+        order = np.argsort(all_dist, axis=1, kind="stable")[:, :k]
+        best_dist = np.take_along_axis(all_dist, order, axis=1)
+        best_index = np.take_along_axis(all_index, order, axis=1)
+    return best_index
+
+
+def _label_list(labels, n_records: int, name: str, x_name: str) -> list:
+    """Labels as a Python list with one entry per record of ``x_name``, or a ValueError naming ``name``."""
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+        raise ValueError(f"{name} must be a sequence of labels, got {type(labels).__name__}")
+    array = np.asarray(labels, dtype=object) if not isinstance(labels, np.ndarray) else labels
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if array.shape[0] != n_records:
+        raise ValueError(f"{name} has {array.shape[0]} labels but {x_name} has {n_records} records")
+    return array.tolist()
+
+
+def metric_objective(W, Z, labels, loss="logistic") -> float:
+    """Empirical pairwise risk of a metric: the mean of ℓ(W; z_i, z_j) over the pairs i < j.
+
+    ``ℓ`` is a loss of the metric task (:mod:`onpair.metric_losses`) of the squared distance
+    ``h = (z_i − z_j)ᵀ W (z_i − z_j)`` and the pair's agreement ``τ = +1`` (same class) or ``−1``:
+    ``"logistic"`` φ(τ(1 − h)) with φ(u) = log(1 + e^(−u)), ``"hinge"`` (1 + τh)₊. Both are
+    symmetric in the pair, so this is also the mean over ordered pairs i ≠ j. It runs the compiled
+    pair loop of :func:`onpair._metric_kernels._metric_risk`.
+
+    Parameters
+    ----------
+    W : array-like of shape (d, d)
+        A symmetric matrix, e.g. a learner's released ``model``.
+    Z : array-like of shape (n, d)
+        Records **already mapped** by the public bounds (as the learners map them), n ≥ 2.
+    labels : array-like of shape (n,)
+        Class labels as the metric learners take them: ints, booleans, strings, integral floats
+        (``1`` and ``1.0`` are one class).
+    loss : {"logistic", "hinge"}, default "logistic"
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
+    >>> float(np.exp(metric_objective(np.eye(2), Z[:2], ["a", "b"])))  # h = 1: φ(0) = log 2
+    2.0
+    >>> metric_objective(np.eye(2), Z, ["a", "b", "a"], loss="hinge")  # (0 + 1.25 + 0)/3
+    0.4166666666666667
+    """
+    from ._metric_kernels import _metric_risk
+    from ._validation import as_feature_block
+    from .learners._base import class_label
+    from .matrix_geometry import _as_square_symmetric
+    from .metric_losses import get_metric_loss
+
+    code = get_metric_loss(loss).code
+    M = _as_square_symmetric(W)
+    d = M.shape[0]
+    Z = as_feature_block(Z, None, 0, name="Z")
+    if Z.shape[1] != d:
+        raise ValueError(f"Z must have {d} columns (W is {d}×{d}), got shape {Z.shape}")
+    n = Z.shape[0]
+    values = _label_list(labels, n, "labels", "Z")
+    if n < 2:
+        raise ValueError("the pairwise risk needs at least 2 records")
+    classes = {}
+    codes = np.array([classes.setdefault(class_label(v, i, 0, name="labels"), len(classes))
+                      for i, v in enumerate(values)], dtype=np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        risk = float(_metric_risk(np.ascontiguousarray(M).reshape(-1), Z, codes, code))
+    if not np.isfinite(risk):
+        raise ValueError("the pairwise risk is not finite: W or Z is too large")
+    return risk

@@ -444,6 +444,8 @@ def _construct(cls, params, path):
 # state: export and import
 # ==================================================================================================
 def _history_kind(learner) -> str:
+    if learner._task == "metric":
+        return "metric"  # augmented rows (history or buffer), rebuilt from the stored records on load
     if learner._buffer_kind is not None:
         return "buffer"
     return "statistics" if learner._loss.code == SQUARE else "full"
@@ -465,7 +467,14 @@ def _export_state(learner, arrays: dict) -> dict:
     if learner._dim is not None:
         arrays.update(w=learner._w, center=learner._center, iterate_sum=learner._iterate_sum)
         kind = state["history"]
-        if kind == "buffer":
+        if kind == "metric":
+            # The records only (the last d entries of each augmented row); the load rebuilds the rows,
+            # so a file cannot carry products that no record produces.
+            state["n_rows"] = learner._n_rows
+            state["classes"] = list(learner._class_codes)
+            arrays.update(records=np.ascontiguousarray(learner._rows[:learner._n_rows, -learner._dim:]),
+                          record_labels=learner._row_labels[:learner._n_rows])
+        elif kind == "buffer":
             state["n_buffered"] = learner._n_buffered
             arrays.update(buffer=learner._buffer[:learner._n_buffered], buffer_signs=learner._buffer_signs)
         elif kind == "statistics":
@@ -486,7 +495,7 @@ def _export_state(learner, arrays: dict) -> dict:
         if learner._dim is not None:
             arrays["initial_model"] = learner._initial_model
             arrays["released_models"] = (np.array(learner._released_models) if learner._released_models
-                                         else np.zeros((0, learner._dim)))
+                                         else np.zeros((0, learner._param_size(learner._dim))))
     return _normalised(state)
 
 
@@ -508,7 +517,8 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
         raise check.error(f"dim = {dim!r}, but the parameters fix {learner._dim} features")
     optional = []
     if dim is not None:
-        optional = {"buffer": ["n_buffered"], "statistics": [], "full": ["n_positives", "n_negatives"]}[kind]
+        optional = {"buffer": ["n_buffered"], "statistics": [], "full": ["n_positives", "n_negatives"],
+                    "metric": ["n_rows", "classes"]}[kind]
     if learner._private:
         optional = optional + ["sensitivity", "releases", "accountant", "frozen_warned", "rho_budget"]
     check.mapping(state, "state", keys + optional)
@@ -531,12 +541,15 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
     if dim is not None:
         if learner._dim is None:
             learner._init_state(dim)
-        learner._w = take("w", (dim,))
-        learner._center = take("center", (dim,))
-        learner._iterate_sum = take("iterate_sum", (dim,))
+        size = learner._param_size(dim)
+        learner._w = take("w", (size,))
+        learner._center = take("center", (size,))
+        learner._iterate_sum = take("iterate_sum", (size,))
         _check_in_ball(learner._w, learner._radius, "w", check)
         _check_in_ball(learner._center, learner._radius, "center", check)
-        if kind == "buffer":
+        if kind == "metric":
+            _import_metric_history(learner, state, t, dim, take, check)
+        elif kind == "buffer":
             size = learner._buffer_size
             n_buffered = check.integer(state["n_buffered"], "n_buffered", low=0, high=size)
             if n_buffered != min(t, size):
@@ -592,6 +605,37 @@ def _import_state(learner, state, arrays, referenced, check) -> None:
     learner._warned_clipping = warned
 
 
+def _import_metric_history(learner, state, t, dim, take, check) -> None:
+    """The metric task's stored records, labels and class map; the augmented rows are rebuilt."""
+    from ._metric_kernels import _augmented_row, augmented_width
+
+    for name in ("w", "center"):
+        matrix = getattr(learner, f"_{name}").reshape(dim, dim)
+        if not np.array_equal(matrix, matrix.T):
+            raise check.error(f"{name} is not a symmetric matrix")
+    n_rows = check.integer(state["n_rows"], "n_rows", low=0)
+    expected = min(t, learner._buffer_size) if learner._buffer_kind is not None else t
+    if n_rows != expected:
+        raise check.error(f"n_rows = {n_rows} after {t} records, expected {expected}")
+    classes = state["classes"]
+    if (not isinstance(classes, list) or len(set(map(repr, classes))) != len(classes)
+            or any(type(c) not in (int, str) for c in classes)):
+        raise check.error("classes must be a list of distinct integers or strings")
+    records = take("records", (n_rows, dim))
+    _check_rows_in_domain(records, "records", check)
+    labels = take("record_labels", (n_rows,), np.int64, finite=False)
+    if n_rows and (labels.min() < 0 or labels.max() >= len(classes)):
+        raise check.error("record_labels must be codes of the listed classes")
+    capacity = learner._buffer_size if learner._buffer_kind is not None else n_rows
+    rows = np.empty((capacity, augmented_width(dim)))
+    for i in range(n_rows):
+        _augmented_row(records[i], rows[i])
+    row_labels = np.zeros(capacity, dtype=np.int64)
+    row_labels[:n_rows] = labels
+    learner._rows, learner._row_labels, learner._n_rows = rows, row_labels, n_rows
+    learner._class_codes = {label: code for code, label in enumerate(classes)}
+
+
 def _import_private_state(learner, state, t, dim, take, check) -> None:
     """Releases and ledger, checked against a replay of the public schedule over the first t rounds.
 
@@ -638,8 +682,9 @@ def _import_private_state(learner, state, t, dim, take, check) -> None:
                           f"after {t} rounds")
     frozen_warned = check.boolean(state["frozen_warned"], "frozen_warned")
     if dim is not None:
-        initial = take("initial_model", (dim,))
-        models = take("released_models", (len(releases), dim))
+        size = learner._param_size(dim)
+        initial = take("initial_model", (size,))
+        models = take("released_models", (len(releases), size))
         _check_in_ball(initial, learner._radius, "initial_model", check)
         for k in range(models.shape[0]):
             _check_in_ball(models[k], learner._radius, f"released_models[{k}]", check)
@@ -688,6 +733,8 @@ def _config(learner) -> dict:
         )
     if hasattr(learner, "_center_kind"):
         config["center"] = learner._center_kind
+    if learner._task == "metric":
+        config.update(task="metric", constraint=learner._constraint)
     return config
 
 

@@ -19,8 +19,9 @@ from .._validation import (as_feature_block, as_feature_vector, as_label_block, 
 from ..bounds import FeatureBounds, _map_box_row
 from ..geometry import random_point_in_ball
 from ..losses import SQUARE, get_loss
-from ..matrix_geometry import (CONSTRAINTS, constraint_code, constraint_diameter, identity_center,
-                               metric_factor, random_symmetric_point, symmetric_noise)
+from ..matrix_geometry import (CONSTRAINTS, _as_square_symmetric, _project_matrix, constraint_code,
+                               constraint_diameter, identity_center, metric_factor, random_symmetric_point,
+                               symmetric_noise)
 from ..metric_losses import get_metric_loss
 
 STEP_RULES = ("capped",)
@@ -106,7 +107,14 @@ class _OnlinePairwiseLearner:
             raise ValueError(f"constraint={constraint!r} is for task='metric' (one of {sorted(CONSTRAINTS)}); "
                              "the AUC task's constraint set is the l2 ball")
         kind = center if center is not None else ("identity" if task == "metric" else "zero")
-        if not isinstance(kind, str) or kind not in self._CENTERS:
+        self._center_given = None
+        if not isinstance(kind, str):
+            if task != "metric":
+                raise ValueError(f"center must be one of {self._CENTERS} or None, got {center!r}")
+            # A public starting metric W₀ (e.g. learned on public data): square and symmetric.
+            self._center_given = _as_square_symmetric(center, name="center")
+            kind = "given"
+        elif kind not in self._CENTERS:
             raise ValueError(f"center must be one of {self._CENTERS} or None, got {center!r}")
         if kind == "identity" and task != "metric":
             raise ValueError("center='identity' is for task='metric' (W₀ ∝ I); the AUC task uses 'zero'")
@@ -214,6 +222,11 @@ class _OnlinePairwiseLearner:
             dims.append(int(n_features))
         if self._bounds.n_features is not None:
             dims.append(self._bounds.n_features)
+        if self._center_given is not None:
+            dims.append(self._center_given.shape[0])
+            if len(set(dims)) > 1:
+                raise ValueError(f"center is {self._center_given.shape[0]}×{self._center_given.shape[0]} but the "
+                                 f"records have {dims[0]} features")
         if len(set(dims)) > 1:
             raise ValueError(f"n_features={n_features} disagrees with the bounds' {self._bounds.n_features} features")
         return dims[0] if dims else None
@@ -262,6 +275,18 @@ class _OnlinePairwiseLearner:
         metric is a correction of the Euclidean metric on the public box (onpair.matrix_geometry)."""
         if self._center_kind == "identity":
             return identity_center(dim, self._radius, self._constraint)
+        if self._center_kind == "given":
+            flat = np.ascontiguousarray(self._center_given).reshape(-1).copy()
+            projected = flat.copy()
+            _project_matrix(projected, dim, self._radius, self._constraint)
+            gap = float(np.max(np.abs(projected - flat)))
+            if gap > 1e-9 * max(1.0, self._radius):
+                raise ValueError(
+                    f"center (the starting metric W₀) lies outside the constraint set "
+                    f"{self.constraint or 'frobenius'!r} of radius {self._radius} (‖W₀‖_F = "
+                    f"{np.linalg.norm(flat):.6g}, distance to the set {np.linalg.norm(projected - flat):.3g}); "
+                    "scale it into the set or raise radius")
+            return flat
         if self._center_kind == "random":
             return self._random_point(dim)
         return np.zeros(self._param_size(dim))
@@ -603,9 +628,6 @@ class _OnlinePairwiseLearner:
         """
         from ..persistence import save_learner
 
-        if self._task == "metric":
-            raise ValueError("save() does not support task='metric' learners yet; share learner.model "
-                             "(the released W) instead")
         save_learner(self, path)
 
     # -- scoring -----------------------------------------------------------------------------------
