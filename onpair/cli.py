@@ -69,8 +69,6 @@ def _collect(src):
 def _make_learner(args, n_train: int, bounds):
     common = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds)
     task = dict(task=args.task, constraint=args.constraint) if args.task == "metric" else {}
-    if args.constraint is not None and args.task != "metric":
-        raise ValueError("--constraint is for --task metric")
     common.update(task)
     if args.algo == "giga":
         from onpair import PairwiseGIGA
@@ -108,6 +106,8 @@ def _check_replay_args(args) -> None:
         raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if args.block_size < 1:
         raise ValueError(f"--block-size must be a positive integer, got {args.block_size}")
+    if args.constraint is not None and args.task != "metric":
+        raise ValueError("--constraint is for --task metric")
     if args.release_every is not None and args.release_every < 1:
         raise ValueError(f"--release-every must be a positive integer, got {args.release_every}")
     for flag, value in (("--lower", args.lower), ("--upper", args.upper)):
