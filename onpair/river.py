@@ -962,11 +962,13 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
 
     def transform_one(self, x):
         """``{prefix + "0": …, …}``: x mapped under the learner's visible (released) metric."""
-        if self._order is None or self.learner._dim is None:
+        if self._order is None:
             if not isinstance(x, dict):
                 raise ValueError(f"x must be a dict of features (record to transform), got {type(x).__name__}")
             return {}
         vector, _, _ = self._vector(x, self._order, self._feature_set, "record to transform")
+        if self.learner._dim is None:
+            return {}
         if self.basis == "sqrt":
             mapped = self._metric.root() @ self._metric.mapped(vector)
         else:
@@ -1017,7 +1019,8 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         As :meth:`PrivatePairwiseClassifier.clone`: nothing private is copied, and a private clone
         is a new mechanism with its own budget (with a ``seed``, it repeats the original's noise).
         ``include_attributes=True`` is refused once the learner has learned (a copy would hold its
-        records, and for a private learner reuse its noise and its budget).
+        records, and for a private learner reuse its noise and its budget). ``new_params`` may give
+        another ``learner``; passing this transformer's own learner still builds a new one.
         """
         from .persistence import _constructor_names
 
@@ -1026,6 +1029,10 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
                             "would hold the learner's records (and, for a private learner, reuse its noise "
                             "and its budget)")
         params = dict(new_params or {})
+        if params.get("learner") is self.learner:
+            # river's recursive clone passes a nested estimator's own parameters back: the learner
+            # itself, which a clone must not share (it would learn every record twice, on one budget).
+            del params["learner"]
         if "learner" not in params:
             learner = self.learner
             params["learner"] = type(learner)(**{name: copy.deepcopy(getattr(learner, name))
