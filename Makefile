@@ -39,6 +39,8 @@ bench: $(STAMP)
 	$(PY) bench/streaming.py
 	$(PY) bench/audit_table.py
 	$(PY) bench/river_bench.py
+	$(PY) bench/metric_speed.py
+	$(PY) bench/metric_utility.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
