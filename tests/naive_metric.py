@@ -173,3 +173,20 @@ def metric_risk(W, Z, labels, loss):
             v = Z[i] - Z[j]
             values.append(pair_loss(loss, float(v @ W @ v), 1.0 if labels[i] == labels[j] else -1.0))
     return float(np.mean(values)) if values else 0.0
+
+
+def metric_pairwise_sgd(X, labels, indices, T, eta, radius, constraint, loss):
+    """Yang et al.'s Alg. 1 for the metric task, read literally: step t pairs the draw i_{t+1} with every
+    earlier draw i_1 … i_t (repeats included, a record drawn with itself giving v = 0), W_1 = 0.
+    Returns (W_T, Σ_{t=1}^{T} W_t) as flat vectors."""
+    n, d = X.shape
+    W = np.zeros((d, d))
+    total = W.copy()
+    for t in range(1, T):  # W_{t+1} from W_t: the draw indices[t] against indices[0 … t−1]
+        j = indices[t]
+        grad = np.zeros((d, d))
+        for k in indices[:t]:
+            grad += pair_gradient(loss, W, X[j], X[k], labels[j] == labels[k])
+        W = project(W - (eta / t) * grad, radius, constraint)
+        total += W
+    return W.reshape(-1), total.reshape(-1)

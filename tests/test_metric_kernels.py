@@ -261,6 +261,26 @@ def test_full_gradient_and_risk_match_naive(loss, n):
             assert pairs * (up - down) / (2 * eps) == pytest.approx(float(grad @ E.reshape(-1)), rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.parametrize("constraint", sorted(CONSTRAINTS))
+@pytest.mark.parametrize("loss", LOSSES)
+def test_metric_sgd_matches_yang_read_literally(loss, constraint):
+    # Yang et al.'s Alg. 1 on the metric task: the kernel groups the sum over earlier draws by record
+    # (draw counts); the twin sums over the draws one by one, repeats and self-pairs included.
+    rng = np.random.default_rng(7)
+    n, d, T = 12, 3, 60
+    X = rng.uniform(-1.0, 1.0, size=(n, d)) / np.sqrt(d)
+    labels = rng.integers(0, 3, size=n).astype(np.int64)
+    indices = rng.integers(0, n, size=T + 1).astype(np.int64)
+    for radius in (0.05, 5.0):  # the projection binds, then it does not
+        iterate_sum = np.zeros(d * d)
+        w = _metric_kernels._metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, CONSTRAINTS[constraint],
+                                                 METRIC_LOSSES[loss].code, np.zeros(d * d), iterate_sum)
+        w_twin, sum_twin = naive_metric.metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, constraint, loss)
+        np.testing.assert_allclose(w, w_twin, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(iterate_sum, sum_twin, rtol=0, atol=1e-9)
+        assert _is_symmetric(w, d)
+
+
 @pytest.mark.parametrize("storage", ["full", "reservoir"])
 @pytest.mark.parametrize("loss", LOSSES)
 def test_single_class_stream(loss, storage):
