@@ -610,9 +610,7 @@ def _import_metric_history(learner, state, t, dim, take, check) -> None:
     from ._metric_kernels import _augmented_row, augmented_width
 
     for name in ("w", "center"):
-        matrix = getattr(learner, f"_{name}").reshape(dim, dim)
-        if not np.array_equal(matrix, matrix.T):
-            raise check.error(f"{name} is not a symmetric matrix")
+        _check_in_set(learner, getattr(learner, f"_{name}"), name, check)
     n_rows = check.integer(state["n_rows"], "n_rows", low=0)
     expected = min(t, learner._buffer_size) if learner._buffer_kind is not None else t
     if n_rows != expected:
@@ -685,9 +683,9 @@ def _import_private_state(learner, state, t, dim, take, check) -> None:
         size = learner._param_size(dim)
         initial = take("initial_model", (size,))
         models = take("released_models", (len(releases), size))
-        _check_in_ball(initial, learner._radius, "initial_model", check)
+        _check_in_set(learner, initial, "initial_model", check)
         for k in range(models.shape[0]):
-            _check_in_ball(models[k], learner._radius, f"released_models[{k}]", check)
+            _check_in_set(learner, models[k], f"released_models[{k}]", check)
         learner._initial_model = initial
         learner._released_models = [row.copy() for row in models]
     elif releases:
@@ -696,6 +694,24 @@ def _import_private_state(learner, state, t, dim, take, check) -> None:
     learner._releases = expected
     learner._sensitivity = sensitivity
     learner._frozen_warned = frozen_warned
+
+
+def _check_in_set(learner, vector, name, check):
+    """The ball for AUC; for the metric task, a symmetric matrix inside the constraint set (the loss
+    constants assume |h| ≤ 4R, and a release must be what the projection can produce)."""
+    if learner._task != "metric":
+        _check_in_ball(vector, learner._radius, name, check)
+        return
+    from .matrix_geometry import _project_matrix
+
+    d = learner._dim
+    matrix = vector.reshape(d, d)
+    if not np.array_equal(matrix, matrix.T):
+        raise check.error(f"{name} is not a symmetric matrix")
+    projected = np.array(vector, dtype=np.float64, copy=True)
+    _project_matrix(projected, d, learner._radius, learner._constraint)
+    if float(np.linalg.norm(projected - vector)) > 1e-9 * learner._radius:
+        raise check.error(f"{name} lies outside the constraint set")
 
 
 def _check_in_ball(vector, radius, name, check):

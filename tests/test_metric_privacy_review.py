@@ -1,8 +1,8 @@
 """Privacy review of the metric task (task="metric"): properties verified, and findings.
 
-Tests marked ``xfail(strict=True)`` with a reason starting "FINDING" demonstrate a real finding of the
-review: they fail today, and strict mode makes them report XPASS (a failure) once the finding is fixed,
-so the mark must then be removed. Every other test locks in a property the review verified.
+The tests under "findings" demonstrated real findings of the review (they were strict xfails); the
+findings are fixed and the tests stay as regression tests. Every other test locks in a property the
+review verified.
 """
 
 from __future__ import annotations
@@ -181,8 +181,11 @@ def test_failed_metric_calls_change_nothing(buffer):
         learner.learn_many(rng.uniform(0, 1, (30, 3)), rng.integers(0, 3, 30))
 
     def state():
-        return (learner._t, dict(learner._class_codes), learner._n_rows, learner._rows.copy(),
-                learner._row_labels.copy(), learner._w.copy(), learner._accountant.rho_spent,
+        # Only the filled rows: the rest of the buffer is uninitialised memory (np.empty), which may hold
+        # NaN bit patterns that never compare equal.
+        filled = learner._n_rows
+        return (learner._t, dict(learner._class_codes), filled, learner._rows[:filled].copy(),
+                learner._row_labels[:filled].copy(), learner._w.copy(), learner._accountant.rho_spent,
                 len(learner._released_models), repr(learner._noise_rng.bit_generator.state),
                 repr(learner._buffer_rng.bit_generator.state), learner._sensitivity)
 
@@ -245,13 +248,10 @@ def test_forged_metric_snapshots_cannot_resume_with_less_noise(tmp_path, edit):
 
 
 # ==================================================================================================
-# findings (fail today)
+# findings (fixed; regression tests)
 # ==================================================================================================
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING (honesty): OffPairStrC/OffPairC mode='paper' cap the reported ρ at the budget "
-    "(offpair.py, rho = min(Δ²/(2σ²), rho_budget)), so epsilon_spent reads ε although the paper's "
-    "classic-mechanism σ gives more for ε ≳ 10 (ε = 20 → 25.4, ε = 100 → 300); the PrivacyWarning "
-    "promises that epsilon_spent says what the σ really achieves"))
+# Fixed (regression test): OffPairStrC/OffPairC in paper mode capped the reported ρ at the budget, so
+# epsilon_spent read ε although the paper's classic-mechanism σ gives more (ε = 20 → 25.4).
 @pytest.mark.parametrize("task", ["metric", "auc"])
 def test_offpair_paper_mode_reports_what_its_sigma_really_gives(task):
     rng = np.random.default_rng(0)
@@ -268,10 +268,8 @@ def test_offpair_paper_mode_reports_what_its_sigma_really_gives(task):
     assert report["epsilon_spent"] == pytest.approx(true_eps, rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING (robustness, privacy-adjacent): center=W0 is accepted when it lies outside C by up to "
-    "1e-9·max(1, R) per entry, and is used unprojected (learners/_base.py _center_point returns `flat`): "
-    "at R = 1e-8 the start has ‖W0‖_F = 1.2R, so step 2's |h| ≤ 4R (behind G, Γ) does not hold"))
+# Fixed (regression test): center=W0 outside C by up to 1e-9·max(1, R) per entry was accepted and used
+# unprojected (at R = 1e-8 the start had ‖W0‖_F = 1.2R, outside the |h| ≤ 4R behind G and Γ).
 def test_a_given_centre_outside_the_set_is_refused_or_projected():
     R = 1e-8
     W0 = np.eye(4) * (R / 2 + 0.99e-9)  # ‖W0‖_F = 1.198·R
@@ -283,9 +281,8 @@ def test_a_given_centre_outside_the_set_is_refused_or_projected():
     assert np.linalg.norm(learner._w) <= R * (1 + 1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING (robustness): a PSD-constrained learner accepts center=W0 with a negative eigenvalue "
-    "(−9e-10 at R = 0.1) and starts from it unprojected; the model before the first release is not in C"))
+# Fixed (regression test): a PSD-constrained learner accepted center=W0 with a negative eigenvalue and
+# started from it unprojected.
 def test_a_given_centre_must_be_psd_for_the_psd_sets():
     W0 = np.diag([0.05, -9e-10])
     try:
@@ -296,11 +293,8 @@ def test_a_given_centre_must_be_psd_for_the_psd_sets():
     assert np.linalg.eigvalsh(learner.model).min() >= 0.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING (robustness): the loader checks the metric iterate, centre and releases against the Frobenius "
-    "ball only (persistence.py _check_in_ball), not against the constraint set: a non-PSD w resumes in a "
-    "'psd' learner. Not a privacy hole (|h| ≤ 4R still holds and the next step projects into C) but "
-    "weaker than the AUC checks, which test membership of C itself"))
+# Fixed (regression test): the loader checked the metric iterate, centre and releases against the
+# Frobenius ball only, not against the constraint set.
 def test_forged_metric_iterate_outside_a_spectral_set_is_rejected(tmp_path):
     path = _metric_snapshot(tmp_path, "psd")
 

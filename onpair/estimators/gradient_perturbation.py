@@ -160,7 +160,7 @@ class GradientPerturbedGD(_PairwiseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
+    coef_ : ndarray of shape (n_features,), or (n_features, n_features) for the metric task
         The released θ_T.
     privacy_report_ : dict
         ``rho_budget``, ``rho_spent``, ``rho_remaining``, ``epsilon_spent``, ``releases`` (one row per

@@ -146,9 +146,13 @@ class _OffPair(_PairwiseEstimator):
             coef = w_out + sigma * noise_rng.standard_normal(dim)
             _project_l2_ball(coef, float(self.radius))
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
-        # σ is the analytic-Gaussian σ for (ε, δ), so Δ²/(2σ²) is the budget up to the rounding of two
-        # root finders (a few ulps either way): report it capped at the budget it was calibrated to.
-        rho = min(sensitivity**2 / (2.0 * sigma**2), rho_budget) if sigma > 0 else 0.0
+        rho = sensitivity**2 / (2.0 * sigma**2) if sigma > 0 else 0.0
+        if self.mode != "paper":
+            # σ is the analytic-Gaussian σ for (ε, δ), so Δ²/(2σ²) is the budget up to the rounding of
+            # two root finders (a few ulps either way): report it capped at the budget it was calibrated
+            # to. Paper mode's σ is the classic mechanism's: its ρ is reported as it is, so that
+            # epsilon_spent says what that σ really gives (more than ε for large ε).
+            rho = min(rho, rho_budget)
         report = release_report(
             algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
             mode=self.mode, sensitivity=sensitivity, sigma=sigma, rho=rho,
@@ -194,8 +198,8 @@ _COMMON_DOC = """
 class OffPairStrC(_OffPair):
     __doc__ = """Offline (ε, δ)-DP pairwise learner for λ-strongly convex objectives (Huai et al. Alg. 3).
 
-    Streams the data once through Pairwise GIGA on ``ℓ + (λ/2)‖w‖²`` in a random order and releases one
-    noisy model. ``lam="auto"`` is G(R)/R, as for :class:`onpair.OnPairStrC`.
+    Streams the data once through Pairwise GIGA on ``ℓ + (λ/2)‖w‖²`` (``(λ/2)‖W − W₀‖²`` with the scaled
+    identity W₀ for the metric task) in a random order and releases one noisy model. ``lam="auto"`` is G(R)/R, as for :class:`onpair.OnPairStrC`.
     """ + _COMMON_DOC + """
     Examples
     --------

@@ -301,7 +301,8 @@ class OutputPerturbedSGD(_PairwiseEstimator):
                     "Gaussian curve) and epsilon_diameter. The sensitivity bound holds with probability "
                     "1 - delta/2 over the draws (for T >= n); eq. (5) omits the factor e of the proof's "
                     "bound (sensitivity_in_proof); the classic Gaussian mechanism it uses is proven for "
-                    "epsilon < 1. epsilon_diameter is an unconditional bound from diam(W) = 2R."
+                    "epsilon < 1. epsilon_diameter is an unconditional bound from diam(W) (2R; sqrt(2)R for "
+                    "the PSD sets of the metric task)."
                 ),
                 "claim_probability": 1.0 - delta / 2.0,
                 "sensitivity_in_proof": math.sqrt(math.e) * sensitivity,

@@ -112,7 +112,8 @@ class _OnlinePairwiseLearner:
             if task != "metric":
                 raise ValueError(f"center must be one of {self._CENTERS} or None, got {center!r}")
             # A public starting metric W₀ (e.g. learned on public data): square and symmetric.
-            self._center_given = _as_square_symmetric(center, name="center")
+            self._center_given = _as_square_symmetric(center, name="center")  # a copy
+            self.center = self._center_given.copy()  # later edits of the caller's array change nothing
             kind = "given"
         elif kind not in self._CENTERS:
             raise ValueError(f"center must be one of {self._CENTERS} or None, got {center!r}")
@@ -279,14 +280,14 @@ class _OnlinePairwiseLearner:
             flat = np.ascontiguousarray(self._center_given).reshape(-1).copy()
             projected = flat.copy()
             _project_matrix(projected, dim, self._radius, self._constraint)
-            gap = float(np.max(np.abs(projected - flat)))
-            if gap > 1e-9 * max(1.0, self._radius):
+            gap = float(np.linalg.norm(projected - flat))
+            if gap > 1e-9 * self._radius:
                 raise ValueError(
                     f"center (the starting metric W₀) lies outside the constraint set "
                     f"{self.constraint or 'frobenius'!r} of radius {self._radius} (‖W₀‖_F = "
                     f"{np.linalg.norm(flat):.6g}, distance to the set {np.linalg.norm(projected - flat):.3g}); "
                     "scale it into the set or raise radius")
-            return flat
+            return projected  # inside C exactly (it moved by at most 1e-9·R)
         if self._center_kind == "random":
             return self._random_point(dim)
         return np.zeros(self._param_size(dim))
