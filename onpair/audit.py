@@ -48,6 +48,20 @@ learners, so that G(R) = 4/(1 + e^(−0.04)) ≈ 2.04 is close to the largest pe
 canary can cause (2 at w = 0) and the regulariser dominates the loss's curvature (the ledger's
 contraction factor is then exact); a single release (all of ρ on one Gaussian); n = 50, d = 2.
 
+**The metric task** (``task="metric"``: a symmetric d×d matrix W, released with symmetric Gaussian noise
+isotropic in the Frobenius norm). Presets ``onpairstrc-metric``, ``onpairc-metric``, ``offpairstrc-metric``,
+``offpairc-metric``, ``gradient-metric`` (R = 0.01 there too), ``sgd-metric`` (Yang et al.'s hinge loss on
+the PSD trace ball), and the broken ``onpairstrc-metric-noise0.1``, ``onpairstrc-metric-internal`` and
+``offpairstrc-metric-noise0.1`` (built as their AUC twins). They run on
+:func:`metric_neighbouring_datasets`: every record but the last at the corner (0, …, 0) with label −1,
+so that their pairs have x − x' = 0 and no gradient (∇_W ℓ = ℓ'(h)·v vᵀ), and the last at the corner
+(1, …, 1), with label −1 in D and +1 in D′. The n − 1 pairs of the last record flip from same-class to
+different-class, which changes each pair gradient by exactly 4·u uᵀ (Frobenius norm 4, against the
+loss's Γ ≈ 4.16 at R = 0.01), so the released W moves along u uᵀ by about 0.96 of the sensitivity the
+implementation charges. The statistic is ⟨W, u uᵀ⟩_F, the released squared length of the canary's
+direction u; the symmetric noise has variance σ² along the unit matrix u uᵀ, so the audit sees a Gaussian
+shift of μ ≈ 0.96·Δ/σ, as for the AUC presets.
+
 What limits the audit's strength: with N evaluation runs per data set and no error at all, FPR⁺ = FNR⁺ =
 1 − (α/2)^(1/N) ≈ log(2/α)/N, so ε_lower ≤ log(N/log(2/α)) (≈ 4.9 for N = 500, 6.5 for N = 2,500); and
 a Gaussian mechanism's privacy loss reaches ε only in far tails that N runs do not sample, so even an
@@ -429,11 +443,11 @@ def metric_neighbouring_datasets(n: int = DEFAULT_N, d: int = DEFAULT_D, kind: s
     >>> X.tolist() == X2.tolist(), y.tolist(), y2.tolist(), U.tolist()
     (True, [-1, -1, -1, -1], [-1, -1, -1, 1], [[0.5, 0.5], [0.5, 0.5]])
     """
-    (X, y), (X_prime, y_prime), bounds, u = neighbouring_datasets(n, d, kind=kind, seed=seed)
+    (X, y), (X_prime, y_prime), bounds, _ = neighbouring_datasets(n, d, kind=kind, seed=seed)
     if kind == "adversarial":
         X[-1] = 1.0
         y[-1] = -1
-    return (X, y), (X_prime, y_prime), bounds, np.outer(u, u)
+    return (X, y), (X_prime, y_prime), bounds, np.full((d, d), 1.0 / d)  # u uᵀ, u = (1, …, 1)/√d
 
 
 # -- presets -----------------------------------------------------------------------------------------
@@ -671,7 +685,9 @@ PRESETS = {p.name: p for p in (
 def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAULT_EPSILON,
                     delta: float = DEFAULT_DELTA, seed=0, n: int = DEFAULT_N, d: int = DEFAULT_D,
                     data: str = "adversarial", confidence: float = 0.95) -> AuditResult:
-    """Audit a preset of :data:`PRESETS` by name on :func:`neighbouring_datasets` (statistic ⟨model, u⟩).
+    """Audit a preset of :data:`PRESETS` by name on :func:`neighbouring_datasets` (statistic ⟨model, u⟩),
+    or for a metric-task preset (``preset.task == "metric"``) on :func:`metric_neighbouring_datasets`
+    (statistic ⟨W, u uᵀ⟩_F).
 
     The claim audited is the (``epsilon``, ``delta``) the mechanism is configured with. The runs' root
     seed is ``SeedSequence([seed, crc32(algorithm)])``: reproducible, and independent between presets.
