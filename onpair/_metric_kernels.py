@@ -364,3 +364,24 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
             n_rows += 1
         counts[r] += 1.0
     return w
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center, radius, constraint, loss_code, slot,
+                     iterate_sum):
+    """One record of round ``t`` through :func:`_metric_giga` (learn_one's fast path; no release here, a
+    release round takes the general path), so the arithmetic is the block kernel's by construction."""
+    d = x.shape[0]
+    X = np.empty((1, d))
+    for k in range(d):
+        X[0, k] = x[k]
+    labels = np.empty(1, dtype=np.int64)
+    labels[0] = code
+    steps = np.empty(1)
+    steps[0] = step
+    slots = np.empty(1, dtype=np.int64)
+    slots[0] = slot
+    no_release = np.full(1, -1, dtype=np.int64)
+    empty = np.empty((0, d * d))
+    return _metric_giga(X, labels, w, rows, row_labels, n_rows, t - 1, steps, lam, center, radius, constraint,
+                        loss_code, slots, no_release, np.empty(0), empty, empty, iterate_sum)

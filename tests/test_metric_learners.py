@@ -258,3 +258,37 @@ def test_replay_csv_with_several_classes(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["task"] == "metric"
     assert main(["replay", str(path), "--constraint", "psd", "--lower", "0", "--upper", "10"]) == 1
     assert "--constraint" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("buffer", [None, ("reservoir", 16), ("fifo", 8)])
+@pytest.mark.parametrize("make", [
+    lambda buffer: OnPairStrC(task="metric", bounds=(0, 1), n=150, epsilon=1.0, seed=9, buffer=buffer),
+    lambda buffer: OnPairC(task="metric", bounds=(0, 1), n=150, seed=9, buffer=buffer, constraint="psd"),
+    lambda buffer: PairwiseGIGA(task="metric", bounds=(0, 1), seed=9, buffer=buffer, constraint="nuclear"),
+])
+def test_learn_one_fast_path_equals_the_block_path(make, buffer, monkeypatch):
+    X, y = _classes(150)
+    X[7] = 1.5  # a clipped record: the general path
+    one, block = make(buffer), make(buffer)
+    taken = []
+    fast = type(one)._learn_one_fast
+
+    def counting(self, x, label):
+        result = fast(self, x, label)
+        taken.append(result)
+        return result
+
+    monkeypatch.setattr(type(one), "_learn_one_fast", counting)
+    with pytest.warns(UserWarning, match="clipped"):
+        for i in range(150):
+            one.learn_one(X[i], y[i])
+    monkeypatch.undo()
+    with pytest.warns(UserWarning, match="clipped"):
+        block.learn_many(X, y)
+    assert sum(taken) > 100 and not all(taken)  # mostly fast; release rounds and the clipped record not
+    np.testing.assert_array_equal(one._w, block._w)
+    np.testing.assert_array_equal(one.model, block.model)
+    np.testing.assert_array_equal(one._iterate_sum, block._iterate_sum)
+    assert one._class_codes == block._class_codes and one._n_rows == block._n_rows
+    if hasattr(one, "privacy_report"):
+        assert one.privacy_report() == block.privacy_report()

@@ -370,8 +370,13 @@ class _OnlinePairwiseLearner:
         self
         """
         if self._task == "metric":
+            label = class_label(y, 0, self._t, name="y")
+            if (self._dim is not None and type(x) is np.ndarray and x.dtype == np.float64
+                    and x.shape == (self._dim,) and not self._read_only):
+                if self._learn_one_fast(x, label):
+                    return self
             X = as_feature_vector(x, self._dim, self._t, name="x")
-            codes, classes = self._encode_classes([class_label(y, 0, self._t, name="y")])
+            codes, classes = self._encode_classes([label])
             return self._learn_block(X, codes, classes)
         if (self._dim is not None and type(x) is np.ndarray and x.dtype == np.float64
                 and x.shape == (self._dim,) and not self._read_only):
@@ -382,12 +387,13 @@ class _OnlinePairwiseLearner:
         labels = np.array([binary_label(y, 0, self._t, name="y")], dtype=np.int8)
         return self._learn_block(X, labels)
 
-    def _learn_one_fast(self, x: np.ndarray, sign: int) -> bool:
+    def _learn_one_fast(self, x: np.ndarray, sign) -> bool:
         """The common single-record round without the block machinery; False sends the record down the
         general path instead (a release at this round, a clipped record, a first record, the norm map).
 
         It computes exactly what the general path computes, bit for bit (the tests feed the same stream
-        both ways): the same box map, step size, ledger update, reservoir draw and kernel arithmetic."""
+        both ways): the same box map, step size, ledger update, reservoir draw and kernel arithmetic.
+        ``sign`` is the ±1 label (AUC) or the canonical class label (metric task)."""
         bounds = self._bounds
         if bounds.kind != "box" or not self._no_event_at(self._t + 1):
             return False
@@ -407,6 +413,20 @@ class _OnlinePairwiseLearner:
             else:
                 j = int(math.floor(self._buffer_rng.random() * t))  # the same double as random(1)[0]
                 slot = j if j < size else -1
+        if self._task == "metric":
+            code = self._class_codes.get(sign)
+            new_class = code is None
+            if new_class:
+                code = len(self._class_codes)
+            if self._buffer_kind is None:
+                slot = self._n_rows
+                self._grow_metric_history(1)
+            self._n_rows = _metric_kernels._metric_giga_one(
+                z, code, self._w, self._rows, self._row_labels, self._n_rows, t, step, self._lam, self._center,
+                self._radius, self._constraint, self._loss.code, slot, self._iterate_sum)
+            if new_class:
+                self._class_codes[sign] = code
+        elif self._buffer_kind is not None:
             self._n_buffered = _kernels._giga_buffered_one(
                 z, sign, self._w, self._buffer, self._buffer_signs, self._n_buffered, t, step, self._lam,
                 self._center, self._radius, self._loss.code, slot, self._iterate_sum)
@@ -548,11 +568,7 @@ class _OnlinePairwiseLearner:
             slots = self._buffer_slots(self._t, m)
         else:
             slots = np.arange(self._n_rows, self._n_rows + m, dtype=np.int64)
-            self._rows = self._grown(self._rows, self._n_rows, self._n_rows + m)
-            if self._row_labels.shape[0] < self._rows.shape[0]:
-                grown = np.zeros(self._rows.shape[0], dtype=np.int64)
-                grown[:self._n_rows] = self._row_labels[:self._n_rows]
-                self._row_labels = grown
+            self._grow_metric_history(m)
         self._n_rows = _metric_kernels._metric_giga(
             Z, codes, self._w, self._rows, self._row_labels, self._n_rows, self._t, steps, self._lam,
             self._center, self._radius, self._constraint, self._loss.code, slots, plan["slots"],
@@ -564,6 +580,14 @@ class _OnlinePairwiseLearner:
         self._n_clipped += n_clipped
         self._after_block(plan, released)
         return self
+
+    def _grow_metric_history(self, extra: int) -> None:
+        """Room for ``extra`` more augmented rows (and their labels) in the metric task's full history."""
+        self._rows = self._grown(self._rows, self._n_rows, self._n_rows + extra)
+        if self._row_labels.shape[0] < self._rows.shape[0]:
+            grown = np.zeros(self._rows.shape[0], dtype=np.int64)
+            grown[:self._n_rows] = self._row_labels[:self._n_rows]
+            self._row_labels = grown
 
     def _buffer_slots(self, t_start: int, m: int) -> np.ndarray:
         """Buffer slot of each record of the block (−1: not kept), from public randomness only.
