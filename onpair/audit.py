@@ -561,13 +561,15 @@ def _offline_setup(cls_name, task="auc"):
     return build
 
 
-def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds):
+def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds, task="auc"):
     """Broken on purpose: OffPairStrC's non-private twin (same order, same kernel) plus 0.1·σ noise, with
-    σ the estimator's own (a public quantity: it depends on n and the parameters only)."""
+    σ the estimator's own (a public quantity: it depends on n and the parameters only). For the metric
+    task the noise is symmetric and isotropic in the Frobenius norm, as the estimator draws it."""
     from .estimators import OffPairStrC
     from .geometry import project_l2_ball
+    from .matrix_geometry import project_matrix, symmetric_noise
 
-    params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last")
+    params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last", task=task)
     probe_X = np.zeros((n, d))
     probe_y = np.where(np.arange(n) == 0, 1, -1)
     sigma = OffPairStrC(random_state=0, **params).fit(probe_X, probe_y).privacy_report_["releases"][0]["sigma"]
@@ -578,8 +580,11 @@ def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds):
 
         def release(estimator, X, y):
             w = estimator.fit(X, y).coef_
-            noise = np.random.Generator(np.random.PCG64(noise_seq)).standard_normal(w.shape[0])
-            return project_l2_ball(w + 0.1 * sigma * noise, AUDIT_RADIUS)
+            rng = np.random.Generator(np.random.PCG64(noise_seq))
+            if task == "metric":
+                noise = symmetric_noise(rng, 1, d)[0].reshape(d, d)
+                return project_matrix(w + 0.1 * sigma * noise, AUDIT_RADIUS)
+            return project_l2_ball(w + 0.1 * sigma * rng.standard_normal(w.shape[0]), AUDIT_RADIUS)
 
         return twin, release
 
@@ -587,28 +592,8 @@ def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds):
 
 
 def _offpairstrc_metric_noise_setup(epsilon, delta, n, d, bounds):
-    """Broken on purpose, metric task: OffPairStrC's non-private twin plus 0.1·σ symmetric noise
-    (isotropic in the Frobenius norm, as the estimator draws it), σ the estimator's own (public)."""
-    from .estimators import OffPairStrC
-    from .matrix_geometry import project_matrix, symmetric_noise
-
-    params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last", task="metric")
-    probe_X = np.zeros((n, d))
-    probe_y = np.where(np.arange(n) == 0, 1, -1)
-    sigma = OffPairStrC(random_state=0, **params).fit(probe_X, probe_y).privacy_report_["releases"][0]["sigma"]
-
-    def make(seed_sequence):
-        fit_seq, noise_seq = seed_sequence.spawn(2)
-        twin = OffPairStrC(private=False, random_state=fit_seq, **params)
-
-        def release(estimator, X, y):
-            W = estimator.fit(X, y).coef_
-            noise = symmetric_noise(np.random.Generator(np.random.PCG64(noise_seq)), 1, d)[0].reshape(d, d)
-            return project_matrix(W + 0.1 * sigma * noise, AUDIT_RADIUS)
-
-        return twin, release
-
-    return make
+    """The metric task's broken OffPairStrC (see :func:`_offpairstrc_noise_setup`)."""
+    return _offpairstrc_noise_setup(epsilon, delta, n, d, bounds, task="metric")
 
 
 def _reference_setup(epsilon, delta, n, d, bounds):

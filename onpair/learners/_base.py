@@ -49,6 +49,30 @@ def class_label(value, index: int, stream_offset: int, name: str = "y"):
                      "string or a boolean")
 
 
+#: The task/constraint/center parameters, shared by the online learners' docstrings.
+TASK_PARAMETERS_DOC = """    task : {"auc", "metric"}, default "auc"
+        ``"metric"`` learns a symmetric d×d matrix W (``model`` is (d, d)) from records with any class
+        labels: pairs of one class should be close in h_W(x, x') = (x − x')ᵀW(x − x'), others far
+        (losses of :mod:`onpair.metric_losses`; ``transform(X)`` maps records into the metric's space).
+        Sensitivities are Frobenius-norm bounds and the release noise is symmetric (README, "Metric
+        learning").
+    constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
+        The metric task's constraint set of radius R (:mod:`onpair.matrix_geometry`); default
+        "frobenius" (Huai et al., Example 1).
+    center : {"zero", "identity"} or array of shape (d, d), optional
+        Centre W₀ of the regulariser (λ/2)‖W − W₀‖² and start of the iterate: "zero" (the default for
+        AUC, and the paper's choice), "identity" (the metric default: a multiple of the identity at
+        half the radius, so the metric starts as Euclidean and learns a correction), or a public
+        symmetric matrix inside the constraint set.
+"""
+
+
+def _with_task_parameters(cls):
+    """Class decorator: put :data:`TASK_PARAMETERS_DOC` where the docstring says ``{task_parameters}``."""
+    cls.__doc__ = cls.__doc__.replace("    {task_parameters}\n", TASK_PARAMETERS_DOC)
+    return cls
+
+
 def _box_row_cache(learner, bounds):
     """(lower, upper, half-scale) as float64 rows of the learner's dimension, computed once."""
     cache = learner.__dict__.get("_box_row")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ._base import _OnlinePairwiseLearner
+from ._base import _OnlinePairwiseLearner, _with_task_parameters
 
 
+@_with_task_parameters
 class PairwiseGIGA(_OnlinePairwiseLearner):
     """Online projected gradient descent on the pairwise online penalty, **without privacy**.
 
@@ -29,20 +30,7 @@ class PairwiseGIGA(_OnlinePairwiseLearner):
         Public bound on ‖x‖₂. Default when neither is given: 1 (records clipped to the unit ball).
     n_features : int, optional
         Number of features, if not fixed by the bounds or the first record.
-    task : {"auc", "metric"}, default "auc"
-        ``"metric"`` learns a symmetric d×d matrix W (``model`` is (d, d)) from records with any class
-        labels: pairs of one class should be close in h_W(x, x') = (x − x')ᵀW(x − x'), others far
-        (losses of :mod:`onpair.metric_losses`; ``transform(X)`` maps records into the metric's space).
-        Sensitivities are Frobenius-norm bounds and the release noise is symmetric (README, "Metric
-        learning").
-    constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
-        The metric task's constraint set of radius R (:mod:`onpair.matrix_geometry`); default
-        "frobenius" (Huai et al., Example 1).
-    center : {"zero", "identity"} or array of shape (d, d), optional
-        Centre W₀ of the regulariser (λ/2)‖W − W₀‖² and start of the iterate: "zero" (the default for
-        AUC, and the paper's choice), "identity" (the metric default: a multiple of the identity at
-        half the radius, so the metric starts as Euclidean and learns a correction), or a public
-        symmetric matrix inside the constraint set.
+    {task_parameters}
     seed : int, optional
         Unused by the non-private learner except for interface parity.
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from ._base import _with_task_parameters
 from ._private import _PrivateOnlineLearner
 
 
+@_with_task_parameters
 class OnPairStrC(_PrivateOnlineLearner):
     """Online (ε, δ)-differentially private pairwise learner for λ-strongly convex objectives.
 
@@ -55,20 +57,7 @@ class OnPairStrC(_PrivateOnlineLearner):
     mode : {"ledger", "paper"}, default "ledger"
         "paper" reproduces Algorithm 1 literally: T₁ = max(16L²/α², 7) rounds of random outputs, the
         paper's η_t, σ_t² = 32G²(n−T₁)/(α²t²ρ) at every round after T₁, Lemma 3's conversion.
-    task : {"auc", "metric"}, default "auc"
-        ``"metric"`` learns a symmetric d×d matrix W (``model`` is (d, d)) from records with any class
-        labels: pairs of one class should be close in h_W(x, x') = (x − x')ᵀW(x − x'), others far
-        (losses of :mod:`onpair.metric_losses`; ``transform(X)`` maps records into the metric's space).
-        Sensitivities are Frobenius-norm bounds and the release noise is symmetric (README, "Metric
-        learning").
-    constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
-        The metric task's constraint set of radius R (:mod:`onpair.matrix_geometry`); default
-        "frobenius" (Huai et al., Example 1).
-    center : {"zero", "identity"} or array of shape (d, d), optional
-        Centre W₀ of the regulariser (λ/2)‖W − W₀‖² and start of the iterate: "zero" (the default for
-        AUC, and the paper's choice), "identity" (the metric default: a multiple of the identity at
-        half the radius, so the metric starts as Euclidean and learns a correction), or a public
-        symmetric matrix inside the constraint set.
+    {task_parameters}
     seed : int, optional
         For reproducible experiments only. Without it the start point and the noise come from fresh
         OS entropy.
