@@ -112,13 +112,51 @@ def binary_label(value, index: int, stream_offset: int, name: str = "y") -> int:
     )
 
 
-def as_label_block(y, n_records: int, stream_offset: int, name: str = "y") -> np.ndarray:
-    """Labels as an int8 array of ±1, checked one by one, with the length of ``X``."""
+def label_array(y, name: str = "y") -> np.ndarray:
+    """``y`` as a 1-D array (object dtype for Python sequences), or a ValueError naming ``name`` for a
+    string, a scalar or another shape. The one entry point of every label block (AUC and metric task,
+    learners and :mod:`onpair.metrics`)."""
     if isinstance(y, (str, bytes)):
         raise ValueError(f"{name} must be a sequence of labels, got a string {y!r}")
-    arr = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    arr = y if isinstance(y, np.ndarray) else np.asarray(y, dtype=object)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {np.shape(arr)}")
+    return arr
+
+
+def class_label(value, index: int, stream_offset: int, name: str = "y"):
+    """A class label of the metric task: an int, a bool, a string or a finite integral float.
+
+    Returned in a hashable canonical form (Python int or str) so that ``1``, ``1.0`` and ``np.int64(1)``
+    are one class."""
+    where = f"{name}[{index}] (record {stream_offset + index + 1} of the stream)"
+    if isinstance(value, (str, np.str_)):
+        return str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return int(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if np.isfinite(value) and float(value) == int(value):
+            return int(value)
+        raise ValueError(f"{where} = {value!r}: a class label must be an integer, a string or a boolean")
+    raise ValueError(f"{where} = {value!r} ({type(value).__name__}): a class label must be an integer, a "
+                     "string or a boolean")
+
+
+def class_codes(labels, known=None):
+    """Integer codes (int64, in order of first appearance) of canonical class labels, and the label →
+    code map extended by the new classes; ``known`` (not modified) holds the classes seen before."""
+    classes = dict(known or {})
+    codes = np.empty(len(labels), dtype=np.int64)
+    for i, label in enumerate(labels):
+        codes[i] = classes.setdefault(label, len(classes))
+    return codes, classes
+
+
+def as_label_block(y, n_records: int, stream_offset: int, name: str = "y") -> np.ndarray:
+    """Labels as an int8 array of ±1, checked one by one, with the length of ``X``."""
+    arr = label_array(y, name)
     if arr.shape[0] != n_records:
         raise ValueError(f"X has {n_records} records but {name} has {arr.shape[0]} labels")
     if arr.dtype.kind in "iuf" and arr.size:

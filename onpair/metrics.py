@@ -214,11 +214,9 @@ def _nearest(block, train, k, chunk):
 
 def _label_list(labels, n_records: int, name: str, x_name: str) -> list:
     """Labels as a Python list with one entry per record of ``x_name``, or a ValueError naming ``name``."""
-    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
-        raise ValueError(f"{name} must be a sequence of labels, got {type(labels).__name__}")
-    array = np.asarray(labels, dtype=object) if not isinstance(labels, np.ndarray) else labels
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    from ._validation import label_array
+
+    array = label_array(labels, name)
     if array.shape[0] != n_records:
         raise ValueError(f"{name} has {array.shape[0]} labels but {x_name} has {n_records} records")
     return array.tolist()
@@ -258,8 +256,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     0.4166666666666667
     """
     from ._metric_kernels import _metric_risk
-    from ._validation import as_feature_block
-    from .learners._base import class_label
+    from ._validation import as_feature_block, class_codes, class_label
     from .matrix_geometry import _as_square_symmetric
     from .metric_losses import get_metric_loss
 
@@ -273,9 +270,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     values = _label_list(labels, n, "labels", "Z")
     if n < 2:
         raise ValueError("the pairwise risk needs at least 2 records")
-    classes = {}
-    codes = np.array([classes.setdefault(class_label(v, i, 0, name="labels"), len(classes))
-                      for i, v in enumerate(values)], dtype=np.int64)
+    codes, _ = class_codes([class_label(v, i, 0, name="labels") for i, v in enumerate(values)])
     with np.errstate(over="ignore", invalid="ignore"):
         risk = float(_metric_risk(np.ascontiguousarray(M).reshape(-1), Z, codes, code))
     if not np.isfinite(risk):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _kernels, _metric_kernels
 from .._validation import (as_feature_block, as_feature_vector, as_label_block, binary_label, check_positive,
-                           check_radius, check_seed)
+                           check_radius, check_seed, class_codes, class_label, label_array)
 from ..bounds import FeatureBounds, _map_box_row
 from ..geometry import random_point_in_ball
 from ..losses import SQUARE, get_loss
@@ -27,26 +27,6 @@ from ..metric_losses import get_metric_loss
 STEP_RULES = ("capped",)
 BUFFER_KINDS = ("reservoir", "fifo")
 TASKS = ("auc", "metric")
-
-
-def class_label(value, index: int, stream_offset: int, name: str = "y"):
-    """A class label of the metric task: an int, a bool, a string or a finite integral float.
-
-    Returned in a hashable canonical form (Python int or str) so that ``1``, ``1.0`` and ``np.int64(1)``
-    are one class."""
-    where = f"{name}[{index}] (record {stream_offset + index + 1} of the stream)"
-    if isinstance(value, (str, np.str_)):
-        return str(value)
-    if isinstance(value, (bool, np.bool_)):
-        return int(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        if np.isfinite(value) and float(value) == int(value):
-            return int(value)
-        raise ValueError(f"{where} = {value!r}: a class label must be an integer, a string or a boolean")
-    raise ValueError(f"{where} = {value!r} ({type(value).__name__}): a class label must be an integer, a "
-                     "string or a boolean")
 
 
 #: The task/constraint/center parameters, shared by the online learners' docstrings.
@@ -500,23 +480,15 @@ class _OnlinePairwiseLearner:
 
     def _class_labels(self, y, n_records: int) -> list:
         """Validated class labels of a block (metric task)."""
-        if isinstance(y, (str, bytes)) or not hasattr(y, "__len__"):
-            raise ValueError(f"y must be a sequence of {n_records} class labels, got {type(y).__name__}")
-        values = list(y) if not isinstance(y, np.ndarray) else list(y.ravel()) if y.ndim == 1 else None
-        if values is None:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if len(values) != n_records:
-            raise ValueError(f"X has {n_records} records but y has {len(values)} labels")
+        values = label_array(y, "y")
+        if values.shape[0] != n_records:
+            raise ValueError(f"X has {n_records} records but y has {values.shape[0]} labels")
         return [class_label(v, i, self._t, name="y") for i, v in enumerate(values)]
 
     def _encode_classes(self, labels: list):
         """Integer codes of class labels and the label → code map including new classes (committed
         only once the block is learned, so a failed call adds no class)."""
-        classes = dict(self._class_codes)
-        codes = np.empty(len(labels), dtype=np.int64)
-        for i, label in enumerate(labels):
-            codes[i] = classes.setdefault(label, len(classes))
-        return codes, classes
+        return class_codes(labels, self._class_codes)
 
     def _learn_block(self, X: np.ndarray, signs: np.ndarray, classes=None):
         if self._read_only:
