@@ -776,6 +776,7 @@ def _column(frame, name, offset) -> np.ndarray:
 # ==================================================================================================
 from .bounds import _map_box_row  # noqa: E402
 from .learners._base import _box_row_cache  # noqa: E402
+from .matrix_geometry import metric_factor  # noqa: E402
 
 #: Output bases of :class:`MetricTransformer`.
 METRIC_BASES = ("sqrt", "eigen")
@@ -803,21 +804,32 @@ class _ReleasedMetric:
     """What a learner lets anyone see of its metric: its visible ``model`` (for a private learner the
     last released one) and its public bounds map. Nothing else of the learner is read.
 
-    ``root()`` is W₊^{1/2} of the visible model, recomputed only when the model changes.
+    ``root()`` is W₊^{1/2} of the visible model and ``factor()`` the L of ``learner.transform``
+    (``metric_factor``); each is computed once per visible model, not once per record.
     """
 
     def __init__(self, learner):
         self.learner = learner
-        self._cache = None  # (n_seen, visible W, its root)
+        self._seen = None  # n_seen when the visible model was last read
+        self._model = None  # that visible W
+        self._derived = {}  # name -> matrix derived from it
+
+    def _current(self, name, compute) -> np.ndarray:
+        learner = self.learner
+        if self._seen != learner.n_seen:
+            model = learner.model
+            if self._model is None or not np.array_equal(model, self._model):
+                self._model, self._derived = model, {}
+            self._seen = learner.n_seen
+        if name not in self._derived:
+            self._derived[name] = compute(self._model)
+        return self._derived[name]
 
     def root(self) -> np.ndarray:
-        learner = self.learner
-        cache = self._cache
-        if cache is None or cache[0] != learner.n_seen:
-            model = learner.model
-            root = cache[2] if cache is not None and np.array_equal(model, cache[1]) else _psd_root(model)
-            self._cache = cache = (learner.n_seen, model, root)
-        return cache[2]
+        return self._current("root", _psd_root)
+
+    def factor(self) -> np.ndarray:
+        return self._current("factor", metric_factor)
 
     def mapped(self, vector: np.ndarray) -> np.ndarray:
         """φ(x), the learner's public bounds map as ``learner.transform`` applies it (a record inside a
@@ -971,7 +983,8 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         if self.basis == "sqrt":
             mapped = self._metric.root() @ self._metric.mapped(vector)
         else:
-            mapped = self.learner.transform(vector[None, :])[0]
+            # learner.transform's L φ(x), with L computed once per release instead of once per record.
+            mapped = (self._metric.mapped(vector)[None, :] @ self._metric.factor().T)[0]
         values = mapped.tolist()
         values += [0.0] * (len(self._order) - len(values))  # "eigen": W₊ has rank < d
         prefix = self.prefix
