@@ -17,7 +17,16 @@ def _project_l2_ball(w, radius):
     for k in range(w.shape[0]):
         norm_sq += w[k] * w[k]
     if norm_sq > radius * radius:
-        scale = radius / math.sqrt(norm_sq)
+        norm = math.sqrt(norm_sq)
+        if norm == math.inf:  # the squares overflowed (entries beyond ~1e154): rescale before summing
+            largest = 0.0
+            for k in range(w.shape[0]):
+                largest = max(largest, abs(w[k]))
+            total = 0.0
+            for k in range(w.shape[0]):
+                total += (w[k] / largest) ** 2
+            norm = largest * math.sqrt(total)
+        scale = radius / norm
         for k in range(w.shape[0]):
             w[k] *= scale
 

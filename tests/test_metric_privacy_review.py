@@ -304,3 +304,26 @@ def test_forged_metric_iterate_outside_a_spectral_set_is_rejected(tmp_path):
     _rewrite(path, edit_arrays=non_psd)
     with pytest.raises(ValueError):
         onpair.load(path)
+
+
+# Review of the whole change (second pass): two further findings, fixed, kept as regression tests.
+def test_huge_step_sizes_are_refused_so_no_release_can_overflow():
+    # Step sizes near 1.7e308 used to overflow an iterate: the release was NaN on one data set and
+    # finite on its neighbour, a perfect distinguisher outside the ledger.
+    with pytest.raises(ValueError, match="step_sizes"):
+        OnPairStrC(n=2, step_sizes=np.full(2, 1.7e308), loss="square", radius=1.0, lam=1.0, seed=0)
+    with pytest.raises(ValueError, match="step_sizes"):
+        GradientPerturbedGD(step_sizes=1e7).fit(np.zeros((4, 2)), [0, 1, 0, 1])
+    from onpair.geometry import project_l2_ball
+
+    projected = project_l2_ball([1e200, 1e200], 1.0)  # overflowing squares still land on the sphere
+    np.testing.assert_allclose(projected, [2 ** -0.5, 2 ** -0.5])
+
+
+def test_sgd_spends_only_the_diameter_bound_when_its_proof_does_not_apply():
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, (200, 3)), rng.integers(0, 2, 200)
+    with _quiet():
+        est = OutputPerturbedSGD(T=5, eta=0.05, bounds=(0, 1), random_state=0).fit(X, y)
+    report = est.privacy_report_
+    assert report["epsilon_spent"] == report["epsilon_diameter"] > report["epsilon_proof"]

@@ -69,8 +69,9 @@ import warnings
 import numpy as np
 
 from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
-from .._validation import check_in_range, check_positive, check_radius
+from .._validation import check_in_range, check_radius
 from ..geometry import _project_l2_ball
+from ..learners._base import MAX_STEP
 from .._metric_kernels import _metric_full_gradient
 from ..losses import get_loss
 from ..matrix_geometry import _project_matrix, constraint_code, identity_center, symmetric_noise
@@ -264,10 +265,10 @@ class GradientPerturbedGD(_PairwiseEstimator):
             steps = np.full(T, float(steps))
         elif steps.ndim != 1 or steps.shape[0] != T:
             raise ValueError(f"step_sizes must have T = {T} entries (one per step), got shape {steps.shape}")
-        bad = ~(np.isfinite(steps) & (steps > 0))
+        bad = ~(np.isfinite(steps) & (steps > 0) & (steps <= MAX_STEP))  # the cap keeps θ finite
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"step_sizes[{k}] = {steps[k]!r}: step sizes must be finite and > 0")
+            raise ValueError(f"step_sizes[{k}] = {steps[k]!r}: step sizes must be finite and in (0, {MAX_STEP:g}]")
         return steps
 
     # -- the algorithm -----------------------------------------------------------------------------

@@ -70,7 +70,7 @@ import numpy as np
 
 from .._metric_kernels import _metric_pairwise_sgd
 from .._sgd_kernels import _pairwise_sgd
-from .._validation import check_in_range, check_positive, check_radius
+from .._validation import check_in_range, check_radius
 from ..geometry import _project_l2_ball
 from ..losses import get_loss
 from ..matrix_geometry import _project_matrix, constraint_code, constraint_diameter, symmetric_noise
@@ -319,7 +319,9 @@ class OutputPerturbedSGD(_PairwiseEstimator):
         epsilon_proof = float(eps_from_rho(0.5 * mu_proof**2, delta / 2.0, method="gaussian"))
         report["epsilon_proof"] = epsilon_proof
         report["paper_epsilon"] = epsilon
-        report["epsilon_spent"] = min(epsilon_proof, epsilon_diameter)
+        # For T < n the proof's sensitivity bound is not established (the warning above): only the
+        # unconditional diameter bound is spent then.
+        report["epsilon_spent"] = epsilon_diameter if T < n else min(epsilon_proof, epsilon_diameter)
         report["rho_budget"] = report["rho_spent"] = report["rho_remaining"] = math.nan
         for release in report["releases"]:
             release["rho"] = math.nan

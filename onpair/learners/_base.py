@@ -27,6 +27,8 @@ from ..metric_losses import get_metric_loss
 STEP_RULES = ("capped",)
 BUFFER_KINDS = ("reservoir", "fifo")
 TASKS = ("auc", "metric")
+#: Largest step size accepted (see _check_step_sizes).
+MAX_STEP = 1e6
 
 
 #: The task/constraint/center parameters, shared by the online learners' docstrings.
@@ -212,10 +214,13 @@ class _OnlinePairwiseLearner:
             raise ValueError(f"step_sizes must be a string or an array of floats, got {step_sizes!r}") from None
         if steps.ndim != 1 or steps.size == 0:
             raise ValueError(f"step_sizes must be a non-empty 1-D array, got shape {steps.shape}")
-        bad = np.flatnonzero(~np.isfinite(steps) | (steps < 0))
+        # The cap keeps every iterate finite (|step·gradient| ≤ 1e6·(G + λ·diam) with λ ≤ 1e12, R ≤ 1e8):
+        # an overflow inside a step would make the release depend on the data through NaN (a model that
+        # is NaN on one stream and finite on its neighbour), outside what the ledger bounds.
+        bad = np.flatnonzero(~np.isfinite(steps) | (steps < 0) | (steps > MAX_STEP))
         if bad.size:
             k = int(bad[0])
-            raise ValueError(f"step_sizes[{k}] = {steps[k]!r}: step sizes must be finite and >= 0")
+            raise ValueError(f"step_sizes[{k}] = {steps[k]!r}: step sizes must be finite and in [0, {MAX_STEP:g}]")
         return steps
 
     def _initial_dimension(self, n_features):
