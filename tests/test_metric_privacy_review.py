@@ -327,3 +327,18 @@ def test_sgd_spends_only_the_diameter_bound_when_its_proof_does_not_apply():
         est = OutputPerturbedSGD(T=5, eta=0.05, bounds=(0, 1), random_state=0).fit(X, y)
     report = est.privacy_report_
     assert report["epsilon_spent"] == report["epsilon_diameter"] > report["epsilon_proof"]
+
+
+def test_a_warning_raised_as_an_error_leaves_every_warning_flag_unset():
+    # A block that both clips a record and crosses the end of the schedule: with warnings as errors
+    # the call fails, and must not have marked the clipping warning as already shown.
+    learner = OnPairStrC(n_features=2, bounds=(0, 1), horizon=2, seed=0)
+    X, y = np.array([[0.5, 0.5], [2.0, 0.5], [0.1, 0.2]]), [1, -1, 1]
+    from onpair.privacy import PrivacyWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the clipping warning is shown (and ignored) ...
+        warnings.simplefilter("error", PrivacyWarning)  # ... then the end-of-schedule one raises
+        with pytest.raises(PrivacyWarning):
+            learner.learn_many(X, y)
+    assert learner.n_seen == 0 and not learner._warned_clipping and not learner._frozen_warned

@@ -517,9 +517,11 @@ class _OnlinePairwiseLearner:
         # retrying it cannot learn a record twice.
         steps = self._step_sizes_for(self._t, m)
         plan = self._plan_releases(self._t, steps)
-        for message, category, flag in self._pending_warnings(n_clipped, m):
+        pending = self._pending_warnings(n_clipped, m)
+        for message, category, _ in pending:
             warnings.warn(message, category, stacklevel=4)  # attributed to the caller of learn_*
-            setattr(self, flag, True)  # only once the warning did not raise
+        for _, _, flag in pending:
+            setattr(self, flag, True)  # only once no warning raised (warnings as errors): all or none
         if self._dim is None:
             self._init_state(Z.shape[1])
         n_releases = int(plan["slots"].max()) + 1

@@ -183,19 +183,31 @@ class ReleaseSchedule:
             return None
         return int(self._finite_rounds[-1]) if self._finite_rounds.size else 0
 
+    def _finite_slice(self, t_low: int, t_high: int) -> slice:
+        """Positions in the (sorted) planned rounds of the releases in (t_low, t_high]: O(log n)."""
+        lo, hi = np.searchsorted(self._finite_rounds, [t_low, t_high], side="right")
+        return slice(int(lo), int(hi))
+
+    def _every_rounds_between(self, t_low: int, t_high: int) -> np.ndarray:
+        """The unbounded "every p" rule's rounds in (t_low, t_high], without enumerating earlier ones."""
+        p = self.param
+        first = (max(t_low, self.start) // p + 1) * p
+        return np.arange(first, t_high + 1, p, dtype=np.int64)
+
     def rounds_between(self, t_low: int, t_high: int) -> np.ndarray:
         """Release rounds t with ``t_low < t ≤ t_high``."""
         if self.finite:
-            r = self._finite_rounds
-        else:
-            r = self._raw_rounds_upto(t_high)
+            return self._finite_rounds[self._finite_slice(t_low, t_high)]
+        if self.kind == "every":
+            return self._every_rounds_between(t_low, t_high)
+        r = self._raw_rounds_upto(t_high)  # doubling: O(log t) rounds
         return r[(r > t_low) & (r <= t_high)]
 
     def next_round_after(self, t: int):
         """The first release round after round t, or None if there is none."""
         if self.finite:
-            later = self._finite_rounds[self._finite_rounds > t]
-            return int(later[0]) if later.size else None
+            k = int(np.searchsorted(self._finite_rounds, t, side="right"))
+            return int(self._finite_rounds[k]) if k < self._finite_rounds.size else None
         after = max(int(t), self.start)
         if self.kind == "every":
             nxt = (after // self.param + 1) * self.param
@@ -209,9 +221,12 @@ class ReleaseSchedule:
     def rho_shares_between(self, t_low: int, t_high: int) -> np.ndarray:
         """The ρ_k of the releases returned by :meth:`rounds_between` (same order)."""
         if self.finite:
-            mask = (self._finite_rounds > t_low) & (self._finite_rounds <= t_high)
-            return self._finite_shares[mask]
-        before = self._raw_rounds_upto(t_low).size
+            return self._finite_shares[self._finite_slice(t_low, t_high)]
+        if self.kind == "every":  # releases in (start, t_low], counted without enumerating them
+            p = self.param
+            before = t_low // p - self.start // p if t_low > self.start else 0
+        else:
+            before = self._raw_rounds_upto(t_low).size
         rounds = self.rounds_between(t_low, t_high)
         return self._shares(rounds, first_index=before + 1)
 
