@@ -39,15 +39,16 @@ def _load(source: str, args):
                          "from the data)")
     src = CSVSource(source, header=args.header, target=args.label_column, on_error=args.on_error)
     X, y = _collect(src)
-    labels = np.unique(y)
-    if args.task == "metric":  # any number of classes
-        if src.report.get("rows_skipped"):
-            print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}",
-                  file=sys.stderr)
-        return X, y, (_floats(args.lower), _floats(args.upper)), source
-    if labels.size != 2:
-        raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2")
-    y = np.where(y == labels.max(), 1, -1)
+    if args.task != "metric":  # the metric task takes any number of classes as they are
+        if args.positive_label is not None:
+            # A public label domain: the positive class is fixed whatever values the data holds.
+            y = np.where(y == args.positive_label, 1, -1)
+        else:
+            labels = np.unique(y)
+            if labels.size != 2:
+                raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2 "
+                                 "(or give --positive-label)")
+            y = np.where(y == labels.max(), 1, -1)
     if src.report.get("rows_skipped"):
         print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}",
               file=sys.stderr)
@@ -275,6 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     csv.add_argument("--upper", help="public upper bounds: one number or one per feature, comma-separated")
     csv.add_argument("--label-column", type=int, default=-1, help="label column index (default: last)")
     csv.add_argument("--header", action="store_true", help="the first row holds column names")
+    csv.add_argument("--positive-label", type=float, default=None, metavar="VALUE",
+                     help="the label value of the positive class; every other value is negative (default: "
+                          "the larger of exactly two values found, which makes the label values part of "
+                          "what must be public)")
     csv.add_argument("--on-error", choices=("raise", "skip"), default="raise",
                      help="a malformed row stops the replay (raise) or is skipped and counted (skip)")
     ep = sub.add_parser(

@@ -342,3 +342,42 @@ def test_a_warning_raised_as_an_error_leaves_every_warning_flag_unset():
         with pytest.raises(PrivacyWarning):
             learner.learn_many(X, y)
     assert learner.n_seen == 0 and not learner._warned_clipping and not learner._frozen_warned
+
+
+def test_a_public_label_domain_keeps_one_record_from_flipping_every_sign():
+    # Classes read off y: the only 0 replaced by a 2 turns {0, 1} into {1, 2}, a different positive
+    # class, and the model is negated (a change far beyond 2Γ/n). With classes= the neighbour is
+    # refused as outside the public domain, and a data set with one class present can be fitted.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 3))
+    y = np.ones(200, dtype=int)
+    y[0] = 0
+    y_neighbour = y.copy()
+    y_neighbour[0] = 2
+    with _quiet():
+        inferred = OffPairStrC(private=False, bounds=(0, 1), random_state=0).fit(X, y).coef_
+        flipped = OffPairStrC(private=False, bounds=(0, 1), random_state=0).fit(X, y_neighbour).coef_
+    np.testing.assert_allclose(flipped, -inferred, atol=1e-3)  # what the inference allows
+    est = OffPairStrC(private=False, bounds=(0, 1), random_state=0, classes=[0, 1])
+    np.testing.assert_array_equal(est.fit(X, y).coef_, inferred)  # same model when the domain agrees
+    with pytest.raises(ValueError, match=r"y\[0\] = 2 is not one of classes"):
+        est.fit(X, y_neighbour)
+    y_one_class = y.copy()
+    y_one_class[0] = 1
+    with _quiet():
+        single = OffPairStrC(bounds=(0, 1), random_state=0, classes=[0, 1]).fit(X, y_one_class)
+    assert list(single.classes_) == [0, 1] and np.all(np.isfinite(single.coef_))
+    with pytest.raises(ValueError, match="exactly 2"):
+        OffPairStrC(classes=[0, 1, 2]).fit(X, y)
+
+
+def test_replay_positive_label_fixes_the_positive_class(tmp_path, capsys):
+    from onpair.cli import main
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "three.csv"
+    np.savetxt(path, np.column_stack([rng.uniform(0, 1, (60, 2)), rng.integers(0, 3, 60)]), delimiter=",")
+    assert main(["replay", str(path), "--lower", "0", "--upper", "1", "--algo", "giga"]) == 1
+    assert "--positive-label" in capsys.readouterr().err
+    assert main(["replay", str(path), "--lower", "0", "--upper", "1", "--algo", "giga", "--positive-label",
+                 "2", "--json"]) == 0

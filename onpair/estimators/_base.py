@@ -132,7 +132,8 @@ class _PairwiseEstimator:
         self
         """
         metric = self._metric_task()
-        X, signs, classes = self._validate_training_data(X, y, metric=metric)
+        X, signs, classes = self._validate_training_data(X, y, metric=metric,
+                                                          classes=getattr(self, "classes", None))
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
@@ -199,7 +200,7 @@ class _PairwiseEstimator:
         return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
 
     @staticmethod
-    def _validate_training_data(X, y, metric=False):
+    def _validate_training_data(X, y, metric=False, classes=None):
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
@@ -240,6 +241,10 @@ class _PairwiseEstimator:
             kinds = {type(v) for v in y_arr}
             if len(kinds) > 1:
                 raise ValueError(f"labels of mixed types {sorted(k.__name__ for k in kinds)}")
+        if classes is not None:
+            return X, *_codes_in_public_classes(y_arr, classes, metric)
+        # No label domain given: it is read off y, so the label values present must be public (like
+        # the bounds): see the ``classes`` parameter.
         classes, codes = np.unique(y_arr, return_inverse=True)
         if metric:
             # Any number of classes (one included: every pair is then a same-class pair).
@@ -329,6 +334,32 @@ class _PairwiseEstimator:
             return _leave_one_out_knn(self.transform(X), np.asarray(y), k=3)
         y = np.asarray(y)
         return roc_auc(self.decision_function(X), y == self.classes_[1])
+
+
+def _codes_in_public_classes(y, classes, metric):
+    """``(signs or codes, classes_)`` for labels in a **public** label domain ``classes``.
+
+    Inferring the classes from y lets one record decide them: with labels {0, 1} in the data set, a
+    neighbour whose only 0 is replaced by a 2 has classes {1, 2}, a different positive class, and every
+    other record's sign flips, far beyond the sensitivity 2Γ/n. With the domain given, one record
+    changes one sign at most, and a data set with a single class present is fine (no opposite pair).
+    AUC: exactly two classes, ``classes[1]`` positive. Metric task: any number of classes.
+    """
+    domain = np.asarray(classes)
+    if domain.ndim != 1 or domain.size < 1 or np.unique(domain).size != domain.size:
+        raise ValueError(f"classes must be a list of distinct labels, got {classes!r}")
+    if not metric and domain.size != 2:
+        raise ValueError(f"classes must hold exactly 2 labels for the AUC task (classes[1] is the positive "
+                         f"class), got {classes!r}")
+    matches = y[:, None] == domain[None, :]
+    unknown = np.flatnonzero(~matches.any(axis=1))
+    if unknown.size:
+        i = int(unknown[0])
+        raise ValueError(f"y[{i}] = {np.asarray(y[i]).tolist()!r} is not one of classes = {domain.tolist()!r}")
+    codes = np.argmax(matches, axis=1)
+    if metric:
+        return codes.astype(np.int64), domain
+    return np.where(codes == 1, 1, -1).astype(np.int8), domain
 
 
 def _leave_one_out_knn(Z, y, k=3) -> float:

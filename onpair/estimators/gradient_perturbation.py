@@ -155,6 +155,11 @@ class GradientPerturbedGD(_PairwiseEstimator):
         symmetric and isotropic in the Frobenius norm, and ``transform``/``score`` use W's PSD part.
     constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
         The metric task's constraint set (default "frobenius").
+    classes : sequence of labels, optional
+        The **public** label domain: for the AUC task two labels, ``classes[1]`` positive; for the
+        metric task all class labels. Recommended: without it the classes are read off ``y``, so which
+        label values occur must itself be public (as the bounds are); a record with a label outside
+        ``classes`` is an error, and a data set in which only one class occurs can be fitted.
     random_state : int, SeedSequence, Generator or None
         The noise comes from a child of one SeedSequence. None: fresh OS entropy (a seed is for
         reproducible experiments only).
@@ -195,9 +200,10 @@ class GradientPerturbedGD(_PairwiseEstimator):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=0.0, radius=0.1, T=1,
                  step_sizes=None, bounds=None, norm_bound=None, mode="ledger", accounting="gaussian",
-                 private=True, task="auc", constraint=None, random_state=None):
+                 private=True, task="auc", constraint=None, classes=None, random_state=None):
         self.task = task
         self.constraint = constraint
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss

@@ -189,6 +189,11 @@ _COMMON_DOC = """
         False gives the non-private twin (same order, same kernel, no noise).
     start_at_center : bool, default True
         Start the iterate at the regulariser's centre (the origin unless OffPairC's centre is random).
+    classes : sequence of labels, optional
+        The **public** label domain: for the AUC task two labels, ``classes[1]`` positive; for the
+        metric task all class labels. Recommended: without it the classes are read off ``y``, so which
+        label values occur must itself be public (as the bounds are); a record with a label outside
+        ``classes`` is an error, and a data set in which only one class occurs can be fitted.
     random_state : int, SeedSequence, Generator or None
         Order, start and noise come from independent children of one SeedSequence. None: fresh OS
         entropy (a seed is for reproducible experiments only).
@@ -214,7 +219,7 @@ class OffPairStrC(_OffPair):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
-                 private=True, start_at_center=True, task="auc", constraint=None, random_state=None):
+                 private=True, start_at_center=True, task="auc", constraint=None, classes=None, random_state=None):
         self._store_params(locals())
 
     def _strong_convexity(self, n):
@@ -253,7 +258,7 @@ class OffPairC(_OffPair):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center=None, radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
-                 private=True, start_at_center=True, task="auc", constraint=None, random_state=None):
+                 private=True, start_at_center=True, task="auc", constraint=None, classes=None, random_state=None):
         self._store_params(locals())
 
     def _strong_convexity(self, n):

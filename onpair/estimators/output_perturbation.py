@@ -144,6 +144,11 @@ class OutputPerturbedSGD(_PairwiseEstimator):
     private : bool, default True
         False gives the non-private twin: the same draws (same ``random_state``), the same iterations,
         ``coef_ = w̄_T`` without noise or final projection (w̄_T lies in W already).
+    classes : sequence of labels, optional
+        The **public** label domain: for the AUC task two labels, ``classes[1]`` positive; for the
+        metric task all class labels. Recommended: without it the classes are read off ``y``, so which
+        label values occur must itself be public (as the bounds are); a record with a label outside
+        ``classes`` is an error, and a data set in which only one class occurs can be fitted.
     random_state : int, SeedSequence, Generator or None
         The draws and the noise come from two independent children of one SeedSequence. None: fresh
         OS entropy (a seed is for reproducible experiments only).
@@ -184,9 +189,10 @@ class OutputPerturbedSGD(_PairwiseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="hinge", radius=1.0, T=None, eta=None,
-                 bounds=None, norm_bound=None, private=True, task="auc", constraint=None, random_state=None):
+                 bounds=None, norm_bound=None, private=True, task="auc", constraint=None, classes=None, random_state=None):
         self.task = task
         self.constraint = constraint
+        self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
