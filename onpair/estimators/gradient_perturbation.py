@@ -294,7 +294,6 @@ class GradientPerturbedGD(_PairwiseEstimator):
                 f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in the "
                 "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=3)
         metric = p["metric"]
-        size = dim * dim if metric else dim
         if metric:
             # θ_0 = the scaled identity (public): one noisy step is a private correction of the
             # Euclidean metric, as the online metric learners' default centre.
@@ -315,11 +314,8 @@ class GradientPerturbedGD(_PairwiseEstimator):
                 sigmas = np.full(T, sigma)
                 rhos = sensitivities**2 / (2.0 * sigmas**2)
             rng = np.random.Generator(np.random.PCG64(seed_sequence.spawn(1)[0]))
-            # Metric task: symmetric noise isotropic in the Frobenius norm, the norm of Δ_t.
-            noise = symmetric_noise(rng, T, dim) if metric else rng.standard_normal((T, dim))
         else:
             sigmas = np.zeros(T)
-            noise = np.zeros((T, size))
 
         # Each unordered pair counts twice among the n(n−1) ordered pairs (AUC: each opposite-label pair;
         # metric: every pair, the loss being symmetric in its two records).
@@ -332,7 +328,10 @@ class GradientPerturbedGD(_PairwiseEstimator):
                 gradient = scale * pairwise_gradient_sum(positives, negatives, theta, loss.code, DEFAULT_BLOCK)
             update = gradient + lam * (theta - theta_start)
             if p["private"]:
-                update = update + sigmas[t] * noise[t]
+                # Drawn step by step (the same stream as one (T, ·) draw; T can be 10⁶). Metric task:
+                # symmetric noise isotropic in the Frobenius norm, the norm of Δ_t.
+                noise = symmetric_noise(rng, 1, dim)[0] if metric else rng.standard_normal(dim)
+                update = update + sigmas[t] * noise
             theta = theta - steps[t] * update
             if metric:
                 _project_matrix(theta, dim, radius, p["constraint"])
