@@ -41,7 +41,6 @@ import datetime  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numba  # noqa: E402

@@ -34,9 +34,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import platform  # noqa: E402
-import re  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numba  # noqa: E402

@@ -15,7 +15,6 @@ Run: ``.venv/bin/python bench/utility.py [--seeds 20]``; ``bench/run.py`` calls 
 from __future__ import annotations
 
 import argparse
-import os
 import warnings
 
 import numpy as np
@@ -26,13 +25,6 @@ from onpair.privacy import gaussian_sigma
 
 EPSILONS = (0.5, 1.5, 2.5)
 SECTION = "## Online learners: utility under privacy"
-
-# Pima: clinical ranges a physician would state without seeing the data (the data set's documentation
-# gives the units): pregnancies 0-20, plasma glucose 0-200 mg/dl, diastolic pressure 0-130 mm Hg,
-# triceps skinfold 0-100 mm, 2-h insulin 0-900 µU/ml, BMI 0-70, pedigree function 0-2.5, age 0-100.
-PIMA_LOWER = np.zeros(8)
-PIMA_UPPER = np.array([20, 200, 130, 100, 900, 70, 2.5, 100.0])
-
 
 def load_phishing():
     from river import datasets
@@ -45,12 +37,15 @@ def load_phishing():
 
 
 def load_pima():
-    root = os.environ.get("ONPAIR_DATA", os.path.expanduser("~/.onpair/data"))
-    path = os.path.join(root, "pima-indians-diabetes.csv")
-    if not os.path.exists(path):
+    """Pima through the project's loader (sha256 checked) with its public clinical bounds
+    (``streams.uci``), or None when ``$ONPAIR_DATA`` does not hold it."""
+    from streams import load
+
+    try:
+        X, y, spec = load("pima")
+    except FileNotFoundError:
         return None
-    data = np.loadtxt(path, delimiter=",")
-    return "Pima (UCI)", data[:, :8], np.where(data[:, 8] > 0, 1, -1), (PIMA_LOWER, PIMA_UPPER), 614
+    return "Pima (UCI)", X, y, spec.bounds, 614
 
 
 def centroid_baseline(Z_train, y_train, Z_test, epsilon, delta, rng):

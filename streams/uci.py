@@ -161,8 +161,7 @@ _HEPATITIS_BOUNDS = (
 # -- Pima -----------------------------------------------------------------------------------------------
 _PIMA_FEATURES = ("pregnancies", "glucose", "blood_pressure", "skin_thickness", "insulin", "bmi",
                   "diabetes_pedigree", "age")
-# Clinical ranges a physician would state without seeing the data (the documentation gives the units);
-# the same as bench/utility.py.
+# Clinical ranges a physician would state without seeing the data (the documentation gives the units).
 _PIMA_BOUNDS = [(0.0, 20.0),    # number of pregnancies
                 (0.0, 200.0),   # plasma glucose 2 h into an oral glucose tolerance test, mg/dl
                 (0.0, 130.0),   # diastolic blood pressure, mm Hg
@@ -198,7 +197,8 @@ _WDBC_MEASURES = ("radius", "texture", "perimeter", "area", "smoothness", "compa
                   "concave_points", "symmetry", "fractal_dimension")
 _WDBC_FEATURES = tuple(f"{m}_{s}" for s in ("mean", "se", "worst") for m in _WDBC_MEASURES)
 # [0, maximum printed in the data set's documentation (scikit-learn's load_breast_cancer().DESCR,
-# "Summary Statistics"), rounded outward]: the same as bench/offline_utility.py.
+# "Summary Statistics"), rounded outward]. Those maxima are the data set's own, published with it: public
+# for this benchmark, but only a stand-in for ranges stated without the data, which private data needs.
 _WDBC_UPPER = (30, 40, 200, 2600, 0.2, 0.4, 0.5, 0.25, 0.35, 0.1,
                3, 5, 25, 600, 0.035, 0.15, 0.4, 0.06, 0.08, 0.03,
                40, 50, 260, 4300, 0.25, 1.1, 1.3, 0.3, 0.7, 0.21)
