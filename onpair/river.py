@@ -112,10 +112,11 @@ class _Lineage:
         self.n_members = 0
         self.n_non_private = 0
 
-    def add(self, model) -> None:
+    def add(self, learner) -> None:
+        """Count a member by its onpair learner (the wrapper's inner learner)."""
         self.n_members += 1
-        if model._inner._private:
-            self.accountants.append(model._inner._accountant)
+        if learner._private:
+            self.accountants.append(learner._accountant)
         else:
             self.n_non_private += 1
 
@@ -209,7 +210,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self._n_missing_records = 0
         self._cache = None  # (n_seen, norm of the released model) for predictions
         self._lineage = _Lineage()
-        self._lineage.add(self)
+        self._lineage.add(self._inner)
 
     def _make_inner(self, order):
         kwargs = {}
@@ -517,7 +518,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             self._refuse_copy("cloned with its attributes")
         clone = super().clone(new_params)
         clone._lineage = self._lineage
-        self._lineage.add(clone)
+        self._lineage.add(clone._inner)
         if include_attributes and self._started():
             # Non-private only (refused above otherwise): river's semantics, the state deep-copied.
             for name, value in self.__dict__.items():
@@ -545,7 +546,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         memo[id(self)] = twin
         for name, value in self.__dict__.items():
             setattr(twin, name, value if name == "_lineage" else copy.deepcopy(value, memo))
-        self._lineage.add(twin)
+        self._lineage.add(twin._inner)
         return twin
 
     # -- persistence -------------------------------------------------------------------------------
@@ -643,7 +644,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         model._n_unknown_records, model._n_missing_records = counts
         model._unknown_names = dict.fromkeys(extra["unknown_names"][:MAX_UNKNOWN_NAMES])
         model._lineage = _Lineage()
-        model._lineage.add(model)
+        model._lineage.add(model._inner)
         return model
 
 
@@ -950,6 +951,8 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         self._unknown_names = {}
         self._n_missing_records = 0
         self._metric = _ReleasedMetric(learner)
+        self._lineage = _Lineage()  # this transformer and its clones (see PrivatePairwiseClassifier)
+        self._lineage.add(learner)
 
     def learn_one(self, x, y):
         """Learn one record: ``x`` a dict of features, ``y`` a class label (int, bool or string).
@@ -1016,8 +1019,11 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         else:
             report = {"algorithm": type(learner).__name__, "n_seen": learner.n_seen, "n_clipped": learner._n_clipped,
                       "status": "not private: the non-private learner protects nothing"}
+        lineage = (self._lineage.report(report["delta"], report["accounting"]) if learner._private
+                   else self._lineage.report())
         report.update(
             private=bool(learner._private),
+            lineage=lineage,
             features=None if self._order is None else list(self._order),
             n_unknown_feature_records=self._n_unknown_records,
             unknown_features=list(self._unknown_names),
@@ -1029,7 +1035,8 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         """A new transformer around a **new, unfitted learner** with the same parameters.
 
         As :meth:`PrivatePairwiseClassifier.clone`: nothing private is copied, and a private clone
-        is a new mechanism with its own budget (with a ``seed``, it repeats the original's noise).
+        is a new mechanism with its own budget (with a ``seed``, it repeats the original's noise);
+        ``privacy_report()["lineage"]`` adds up what the transformer and its clones spent.
         ``include_attributes=True`` is refused once the learner has learned (a copy would hold its
         records, and for a private learner reuse its noise and its budget). ``new_params`` may give
         another ``learner``; passing this transformer's own learner still builds a new one.
@@ -1051,7 +1058,11 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
                                                  for name in _constructor_names(type(learner))})
         for name in ("features", "unknown_features", "prefix", "basis"):
             params.setdefault(name, copy.deepcopy(getattr(self, name)))
-        return type(self)(**params)
+        clone = type(self)(**params)
+        # A new mechanism on the same records: its ρ adds up with this one's in the shared lineage report.
+        clone._lineage = self._lineage
+        self._lineage.add(clone.learner)
+        return clone
 
 
 class _MetricDistance(_DictRecords):

@@ -360,3 +360,22 @@ def test_a_clone_wraps_a_new_unfitted_learner_with_the_same_parameters(kind):
     assert transformer.clone(transformer._get_params()).learner is not transformer.learner
     pipeline = transformer | neighbors.KNNClassifier()
     assert pipeline.clone()["MetricTransformer"].learner is not transformer.learner
+
+
+def test_clones_share_one_lineage_report():
+    # A clone is a new mechanism with its own budget; the lineage report adds up what all spent.
+    from onpair import OnPairStrC
+    from onpair.river import MetricTransformer
+
+    rng = np.random.default_rng(3)
+    original = MetricTransformer(OnPairStrC(task="metric", bounds=(0, 1), n=80, epsilon=1.0, seed=1),
+                                 features=["a", "b"])
+    clone = original.clone()
+    for model in (original, clone):
+        for _ in range(80):
+            model.learn_one({"a": rng.uniform(), "b": rng.uniform()}, int(rng.integers(0, 3)))
+    lineage = original.privacy_report()["lineage"]
+    assert lineage == clone.privacy_report()["lineage"] and lineage["members"] == 2
+    assert lineage["rho_spent"] == pytest.approx(original.privacy_report()["rho_spent"]
+                                                 + clone.privacy_report()["rho_spent"])
+    assert lineage["epsilon_spent"] > original.privacy_report()["epsilon_spent"]
