@@ -13,8 +13,9 @@ NJIT_OPTIONS = {"cache": True, "nogil": True}
 NJIT_PARALLEL_OPTIONS = {"cache": True, "nogil": True, "parallel": True}
 
 #: The one relaxation of IEEE semantics in the package: re-association (and fused multiply-add) in the
-#: dot products of the history margins, so that LLVM can split each d-term sum into SIMD partial sums.
-#: It changes the rounding of a margin by a few ulps (the kernels still agree with tests/naive.py to
+#: pair passes over the stored records (the AUC history margins, and the metric task's fused pass:
+#: its dot products, weighted row sums and Σa partial sums), so that LLVM can split the sums into SIMD
+#: partial sums. It changes rounding by a few ulps (the kernels still agree with their NumPy twins to
 #: 1e-10), keeps NaN/inf semantics (no ``nnan``/``ninf``), and touches no noise: releases are computed
 #: in IEEE arithmetic by other functions. Every call computes the same margin for the same inputs, so
 #: feeding a block still equals feeding its records one at a time, bit for bit.

@@ -46,12 +46,13 @@ def _release_into(w, sigma, noise_row, radius, out_row):
 
 # -- the full-history gradient ----------------------------------------------------------------------
 # Round t costs one pass of three steps over the n stored records of the other label: margins
-# u_j = sign·(wᵀx − wᵀx_j), coefficients a_j = sign·ℓ'(u_j), and the sum (Σ a_j)·x − Σ a_j x_j. The
-# kernels keep IEEE semantics (no fastmath, see _config.py), so LLVM may not reorder a floating-point
-# sum and a dot product over k stays a serial chain of additions. The helpers below are written so that
-# the compiled code is fast all the same (make bench: about 3× the previous single-loop version):
+# u_j = sign·(wᵀx − wᵀx_j), coefficients a_j = sign·ℓ'(u_j), and the sum (Σ a_j)·x − Σ a_j x_j. Apart
+# from the margins (re-association allowed, see _config.NJIT_REDUCTION_OPTIONS) the kernels keep IEEE
+# semantics, so LLVM may not reorder a floating-point sum. The helpers below are written so that the
+# compiled code is fast (make bench: about 3× the previous single-loop version):
 #
-# * margins: four rows per sweep over k, four independent chains in flight instead of one;
+# * margins: four rows per sweep over k, four independent chains in flight, each split into SIMD
+#   partial sums (re-association);
 # * logistic coefficients: an exp that LLVM can vectorise (libm's exp is a scalar call per pair, and
 #   numba has no vector exp without Intel's SVML), ≤ 1.5 ulp from math.exp;
 # * weighted sum: four rows per sweep over k, the d-long accumulator loaded and stored once per four
@@ -76,9 +77,9 @@ _EXP_BLOCK = 256
 def _history_margins(w, score, sign, rows, n_rows, out):
     """out[j] ← sign·(score − wᵀrows[j]) for the first ``n_rows`` rows.
 
-    Four rows per sweep over k: each row's dot product is still summed left to right (a serial chain
-    of d additions, which IEEE semantics do not let LLVM split), but four chains run side by side, so
-    the loop is bound by the multiplier throughput rather than by the latency of one addition chain.
+    Four rows per sweep over k, four dot products side by side; compiled with re-association
+    (``NJIT_REDUCTION_OPTIONS``), so LLVM also splits each d-term sum into SIMD partial sums. The same
+    code runs for a block and for single records, so the two agree bit for bit.
     """
     d = w.shape[0]
     j = 0

@@ -77,7 +77,7 @@ def _quadratic_weights(w, x, d, omega, wx):
 @njit(**NJIT_OPTIONS)
 def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, weights, omega, wx, sums, grad):
     """grad ← Σ_j weights[j]·∇_W ℓ(W; z, z_j) over the first ``n_rows`` stored rows (not yet divided by
-    n_rows; the weights are 1 for Pairwise GIGA and the draw counts for Yang et al.'s SGD)."""
+    n_rows; the weights are empty (all 1) for Pairwise GIGA and the draw counts for Yang et al.'s SGD)."""
     d = x.shape[0]
     xwx = _quadratic_weights(w, x, d, omega, wx)
     total = _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums)
@@ -86,7 +86,8 @@ def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, wei
 
 @njit(**NJIT_REDUCTION_OPTIONS)
 def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums):
-    """sums ← Σ_j a_j r_j with a_j = weights[j]·dℓ/dh(h_j, τ_j), h_j = xᵀWx + ωᵀr_j; returns Σ_j a_j.
+    """sums ← Σ_j a_j r_j with a_j = weights[j]·dℓ/dh(h_j, τ_j) (weights empty: all 1), h_j = xᵀWx + ωᵀr_j;
+    returns Σ_j a_j.
 
     One pass over the stored rows, four at a time: their four dot products (independent chains, which
     re-association lets LLVM split into SIMD partial sums, as in ``_history_margins``), their four
@@ -94,6 +95,7 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
     rows are read from memory once per round instead of twice (margins, then weighted sum).
     """
     width = sums.shape[0]
+    weighted = weights.shape[0] > 0
     for k in range(width):
         sums[k] = 0.0
     c0 = 0.0
@@ -116,13 +118,13 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
             s1 += o * r1[k]
             s2 += o * r2[k]
             s3 += o * r3[k]
-        a0 = weights[j] * _metric_pair_dloss(loss_code, xwx + s0,
+        a0 = (weights[j] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s0,
                                                   1.0 if row_labels[j] == label else -1.0)
-        a1 = weights[j + 1] * _metric_pair_dloss(loss_code, xwx + s1,
+        a1 = (weights[j + 1] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s1,
                                                   1.0 if row_labels[j + 1] == label else -1.0)
-        a2 = weights[j + 2] * _metric_pair_dloss(loss_code, xwx + s2,
+        a2 = (weights[j + 2] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s2,
                                                   1.0 if row_labels[j + 2] == label else -1.0)
-        a3 = weights[j + 3] * _metric_pair_dloss(loss_code, xwx + s3,
+        a3 = (weights[j + 3] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s3,
                                                   1.0 if row_labels[j + 3] == label else -1.0)
         for k in range(width):
             sums[k] = (((sums[k] + a0 * r0[k]) + a1 * r1[k]) + a2 * r2[k]) + a3 * r3[k]
@@ -136,7 +138,7 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
         s = 0.0
         for k in range(width):
             s += omega[k] * row[k]
-        a = weights[j] * _metric_pair_dloss(loss_code, xwx + s, 1.0 if row_labels[j] == label else -1.0)
+        a = (weights[j] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s, 1.0 if row_labels[j] == label else -1.0)
         for k in range(width):
             sums[k] += a * row[k]
         c0 += a
@@ -195,14 +197,14 @@ def _metric_giga(
     omega = np.empty(width)
     sums = np.empty(width)
     wx = np.empty(d)
-    ones = np.ones(rows.shape[0])
+    unweighted = np.empty(0)  # every pair weight 1 (no O(capacity) array per call)
     for i in range(m):
         t = t_start + i + 1
         x = X[i]
         if t >= 2:
             if n_rows > 0:
-                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, ones, omega, wx,
-                                       sums, grad)
+                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, unweighted, omega,
+                                       wx, sums, grad)
                 inv = 1.0 / n_rows
                 for k in range(p):
                     grad[k] *= inv
@@ -285,9 +287,9 @@ def _metric_full_gradient(W, Z, labels, loss_code):
     omega = np.empty(width)
     sums = np.empty(width)
     wx = np.empty(d)
-    ones = np.ones(n)
+    unweighted = np.empty(0)
     for i in range(1, n):
-        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, ones, omega, wx, sums, part)
+        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, unweighted, omega, wx, sums, part)
         for k in range(p):
             grad[k] += part[k]
     return grad
