@@ -160,17 +160,45 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
     test = as_feature_block(test_X, train.shape[1], 0, name="test_X")
     train_labels = _label_list(train_y, train.shape[0], "train_y", "train_X")
     test_labels = _label_list(test_y, test.shape[0], "test_y", "test_X")
-    n, m = train.shape[0], test.shape[0]
+    if test.shape[0] == 0:
+        raise ValueError("test_X has no records: the accuracy of nothing is undefined")
+    return _knn_accuracy(train, train_labels, test, test_labels, _check_k(k, train.shape[0]), leave_one_out=False)
+
+
+def leave_one_out_knn_accuracy(X, y, k: int = 3) -> float:
+    """Accuracy of predicting each record from its ``k`` nearest *other* records (the rules of
+    :func:`knn_accuracy`: exact distances, ties in record order, ties between classes to the nearest).
+
+    Examples
+    --------
+    >>> leave_one_out_knn_accuracy([[0.0], [0.1], [5.0], [5.1]], ["a", "a", "b", "b"], k=1)
+    1.0
+    """
+    from ._validation import as_feature_block
+
+    records = as_feature_block(X, None, 0, name="X")
+    labels = _label_list(y, records.shape[0], "y", "X")
+    k = _check_k(k, records.shape[0] - 1)
+    return _knn_accuracy(records, labels, records, labels, k, leave_one_out=True)
+
+
+def _check_k(k, n: int) -> int:
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise ValueError(f"k must be a positive integer, got {k!r}")
     k = int(k)
     if not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and the number of training records ({n}), got {k}")
-    if m == 0:
-        raise ValueError("test_X has no records: the accuracy of nothing is undefined")
+    return k
+
+
+def _knn_accuracy(train, train_labels, test, test_labels, k, leave_one_out) -> float:
+    """The vote of :func:`knn_accuracy`; with ``leave_one_out`` (test is train), a record is not its
+    own neighbour."""
+    from ._validation import class_codes
+
+    m = test.shape[0]
     try:
-        codes = {}
-        train_codes = np.array([codes.setdefault(label, len(codes)) for label in train_labels], dtype=np.int64)
+        train_codes, codes = class_codes(train_labels)
         # −1: a class never seen in training, which no prediction can match.
         test_codes = np.array([codes.get(label, -1) for label in test_labels], dtype=np.int64)
     except TypeError:
@@ -182,7 +210,7 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
     correct = 0
     for start in range(0, m, rows):
         block = test[start:start + rows]
-        nearest = _nearest(block, train, k, chunk)
+        nearest = _nearest(block, train, k, chunk, start if leave_one_out else None)
         votes = train_codes[nearest]  # (rows, k), nearest first
         # counts[i, j]: votes for the class of neighbour j; the first j with the most votes is the
         # class of the nearest neighbour among the tied classes.
@@ -192,8 +220,9 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
     return correct / m
 
 
-def _nearest(block, train, k, chunk):
-    """Indices of the k nearest training rows of each row of ``block``, ordered by (distance, index)."""
+def _nearest(block, train, k, chunk, self_offset=None):
+    """Indices of the k nearest training rows of each row of ``block``, ordered by (distance, index);
+    with ``self_offset``, block row i is training row ``self_offset + i`` and never its own neighbour."""
     rows = block.shape[0]
     best_dist = np.empty((rows, 0))
     best_index = np.empty((rows, 0), dtype=np.int64)
@@ -202,6 +231,8 @@ def _nearest(block, train, k, chunk):
         diff = block[:, None, :] - part[None, :, :]
         dist = np.einsum("ijk,ijk->ij", diff, diff)
         index = np.broadcast_to(np.arange(start, start + part.shape[0]), dist.shape)
+        if self_offset is not None:
+            dist[index == (self_offset + np.arange(rows))[:, None]] = np.inf
         # The kept candidates come first and have smaller indices, each group in index order among
         # equal distances: a stable sort by distance orders the union by (distance, index).
         all_dist = np.concatenate([best_dist, dist], axis=1)

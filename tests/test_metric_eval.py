@@ -186,3 +186,19 @@ def test_metric_objective_simple_values():
 def test_metric_objective_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_leave_one_out_matches_a_brute_force_loop():
+    from onpair.metrics import leave_one_out_knn_accuracy
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 1, size=(60, 3))
+    y = rng.integers(0, 3, size=60)
+    for k in (1, 3, 5):
+        correct = 0
+        for i in range(60):
+            others = np.delete(np.arange(60), i)
+            correct += knn_accuracy(X[others], y[others], X[i:i + 1], y[i:i + 1], k=k)
+        assert leave_one_out_knn_accuracy(X, y, k=k) == pytest.approx(correct / 60, abs=1e-12)
+    with pytest.raises(ValueError, match="k must be between"):
+        leave_one_out_knn_accuracy(X[:3], y[:3], k=3)

@@ -182,22 +182,13 @@ class _PairwiseEstimator:
         raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, got {state!r}")
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
-        bounds, norm_bound = getattr(self, "bounds", None), getattr(self, "norm_bound", None)
-        if bounds is not None and norm_bound is not None:
-            raise ValueError("give either bounds=(lower, upper) or norm_bound, not both")
-        if bounds is not None:
-            if isinstance(bounds, FeatureBounds):
-                result = bounds
-            else:
-                try:
-                    lower, upper = bounds
-                except (TypeError, ValueError):
-                    raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
-                result = FeatureBounds(lower=lower, upper=upper)
-            if result.n_features is not None and result.n_features != n_features:
-                raise ValueError(f"bounds have {result.n_features} features but X has {n_features}")
-            return result
-        return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
+        """The public bounds map, built as the online learners build it, checked against the records."""
+        from ..learners._base import _OnlinePairwiseLearner
+
+        result = _OnlinePairwiseLearner._make_bounds(getattr(self, "bounds", None), getattr(self, "norm_bound", None))
+        if result.n_features is not None and result.n_features != n_features:
+            raise ValueError(f"bounds have {result.n_features} features but X has {n_features}")
+        return result
 
     @staticmethod
     def _validate_training_data(X, y, metric=False, classes=None):
@@ -331,7 +322,9 @@ class _PairwiseEstimator:
         """
         self._check_fitted()
         if getattr(self, "task", "auc") == "metric":
-            return _leave_one_out_knn(self.transform(X), np.asarray(y), k=3)
+            from ..metrics import leave_one_out_knn_accuracy
+
+            return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
         return roc_auc(self.decision_function(X), y == self.classes_[1])
 
@@ -360,30 +353,6 @@ def _codes_in_public_classes(y, classes, metric):
     if metric:
         return codes.astype(np.int64), domain
     return np.where(codes == 1, 1, -1).astype(np.int8), domain
-
-
-def _leave_one_out_knn(Z, y, k=3) -> float:
-    """Accuracy of predicting each record from its k nearest other records (majority vote, ties to the
-    nearest of the tied classes)."""
-    n = Z.shape[0]
-    if y.shape[0] != n:
-        raise ValueError(f"X has {n} records but y has {y.shape[0]} labels")
-    if n <= k:
-        raise ValueError(f"score needs more than k = {k} records, got {n}")
-    squared = np.sum(Z * Z, axis=1)
-    correct = 0
-    for start in range(0, n, 512):
-        block = Z[start:start + 512]
-        dist = squared[start:start + 512, None] - 2.0 * block @ Z.T + squared[None, :]
-        dist[np.arange(block.shape[0]), np.arange(start, start + block.shape[0])] = np.inf
-        nearest = np.argsort(dist, axis=1, kind="stable")[:, :k]
-        for row, neighbours in enumerate(nearest):
-            labels = list(y[neighbours])
-            counts = {label: labels.count(label) for label in labels}
-            top = max(counts.values())
-            vote = next(label for label in labels if counts[label] == top)  # nearest among the tied
-            correct += int(vote == y[start + row])
-    return correct / n
 
 
 def _complex_dtype(values) -> bool:
