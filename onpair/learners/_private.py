@@ -20,7 +20,7 @@ import numpy as np
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyBudgetExceeded, PrivacyWarning
-from ..privacy.ledger import _ledger_block
+from ..privacy.ledger import _ledger_block, _ledger_round
 from ..privacy.schedule import ReleaseSchedule
 from .._validation import check_positive
 from ._base import _OnlinePairwiseLearner
@@ -180,21 +180,14 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
         return super()._step_size_one(t)
 
     def _after_round_fast(self, t, step):
-        # The ledger's recursion for one round, in the same IEEE operations as _ledger_block (which is
-        # compiled without fastmath, so no fused multiply-add): tests compare the two bit for bit.
+        # The ledger's recursion for one round: the compiled function _ledger_block runs per round.
         if t < 2:
             return  # round 1 takes no step: the bound stays 0
         constants = self.__dict__.get("_ledger_constants")
         if constants is None:
-            constants = self._ledger_constants = (self._strong_convexity, self._smoothness, self._pair_change,
+            constants = self._ledger_constants = (self._pair_change, self._smoothness, self._strong_convexity,
                                                   self._diameter, self._buffer_size)
-        alpha, smooth, change, diameter, buffer_size = constants
-        contraction = max(abs(1.0 - step * alpha), abs(1.0 - step * smooth))
-        stored = t - 1
-        if 0 < buffer_size < stored:
-            stored = buffer_size
-        carried = contraction * self._sensitivity + change * step * (1.0 / stored)
-        self._sensitivity = min(diameter, max(carried, change * step))
+        self._sensitivity = _ledger_round(self._sensitivity, t, step, *constants)
 
     def _plan_releases(self, t_start, steps):
         m = steps.shape[0]

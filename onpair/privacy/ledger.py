@@ -31,6 +31,20 @@ from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)
+def _ledger_round(bound, t, eta, pair_change, smoothness, strong_convexity, diameter, buffer_size):
+    """U_t from U_{t−1} = ``bound`` for one round t ≥ 2 (the recursion of :func:`_ledger_block`; the
+    learners' single-record path calls it too, so both give the same bits)."""
+    contraction = max(abs(1.0 - eta * strong_convexity), abs(1.0 - eta * smoothness))
+    stored = t - 1
+    if buffer_size > 0 and buffer_size < stored:
+        stored = buffer_size
+    kappa = 1.0 / stored
+    carried = contraction * bound + pair_change * eta * kappa
+    fresh = pair_change * eta
+    return min(diameter, max(carried, fresh))
+
+
+@njit(**NJIT_OPTIONS)
 def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_convexity, diameter, buffer_size):
     """Continue the ledger over rounds ``t_start+1 … t_start+len(steps)`` from ``U_{t_start} = previous``.
 
@@ -44,15 +58,8 @@ def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_conv
     for i in range(m):
         t = t_start + i + 1
         if t >= 2:
-            eta = steps[i]
-            contraction = max(abs(1.0 - eta * strong_convexity), abs(1.0 - eta * smoothness))
-            stored = t - 1
-            if buffer_size > 0 and buffer_size < stored:
-                stored = buffer_size
-            kappa = 1.0 / stored
-            carried = contraction * bound + pair_change * eta * kappa
-            fresh = pair_change * eta
-            bound = min(diameter, max(carried, fresh))
+            bound = _ledger_round(bound, t, steps[i], pair_change, smoothness, strong_convexity, diameter,
+                                  buffer_size)
         out[i] = bound
     return out
 
