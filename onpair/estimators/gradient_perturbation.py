@@ -79,15 +79,16 @@ from ..metric_losses import get_metric_loss
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
+from ..privacy.gaussian import sigmas_for_shares
 from ._base import _PairwiseEstimator, release_report
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
 
 MODES = ("ledger", "paper")
 LOSS_NAMES = ("logistic", "hinge", "square")
-#: Shrink of each step's ρ share and growth of each σ: floating point never overspends the budget.
+#: Shrink of each step's ρ share (σ grows by privacy.gaussian.SIGMA_MARGIN): floating point never
+#: overspends the budget.
 _RHO_SHRINK = 1.0 - 1e-12
-_SIGMA_MARGIN = 1.0 + 1e-9
 
 
 def paper_sigma(lipschitz: float, T: int, n: int, epsilon: float, delta: float) -> float:
@@ -307,7 +308,7 @@ class GradientPerturbedGD(_PairwiseEstimator):
             rho_budget = rho_from_dp(p["epsilon"], delta, method=p["accounting"])
             if p["mode"] == "ledger":
                 shares = np.full(T, rho_budget / T * _RHO_SHRINK)
-                sigmas = sensitivities * _SIGMA_MARGIN / np.sqrt(2.0 * shares)
+                sigmas = sigmas_for_shares(sensitivities, shares)
                 rhos = shares
             else:
                 sigma = paper_sigma(loss.lipschitz(radius), T, n, p["epsilon"], delta)

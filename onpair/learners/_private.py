@@ -20,6 +20,7 @@ import numpy as np
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyBudgetExceeded, PrivacyWarning
+from ..privacy.gaussian import sigmas_for_shares
 from ..privacy.ledger import _ledger_block, _ledger_round
 from ..privacy.schedule import ReleaseSchedule
 from .._validation import check_positive
@@ -200,9 +201,7 @@ class _PrivateOnlineLearner(_OnlinePairwiseLearner):
             sensitivities = 8.0 * self._paper_lipschitz / (self._strong_convexity * rounds.astype(np.float64))
         else:
             sensitivities = ledger[rounds - t_start - 1]
-        # A relative margin of 1e-9 covers the few ulps by which floating point can exceed the bounds
-        # (measured: 1 + 4e-16), on top of the 1e-12 shrink of the shares.
-        sigmas = sensitivities * (1.0 + 1e-9) / np.sqrt(2.0 * shares)
+        sigmas = sigmas_for_shares(sensitivities, shares)
         if not self._accountant.can_spend(math.fsum(shares)):
             raise PrivacyBudgetExceeded(
                 f"the schedule asks for ρ = {math.fsum(shares):.6g} in rounds {t_start + 1}…{t_start + m} but "
