@@ -385,6 +385,34 @@ def _feature_block(X, n_features, owner=None) -> np.ndarray:
         raise
 
 
+def perturbed(w, sigma, rng, dim, radius, constraint=None) -> np.ndarray:
+    """One output-perturbed release: ``Π_C[w + σ·N]``, a new array.
+
+    AUC (``constraint`` None): N standard normal on R^d, C the ℓ2 ball. Metric task (``constraint`` a
+    code of :mod:`onpair.matrix_geometry`): N symmetric and isotropic in the Frobenius norm, so σ·N is
+    the Gaussian mechanism for a Frobenius sensitivity, and C the constraint set.
+    """
+    from ..geometry import _project_l2_ball
+    from ..matrix_geometry import _project_matrix, symmetric_noise
+
+    if constraint is None:
+        out = w + sigma * rng.standard_normal(dim)
+        _project_l2_ball(out, float(radius))
+    else:
+        out = w + sigma * symmetric_noise(rng, 1, dim)[0]
+        _project_matrix(out, dim, float(radius), constraint)
+    return out
+
+
+def non_private_report(estimator, extra=None) -> dict:
+    """The report of a non-private twin (``private=False``): nothing released, nothing spent, ε ∞."""
+    return release_report(
+        algorithm=type(estimator).__name__, epsilon=estimator.epsilon, delta=estimator.delta,
+        accounting=getattr(estimator, "accounting", "gaussian"), mode=getattr(estimator, "mode", "paper"),
+        sensitivity=[], sigma=[], rho=[], rho_budget=0.0, rounds=[],
+        extra={"private": False, **(extra or {}), "epsilon_spent": math.inf})
+
+
 def release_report(*, algorithm, epsilon, delta, accounting, mode, sensitivity, sigma, rho, rho_budget,
                    rounds, extra=None) -> dict:
     """The online learners' report keys for a mechanism of ``len(sigma)`` Gaussian releases."""

@@ -80,7 +80,7 @@ from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import sigmas_for_shares
-from ._base import _PairwiseEstimator, release_report
+from ._base import _PairwiseEstimator, non_private_report, release_report
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
 
@@ -342,11 +342,7 @@ class GradientPerturbedGD(_PairwiseEstimator):
         common = {"private": p["private"], "T": T, "step_sizes": [float(s) for s in steps], "lam": lam,
                   "radius": radius, "loss": loss.name, "task": "metric" if metric else "auc"}
         if not p["private"]:
-            report = release_report(
-                algorithm=type(self).__name__, epsilon=p["epsilon"], delta=delta, accounting=p["accounting"],
-                mode=p["mode"], sensitivity=[], sigma=[], rho=[], rho_budget=0.0, rounds=[],
-                extra=dict(common, epsilon_spent=math.inf))
-            return theta, report
+            return theta, non_private_report(self, extra=common)
         extra = dict(common)
         if p["mode"] == "paper":
             extra.update(paper_epsilon=p["epsilon"], paper_delta=delta, paper_sigma=float(sigmas[0]))

@@ -20,14 +20,14 @@ import warnings
 import numpy as np
 
 from .._validation import check_positive
-from ..geometry import _project_l2_ball, random_point_in_ball
-from ..matrix_geometry import _project_matrix, random_symmetric_point, symmetric_noise
+from ..geometry import random_point_in_ball
+from ..matrix_geometry import random_symmetric_point
 from ..learners._base import _OnlinePairwiseLearner
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
 from ..privacy.ledger import sensitivity_ledger
-from ._base import _PairwiseEstimator, release_report
+from ._base import _PairwiseEstimator, non_private_report, perturbed, release_report
 
 OUTPUTS = ("average", "last")
 MODES = ("ledger", "paper")
@@ -104,8 +104,10 @@ class _OffPair(_PairwiseEstimator):
                 "'square' here, or OutputPerturbedSGD for the hinge loss")
         else:
             inner._w = center.copy() if self.start_at_center else np.zeros(size)
+        # The noise is fixed before any record is read: it depends on n and public parameters only.
+        if self.private:
+            sensitivity, sigma = self._release_noise(n, inner, alpha)
         inner._learn_mapped(Z[order], signs[order], 0)
-        steps = inner._step_sizes_for(0, n)
         if self.mode == "paper":
             # w̃ = (w₁ + … + w_n)/n with w₁ … w_{T₁} the random warm-up points (the kernel held w_{T₁}).
             held = min(warmup, n)
@@ -115,36 +117,10 @@ class _OffPair(_PairwiseEstimator):
         else:
             w_out = inner._w.copy()
         if not self.private:
-            report = {"algorithm": type(self).__name__, "private": False, "mode": self.mode,
-                      "rho_budget": 0.0, "rho_spent": 0.0, "rho_remaining": 0.0,
-                      "epsilon_spent": math.inf, "releases": [], "output": self.output}
-            return w_out, report
-        if self.mode == "paper":
-            G = self._paper_lipschitz(loss, alpha)
-            sensitivity = 8.0 * G * math.log(n) / (alpha * n)
-            # σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) as printed: the classic mechanism, proven for ε < 1
-            # only; epsilon_spent in the report says what this σ really gives (exact Gaussian curve).
-            sigma = math.sqrt(2.0 * math.log(1.25 / self.delta)) * sensitivity / self.epsilon
-            if self.epsilon >= 1.0:
-                warnings.warn(
-                    f"mode='paper' with epsilon = {self.epsilon}: Alg. 3's σ is the classic Gaussian "
-                    "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
-                    "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=4)
-        else:
-            ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, inner._diameter,
-                                        pair_change=inner._pair_change)
-            sensitivity = float(np.mean(ledger)) if self.output == "average" else float(ledger[-1])
-            sensitivity = min(sensitivity, inner._diameter)
-            sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
+            return w_out, non_private_report(self, extra={"output": self.output})
         noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
-        if metric:
-            # Symmetric noise, isotropic in the Frobenius norm (the sensitivity's norm): σ·N is the
-            # Gaussian mechanism on the symmetric matrices (onpair.matrix_geometry.symmetric_noise).
-            coef = w_out + sigma * symmetric_noise(noise_rng, 1, dim)[0]
-            _project_matrix(coef, dim, float(self.radius), inner._constraint)
-        else:
-            coef = w_out + sigma * noise_rng.standard_normal(dim)
-            _project_l2_ball(coef, float(self.radius))
+        coef = perturbed(w_out, sigma, noise_rng, dim, float(self.radius),
+                         inner._constraint if metric else None)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         rho = sensitivity**2 / (2.0 * sigma**2) if sigma > 0 else 0.0
         if self.mode != "paper":
@@ -160,6 +136,27 @@ class _OffPair(_PairwiseEstimator):
             extra={"output": self.output, "strong_convexity": alpha, "private": True},
         )
         return coef, report
+
+    def _release_noise(self, n, inner, alpha):
+        """(sensitivity, σ) of the one release, from n and the public parameters only."""
+        if self.mode == "paper":
+            G = self._paper_lipschitz(inner._loss, alpha)
+            sensitivity = 8.0 * G * math.log(n) / (alpha * n)
+            # σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) as printed: the classic mechanism, proven for ε < 1
+            # only; epsilon_spent in the report says what this σ really gives (exact Gaussian curve).
+            sigma = math.sqrt(2.0 * math.log(1.25 / self.delta)) * sensitivity / self.epsilon
+            if self.epsilon >= 1.0:
+                warnings.warn(
+                    f"mode='paper' with epsilon = {self.epsilon}: Alg. 3's σ is the classic Gaussian "
+                    "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
+                    "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=5)
+            return sensitivity, sigma
+        steps = inner._step_sizes_for(0, n)
+        ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, inner._diameter,
+                                    pair_change=inner._pair_change)
+        sensitivity = float(np.mean(ledger)) if self.output == "average" else float(ledger[-1])
+        sensitivity = min(sensitivity, inner._diameter)
+        return sensitivity, gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
 
 
 _COMMON_DOC = """

@@ -71,13 +71,12 @@ import numpy as np
 from .._metric_kernels import _metric_pairwise_sgd
 from .._sgd_kernels import _pairwise_sgd
 from .._validation import check_in_range, check_radius
-from ..geometry import _project_l2_ball
 from ..losses import get_loss
-from ..matrix_geometry import _project_matrix, constraint_code, constraint_diameter, symmetric_noise
+from ..matrix_geometry import constraint_code, constraint_diameter
 from ..metric_losses import get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.exceptions import PrivacyWarning
-from ._base import _PairwiseEstimator, release_report
+from ._base import _PairwiseEstimator, non_private_report, perturbed, release_report
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
 
@@ -277,21 +276,11 @@ class OutputPerturbedSGD(_PairwiseEstimator):
         w_bar = iterate_sum / T
         common = {"T": T, "eta": eta, "loss": loss.name, "lipschitz": G, "radius": radius}
         if not private:
-            report = {"algorithm": type(self).__name__, "private": False, "mode": "paper",
-                      "rho_budget": 0.0, "rho_spent": 0.0, "rho_remaining": 0.0,
-                      "epsilon_spent": math.inf, "releases": [], **common}
-            return w_bar, report
+            return w_bar, non_private_report(self, extra=common)
         sigma = paper_sigma(n, T, eta, G, epsilon, delta)
         sensitivity = paper_sensitivity(n, T, eta, G, delta)
-        noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
-        if metric:
-            # Symmetric noise isotropic in the Frobenius norm: σ·N is the Gaussian mechanism for the
-            # Frobenius sensitivity (onpair.matrix_geometry.symmetric_noise).
-            coef = w_bar + sigma * symmetric_noise(noise_rng, 1, dim)[0]
-            _project_matrix(coef, dim, radius, constraint)
-        else:
-            coef = w_bar + sigma * noise_rng.standard_normal(dim)
-            _project_l2_ball(coef, radius)
+        coef = perturbed(w_bar, sigma, np.random.Generator(np.random.PCG64(noise_seq)), dim, radius,
+                         constraint if metric else None)
         epsilon_diameter = float(eps_from_rho(0.5 * (diameter / sigma) ** 2, delta, method="gaussian"))
         # rho = 0 keeps release_report away from a zCDP conversion; the rho entries are then set to NaN:
         # the paper's guarantee is an (ε, δ) claim through a high-probability sensitivity, not zCDP.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_in_range
 from ._private import _PrivateOnlineLearner
 
 
@@ -50,8 +50,6 @@ class OnPairC(_PrivateOnlineLearner):
                  accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, seed=None):
         self.c = c
         if lam is None:
-            from .._validation import check_in_range
-
             c = check_in_range(c, "c", 1e-12, 1e12)
             length = n if n is not None else horizon
             if length is not None and (isinstance(length, (bool, np.bool_))
