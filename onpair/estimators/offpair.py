@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_positive
+from ..privacy._checks import check_delta, check_epsilon
 from ..geometry import random_point_in_ball
 from ..matrix_geometry import random_symmetric_point
 from ..learners._base import _OnlinePairwiseLearner
@@ -53,10 +53,8 @@ class _OffPair(_PairwiseEstimator):
         raise NotImplementedError
 
     def _validate_params(self):
-        check_positive(self.epsilon, "epsilon")
-        delta = check_positive(self.delta, "delta")
-        if not delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        check_epsilon(self.epsilon)  # the same checks as every estimator and learner
+        check_delta(self.delta)
         if self.output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
         if self.mode not in MODES:
