@@ -211,19 +211,25 @@ def _history_gradient(w, x, sign, opposite, n_opposite, loss_code, coef, grad):
     ``(Σ_j a_j)·x − Σ_j a_j x_j`` with ``a_j = sign·ℓ'(u_j)``: three passes over the history (margins
     into ``coef``, coefficients in place, weighted sum), each compiled to fast code (see above).
     """
-    d = w.shape[0]
-    score = 0.0
-    for k in range(d):
-        score += w[k] * x[k]
-    _history_margins(w, score, sign, opposite, n_opposite, coef)
-    if loss_code == LOGISTIC:
-        _logistic_coefficients(sign, coef, n_opposite)
-    else:
-        for j in range(n_opposite):
-            coef[j] = sign * _pair_dloss(loss_code, coef[j])
+    _pair_coefficients(w, x, sign, opposite, n_opposite, loss_code, coef)
     coef_total = _weighted_rows(coef, opposite, n_opposite, grad)
-    for k in range(d):
+    for k in range(w.shape[0]):
         grad[k] = coef_total * x[k] - grad[k]
+
+
+@njit(**NJIT_OPTIONS)
+def _pair_coefficients(w, x, sign, rows, n_rows, loss_code, coef):
+    """coef[j] ← sign·ℓ'(u_j) with u_j = sign·(wᵀx − wᵀrows[j]), for the first ``n_rows`` rows: the
+    margins and coefficients of every AUC pair pass (full history, buffer, Yang's SGD)."""
+    score = 0.0
+    for k in range(w.shape[0]):
+        score += w[k] * x[k]
+    _history_margins(w, score, sign, rows, n_rows, coef)
+    if loss_code == LOGISTIC:
+        _logistic_coefficients(sign, coef, n_rows)  # vectorised exp
+    else:
+        for j in range(n_rows):
+            coef[j] = sign * _pair_dloss(loss_code, coef[j])
 
 
 @njit(**NJIT_OPTIONS)
@@ -345,15 +351,7 @@ def _giga_buffered(
         sign = 1.0 if signs[i] > 0 else -1.0
         if t >= 2:
             if n_buffered > 0:
-                score = 0.0
-                for k in range(d):
-                    score += w[k] * x[k]
-                _history_margins(w, score, sign, buffer, n_buffered, coef)
-                if loss_code == LOGISTIC:
-                    _logistic_coefficients(sign, coef, n_buffered)  # vectorised exp
-                else:
-                    for j in range(n_buffered):
-                        coef[j] = sign * _pair_dloss(loss_code, coef[j])
+                _pair_coefficients(w, x, sign, buffer, n_buffered, loss_code, coef)
                 for j in range(n_buffered):
                     if buffer_signs[j] == signs[i]:
                         coef[j] = 0.0  # same label: no gradient

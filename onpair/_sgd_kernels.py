@@ -29,9 +29,8 @@ import numpy as np
 from numba import njit
 
 from ._config import NJIT_OPTIONS
-from ._kernels import _history_margins, _weighted_rows
+from ._kernels import _pair_coefficients, _weighted_rows
 from .geometry import _project_l2_ball
-from .losses import _pair_dloss
 
 
 @njit(**NJIT_OPTIONS)
@@ -89,12 +88,9 @@ def _pairwise_sgd(X, signs, indices, n_iterates, eta, radius, loss_code, iterate
                 counts = pos_counts
                 m = n_pos
             if m > 0:
-                score = 0.0
-                for k in range(d):
-                    score += w[k] * x[k]
-                _history_margins(w, score, sign, history, m, coef)
+                _pair_coefficients(w, x, sign, history, m, loss_code, coef)
                 for r in range(m):
-                    coef[r] = counts[r] * (sign * _pair_dloss(loss_code, coef[r]))
+                    coef[r] = counts[r] * coef[r]
                 total = _weighted_rows(coef, history, m, grad)
                 step = eta / step_index
                 for k in range(d):
