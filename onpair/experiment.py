@@ -96,24 +96,28 @@ def _fit(learner, X, y):
     return learner.coef_
 
 
-def run_figure(figure: int, permutations: int, data_dir=None, progress=None) -> dict:
+def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loaded=None) -> dict:
     """Results of one figure: {(measure, dataset, config, label, n): [values over permutations]}, for the
     figure's measure and, always, the test AUC (the objective's scale is set by the radius R, so the
-    AUC is what compares configurations)."""
+    AUC is what compares configurations). ``loaded`` (a dict) keeps the data sets read by earlier
+    figures: each file is read and checked once per run."""
     from streams import load
 
     algorithm, datasets, sizes, measure = FIGURES[figure]
     task = "metric" if figure in METRIC_FIGURES else "auc"
+    loaded = {} if loaded is None else loaded
     results = {}
     for dataset in datasets:
-        X, y, spec = load(dataset, data_dir)
+        if dataset not in loaded:
+            loaded[dataset] = load(dataset, data_dir)
+        X, y, spec = loaded[dataset]
         bounds = FeatureBounds(*spec.bounds)
+        Z, _ = bounds.transform(X)  # the map is row by row: mapped once, then indexed
         for perm in range(permutations):
             order = np.random.default_rng([figure, perm]).permutation(len(y))
             for n in sizes:
                 train, test = order[:n], order[n:]
-                Z_train, _ = bounds.transform(X[train])
-                Z_test, _ = bounds.transform(X[test])
+                Z_train, Z_test = Z[train], Z[test]
                 if task == "metric":
                     euclid = knn_accuracy(Z_train, y[train], Z_test, y[test], k=3)
                     for config in ("paper", "library"):
@@ -221,9 +225,10 @@ def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4, 5, 6), data_dir=N
     sections = ["# Huai et al. (2020), AUC maximisation and metric learning: the paper's constants and the "
                 "library's defaults", "",
                 __doc__.strip().split("\n\n")[1], ""]
+    loaded = {}
     written = []
     for figure in figures:
-        results = run_figure(figure, permutations, data_dir, progress)
+        results = run_figure(figure, permutations, data_dir, progress, loaded)
         sections.append(markdown(figure, results, permutations))
         png = os.path.join(out, f"figure_{figure}.png")
         if plot(figure, results, png):
