@@ -93,8 +93,7 @@ def _make_learner(args, n_train: int, bounds):
         return estimators.GradientPerturbedGD(mode=args.mode, random_state=args.seed, **common)
     if args.mode != "paper":
         raise ValueError("--algo sgd is Yang et al.'s eq. (5) calibration only: pass --mode paper")
-    loss = "hinge" if args.loss == "logistic" else args.loss
-    return estimators.OutputPerturbedSGD(random_state=args.seed, **dict(common, loss=loss))
+    return estimators.OutputPerturbedSGD(random_state=args.seed, **common)
 
 
 def _check_replay_args(args) -> None:
@@ -136,8 +135,8 @@ def replay(args) -> dict:
     if n_test < 2 or len(y) - n_test < 2:
         raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
     test, train = order[:n_test], order[n_test:]
-    if args.task == "metric" and args.algo == "sgd" and args.loss == "logistic":
-        args.loss = "hinge"  # Yang et al.'s metric loss (11)
+    if args.algo == "sgd" and args.loss == "logistic":
+        args.loss = "hinge"  # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11))
     learner = _make_learner(args, len(train), bounds)
     start = time.perf_counter()
     with warnings.catch_warnings():  # warnings go to stderr, so --json output on stdout stays clean
@@ -156,12 +155,13 @@ def replay(args) -> dict:
     else:
         model = learner.coef_
         report = learner.privacy_report_
-    Z_train, _ = FeatureBounds(*bounds).transform(X[train])
-    loss_name = "hinge" if args.algo == "sgd" and args.loss == "logistic" else args.loss
+    public_map = FeatureBounds(*bounds)
+    Z_train, _ = public_map.transform(X[train])
+    loss_name = args.loss
     if args.task == "metric":
         # 3-NN on the held-out records with the released metric (its PSD part), beside plain Euclidean
         # 3-NN on the same public-bounds map (the identity metric).
-        Z_test, _ = FeatureBounds(*bounds).transform(X[test])
+        Z_test, _ = public_map.transform(X[test])
         quality = {
             "knn_accuracy": knn_accuracy(learner.transform(X[train]), y[train], learner.transform(X[test]), y[test],
                                          k=3),

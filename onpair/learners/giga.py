@@ -32,7 +32,8 @@ class PairwiseGIGA(_OnlinePairwiseLearner):
         Number of features, if not fixed by the bounds or the first record.
     {task_parameters}
     seed : int, optional
-        Unused by the non-private learner except for interface parity.
+        Seeds the reservoir buffer's slots (``buffer=("reservoir", s)``) and a random centre; no noise
+        is drawn by the non-private learner.
 
     Examples
     --------
