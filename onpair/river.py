@@ -208,7 +208,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self._n_unknown_records = 0
         self._unknown_names = {}  # insertion-ordered set, at most MAX_UNKNOWN_NAMES names
         self._n_missing_records = 0
-        self._cache = None  # (n_seen, norm of the released model) for predictions
+        self._cache = None  # (key, visible model, its norm) for predictions: see _released
         self._lineage = _Lineage()
         self._lineage.add(self._inner)
 
@@ -382,20 +382,25 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         return block, unknown, any(name not in present for name in order)
 
     # -- prediction --------------------------------------------------------------------------------
-    def _released_norm(self) -> float:
-        """‖w‖ of the released model, cached until the next record is learned."""
-        n_seen = self._inner.n_seen
-        if self._cache is None or self._cache[0] != n_seen:
-            self._cache = (n_seen, float(np.linalg.norm(self._inner.model)))
-        return self._cache[1]
+    def _released(self):
+        """(w, ‖w‖) of the visible model, read once per release (private learners) or per record."""
+        inner = self._inner
+        key = (id(inner), len(inner._released_models) if inner._private else inner.n_seen)
+        if self._cache is None or self._cache[0] != key:
+            model = inner.model
+            self._cache = (key, model, float(np.linalg.norm(model)))
+        return self._cache[1], self._cache[2]
 
     def _probabilities(self, block):
         """p = (1 + s/‖w‖)/2 with s = wᵀφ(x) under the last released model w (‖φ(x)‖ ≤ 1)."""
-        norm = self._released_norm()
+        model, norm = self._released()
         if norm == 0.0:
             return np.full(block.shape[0], 0.5)
-        u = self._inner.decision_function(block) / norm
-        return (1.0 + np.clip(u, -1.0, 1.0)) / 2.0
+        if block.shape[0] == 1:  # predict_proba_one: the row is checked already; map it and score
+            scores = _mapped_row(self._inner, block[0])[None, :] @ model
+        else:
+            scores = self._inner.decision_function(block)
+        return (1.0 + np.clip(scores / norm, -1.0, 1.0)) / 2.0
 
     def predict_proba_one(self, x, **kwargs):
         """``{negative label: 1 − p, positive label: p}`` from the last released model."""
@@ -779,6 +784,19 @@ from .bounds import _map_box_row  # noqa: E402
 from .learners._base import _box_row_cache  # noqa: E402
 from .matrix_geometry import metric_factor  # noqa: E402
 
+def _mapped_row(learner, vector: np.ndarray) -> np.ndarray:
+    """φ(x) of one checked record, the learner's public bounds map as ``transform`` and
+    ``decision_function`` apply it (a record inside a box goes through the learners' compiled row map:
+    the same floating-point operations)."""
+    bounds = learner._bounds
+    if bounds.kind == "box":
+        lower, upper, half_scale = _box_row_cache(learner, bounds)
+        out = np.empty(vector.shape[0])
+        if not _map_box_row(vector, lower, upper, half_scale, out):
+            return out
+    return bounds.transform(vector[None, :])[0][0]  # clipped to the box, or the norm bound
+
+
 #: Output bases of :class:`MetricTransformer`.
 METRIC_BASES = ("sqrt", "eigen")
 
@@ -833,15 +851,8 @@ class _ReleasedMetric:
         return self._current("factor", metric_factor)
 
     def mapped(self, vector: np.ndarray) -> np.ndarray:
-        """φ(x), the learner's public bounds map as ``learner.transform`` applies it (a record inside a
-        box goes through the learners' compiled row map: the same floating-point operations)."""
-        bounds = self.learner._bounds
-        if bounds.kind == "box":
-            lower, upper, half_scale = _box_row_cache(self.learner, bounds)
-            out = np.empty(vector.shape[0])
-            if not _map_box_row(vector, lower, upper, half_scale, out):
-                return out
-        return bounds.transform(vector[None, :])[0][0]  # clipped to the box, or the norm bound
+        """φ(x), the learner's public bounds map (see :func:`_mapped_row`)."""
+        return _mapped_row(self.learner, vector)
 
 
 class _DictRecords:

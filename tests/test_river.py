@@ -586,3 +586,19 @@ def test_runs_beside_rivers_logistic_regression_in_one_evaluation():
         private.learn_one(x, y)
         river_lr.learn_one(x, y)
     assert 0.5 < auc_private.get() <= 1.0 and 0.5 < auc_lr.get() <= 1.0
+
+
+def test_predict_proba_one_scores_exactly_as_decision_function():
+    # The single-record path maps the checked row itself; it must give the block path's bits.
+    from river import datasets as river_datasets
+
+    records = list(river_datasets.Phishing())[:400]
+    model = PrivatePairwiseClassifier(epsilon=2.0, bounds=(0.2, 0.8), seed=0)  # some records clipped
+    for x, y in records[:300]:
+        model.learn_one(x, y)
+    w = model._inner.model
+    norm = np.linalg.norm(w)
+    for x, _ in records[300:]:
+        vector, _, _ = model._vector(x, model._order, model._feature_set, "test")
+        expected = (1.0 + np.clip(model._inner.decision_function(vector[None, :]) / norm, -1.0, 1.0)) / 2.0
+        assert model.predict_proba_one(x)[True] == float(expected[0])
