@@ -299,19 +299,26 @@ def _metric_full_gradient(W, Z, labels, loss_code):
 def _metric_risk(W, Z, labels, loss_code):
     """Mean of ℓ(W; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is symmetric)."""
     n, d = Z.shape
+    # h_ij = q_i + q_j − 2 z_jᵀ(W z_i) with q_i = z_iᵀ W z_i: O(d²) per record, then O(d) per pair.
+    Wz = np.empty((n, d))
+    q = np.empty(n)
+    for i in range(n):
+        qi = 0.0
+        for k in range(d):
+            acc = 0.0
+            for l in range(d):
+                acc += W[k * d + l] * Z[i, l]
+            Wz[i, k] = acc
+            qi += Z[i, k] * acc
+        q[i] = qi
     total = 0.0
-    v = np.empty(d)
     from_pairs = 0
     for i in range(n):
         for j in range(i + 1, n):
+            cross = 0.0
             for k in range(d):
-                v[k] = Z[i, k] - Z[j, k]
-            h = 0.0
-            for k in range(d):
-                acc = 0.0
-                for l in range(d):
-                    acc += W[k * d + l] * v[l]
-                h += v[k] * acc
+                cross += Z[j, k] * Wz[i, k]
+            h = q[i] + q[j] - 2.0 * cross
             tau = 1.0 if labels[i] == labels[j] else -1.0
             total += _metric_pair_loss(loss_code, h, tau)
             from_pairs += 1

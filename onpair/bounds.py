@@ -92,7 +92,7 @@ class FeatureBounds:
             raise ValueError(f"the box is too wide to represent: upper − lower overflows for feature {k}")
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             doubled_ok = np.all(np.isfinite(2.0 * lower_arr)) and np.all(np.isfinite(2.0 * upper_arr))
-            scale = 2.0 / (np.atleast_1d(width).astype(np.float64) * np.sqrt(np.atleast_1d(width).size))
+            scale = self._box_scale(np.atleast_1d(width).astype(np.float64))  # the map's own scale
         if not doubled_ok or not np.all(np.isfinite(scale)):
             raise ValueError("the box's bounds are too extreme to map (2·bound or 2/width overflows): "
                              f"lower={lower!r}, upper={upper!r}; rescale the features first")
