@@ -118,15 +118,14 @@ def learner_breakdown(X, y):
 
     from onpair import _kernels
     from onpair.bounds import _map_box_row
-    from onpair.learners._base import _box_row_cache
     from onpair._validation import binary_label
 
     learner = OnPairStrC(epsilon=EPSILON, bounds=(0.0, 1.0), buffer=BUFFER, n_features=X.shape[1], seed=0)
     for row, label in zip(X[:300], y[:300]):
         learner.learn_one(row, label)
     row = np.ascontiguousarray(X[300], dtype=np.float64)
-    t = learner._t + 1
-    lower, upper, half = _box_row_cache(learner, learner._bounds)
+    t = learner.n_seen + 1
+    lower, upper, half = learner.feature_bounds.box_rows(row.shape[0])
     z = np.empty(row.shape[0])
 
     def best(fn, number=2000):
@@ -134,16 +133,17 @@ def learner_breakdown(X, y):
 
     parts = {
         "label check (`binary_label`)": best(lambda: binary_label(True, 0, 0)),
-        "release round? (`_no_event_at`)": best(lambda: learner._no_event_at(t)),
+        "release round? (`_quiet`)": best(lambda: learner._quiet(t)),
         "public bounds map (compiled `_map_box_row`)": best(lambda: _map_box_row(row, lower, upper, half, z)),
-        "step size (`_step_size_one`)": best(lambda: learner._step_size_one(t)),
+        "step size (`StepRule.one`)": best(lambda: learner._step_rule.one(t)),
         "reservoir draw (one double)": best(lambda: math.floor(learner._buffer_rng.random() * t)),
     }
     total = best(lambda: learner.learn_one(row, True), number=1000)
     # The compiled round alone, on the learner's own arrays (record not kept: slot −1).
+    it, buffer = learner._iterate, learner._history
     kernel = best(lambda: _kernels._giga_buffered_one(
-        z, 1, learner._w, learner._buffer, learner._buffer_signs, learner._n_buffered, t, 0.0, learner._lam,
-        learner._center, learner._radius, learner._loss.code, -1, learner._iterate_sum))
+        z, 1, it.w, buffer.buffer, buffer.buffer_signs, buffer.n_buffered, t, 0.0, learner._lam,
+        it.center, learner._radius, learner._objective.loss_code, -1, it.iterate_sum))
     parts["compiled round (`_kernels._giga_buffered_one`: 64 pair-gradients)"] = kernel
     parts["ledger update (`_after_round_fast`)"] = best(lambda: learner._after_round_fast(t, 0.0))
     # The parts are timed one by one (each with its own call overhead); the remainder is the Python glue

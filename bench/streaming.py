@@ -90,14 +90,14 @@ def main(argv=None):
         # NumPy on a prefix, same slots, same steps (the first 5,000 rounds).
         twin = OnPairStrC(n_features=D, norm_bound=1.0, buffer=(kind, S), release_every=100_000, seed=0)
         prefix = 5_000
-        slots = twin._buffer_slots(0, prefix)
-        steps = twin._step_sizes_for(0, prefix)
+        slots = twin._slots.block(0, prefix, twin._buffer_rng, 0)
+        steps = twin._step_rule.block(0, prefix)
         start = time.perf_counter()
         w_numpy = numpy_buffered(X[:prefix], y[:prefix], steps, twin._lam, twin._radius, slots)
         numpy_rate = prefix / (time.perf_counter() - start)
         check = OnPairStrC(n_features=D, norm_bound=1.0, buffer=(kind, S), seed=0, horizon=10**9)
         check.learn_many(X[:prefix], y[:prefix])
-        assert np.allclose(check._w, w_numpy, atol=1e-8), "the NumPy twin must compute the same iterate"
+        assert np.allclose(check._iterate.w, w_numpy, atol=1e-8), "the NumPy twin must compute the same iterate"
         rows.append((kind, rate, numpy_rate))
     # Memory over a 10⁶-record stream, blocks generated on the fly.
     learner = OnPairStrC(n_features=D, norm_bound=1.0, buffer=("reservoir", S), release_every=100_000, seed=1)

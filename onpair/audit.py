@@ -87,6 +87,7 @@ import json
 import math
 import sys
 import zlib
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -487,10 +488,9 @@ def _onpairstrc_class(kind):
             """Broken on purpose: the planned σ of every release multiplied by 0.1 (the report still
             claims ε)."""
 
-            def _plan_releases(self, t_start, steps):
-                plan = super()._plan_releases(t_start, steps)
-                plan["sigmas"] = plan["sigmas"] * 0.1
-                return plan
+            def _plan(self, t_start, steps):
+                plan = super()._plan(t_start, steps)
+                return dataclasses.replace(plan, sigmas=plan.sigmas * 0.1)
 
         return _NoiseScaledOnPairStrC
     if kind == "internal":
@@ -499,7 +499,7 @@ def _onpairstrc_class(kind):
 
             @property
             def model(self):
-                return self._w.copy()
+                return self._iterate.w.copy()
 
         return _InternalIterateOnPairStrC
     return OnPairStrC

@@ -60,6 +60,7 @@ class FeatureBounds:
     """
 
     def __init__(self, lower=None, upper=None, norm=None):
+        self._rows = {}  # dim -> the box map's constant rows (see box_rows)
         if norm is not None:
             if lower is not None or upper is not None:
                 raise ValueError("give either a box (lower, upper) or a norm bound, not both")
@@ -134,6 +135,46 @@ class FeatureBounds:
         clipped = np.any((X < lower) | (X > upper), axis=1)
         Z = (2.0 * np.clip(X, lower, upper) - lower - upper) * (0.5 * self._box_scale(upper - lower))
         return Z, clipped
+
+    def box_rows(self, dim: int):
+        """(lower, upper, half-scale) of a box as C-contiguous float64 rows of length ``dim``, computed
+        once per dimension (the single-record map's constants)."""
+        if self.kind != "box":
+            raise ValueError("box_rows is for box bounds; these are a norm bound")
+        rows = self._rows.get(dim)
+        if rows is None:
+            lower = np.ascontiguousarray(np.broadcast_to(self.lower, (dim,)), dtype=np.float64)
+            upper = np.ascontiguousarray(np.broadcast_to(self.upper, (dim,)), dtype=np.float64)
+            rows = self._rows[dim] = (lower, upper, np.ascontiguousarray(0.5 * self._box_scale(upper - lower)))
+        return rows
+
+    def map_inside(self, x: np.ndarray):
+        """One float64 record through the box map if it lies inside the box, else None.
+
+        The compiled single-record map of the learners' fast path, in the same floating-point
+        operations as :meth:`transform` (a record outside the box, or NaN, returns None: the caller
+        takes the general path, which clips, counts and validates)."""
+        if self.kind != "box":
+            return None
+        lower, upper, half_scale = self.box_rows(x.shape[0])
+        z = np.empty(x.shape[0])
+        if _map_box_row(x, lower, upper, half_scale, z):
+            return None
+        return z
+
+    def map_one(self, x: np.ndarray) -> np.ndarray:
+        """One finite float64 record mapped onto the diameter-2 domain (clipped to the bounds if needed).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> FeatureBounds(lower=0.0, upper=1.0).map_one(np.array([1.0, 2.0])).round(4).tolist()
+        [0.7071, 0.7071]
+        """
+        z = self.map_inside(x)
+        if z is None:
+            z = self.transform(x[None, :])[0][0]
+        return z
 
     def to_dict(self) -> dict:
         if self.kind == "norm":

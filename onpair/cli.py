@@ -151,7 +151,7 @@ def replay(args) -> dict:
     seconds = time.perf_counter() - start
     if args.algo in ONLINE:
         model = learner.model
-        report = learner.privacy_report() if hasattr(learner, "privacy_report") else None
+        report = learner.privacy_report() if learner.private else None
     else:
         model = learner.coef_
         report = learner.privacy_report_

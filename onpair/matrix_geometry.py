@@ -195,7 +195,7 @@ def _project_matrix(w, d, radius, constraint):
     _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors)
 
 
-def _as_square_symmetric(W, name: str = "W") -> np.ndarray:
+def as_square_symmetric(W, name: str = "W") -> np.ndarray:
     """A float64 copy of a square, symmetric, finite matrix; ``ValueError`` naming what is wrong."""
     try:
         M = np.array(W, dtype=np.float64, copy=True)
@@ -247,11 +247,23 @@ def project_matrix(W, radius: float, constraint: str = "frobenius") -> np.ndarra
     """
     from ._validation import check_radius
 
-    M = _as_square_symmetric(W)
+    M = as_square_symmetric(W)
     d = M.shape[0]
-    flat = np.ascontiguousarray(M).reshape(-1).copy()
-    _project_matrix(flat, d, check_radius(radius), constraint_code(constraint))
-    return flat.reshape(d, d)
+    return project_matrix_flat(M.reshape(-1), d, check_radius(radius), constraint_code(constraint)).reshape(d, d)
+
+
+def project_matrix_flat(flat, d: int, radius: float, constraint: int) -> np.ndarray:
+    """Π_C of a flat row-major symmetric matrix (d² entries) onto the set with code ``constraint``,
+    as a new array (the learners keep W flat).
+
+    Examples
+    --------
+    >>> project_matrix_flat([3.0, 0.0, 0.0, -4.0], 2, 1.0, PSD)
+    array([1., 0., 0., 0.])
+    """
+    out = np.array(flat, dtype=np.float64, copy=True).reshape(-1)
+    _project_matrix(out, int(d), float(radius), int(constraint))
+    return out
 
 
 def psd_part(W) -> np.ndarray:
@@ -267,7 +279,7 @@ def psd_part(W) -> np.ndarray:
     array([[2., 0.],
            [0., 0.]])
     """
-    M = _as_square_symmetric(W)
+    M = as_square_symmetric(W)
     eigenvalues, eigenvectors = np.linalg.eigh(M)
     return (eigenvectors * np.maximum(eigenvalues, 0.0)) @ eigenvectors.T
 
@@ -285,7 +297,7 @@ def metric_factor(W) -> np.ndarray:
     >>> np.allclose(L.T @ L, [[2.0, 0.0], [0.0, 0.5]])
     True
     """
-    M = _as_square_symmetric(W)
+    M = as_square_symmetric(W)
     eigenvalues, eigenvectors = np.linalg.eigh(M)
     keep = eigenvalues > 0.0
     if not keep.any():

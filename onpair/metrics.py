@@ -288,11 +288,11 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     """
     from ._metric_kernels import _metric_risk
     from ._validation import as_feature_block, class_codes, class_label
-    from .matrix_geometry import _as_square_symmetric
+    from .matrix_geometry import as_square_symmetric
     from .metric_losses import get_metric_loss
 
     code = get_metric_loss(loss).code
-    M = _as_square_symmetric(W)
+    M = as_square_symmetric(W)
     d = M.shape[0]
     Z = as_feature_block(Z, None, 0, name="Z")
     if Z.shape[1] != d:

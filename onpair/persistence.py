@@ -74,7 +74,6 @@ import glob
 import hashlib
 import hmac
 import importlib
-import inspect
 import io
 import json
 import math
@@ -88,8 +87,7 @@ import numpy as np
 from ._io import atomic_path
 from .bounds import FeatureBounds
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
-from .losses import SQUARE
-from .privacy.accountant import ZCDPAccountant
+from .snapshot import SnapshotReader
 
 __all__ = ["save_learner", "load_learner", "load", "FORMAT_VERSION", "MAGIC"]
 
@@ -103,20 +101,11 @@ LEARNER_CLASSES = {cls.__name__: cls for cls in (PairwiseGIGA, OnPairStrC, OnPai
 TRUSTED_WRAPPER_MODULES = ("onpair",)
 _STATE_KEY = "state_json"
 _HEADER_LIMIT = 256
-_RNG_NAMES = ("init", "noise", "buffer")
-_RELEASE_KEYS = ("round", "sensitivity", "sigma", "rho")
 
 
 # ==================================================================================================
 # public API
 # ==================================================================================================
-def _check_rows_in_domain(rows, name, check) -> None:
-    """Stored records must lie in the image of the public bounds map (the unit ball, diameter 2):
-    the ledger's constants G, Γ and L assume it."""
-    if rows.size and np.max(np.linalg.norm(rows, axis=1)) > 1.0 + 1e-9:
-        raise check.error(f"{name} holds records outside the mapped domain (norm > 1)")
-
-
 def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
     """Write ``learner``'s whole state to ``path``, atomically (temporary file, fsync, rename).
 
@@ -163,21 +152,21 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
             f"cannot save a {type(learner).__module__}.{type(learner).__qualname__} to {os.fspath(path)!r}: "
             f"only {', '.join(LEARNER_CLASSES)} can be saved"
         )
-    if getattr(learner, "_read_only", None):
+    if learner._read_only:
         raise RuntimeError(f"cannot save to {os.fspath(path)!r}: {learner._read_only}")
     arrays: dict = {}
-    params = {key: _encode(getattr(learner, key), arrays, key, path) for key in _constructor_names(type(learner))}
-    config = _normalised(_config(learner))
+    params = {key: _encode(getattr(learner, key), arrays, key, path) for key in learner._param_names()}
+    config = _normalised(learner._settings())
     # The file is rebuilt from the public parameters, so they must still say what the learner uses
     # (a parameter changed after construction would resume a different analysis).
     twin = _construct(type(learner), {k: _decode(v, arrays, None, path) for k, v in params.items()}, path)
-    twin_config = _normalised(_config(twin))
+    twin_config = _normalised(twin._settings())
     if twin_config != config:
         raise ValueError(
             f"cannot save to {os.fspath(path)!r}: {_config_difference(config, twin_config)} — a constructor "
             "parameter was changed after construction, so the file could not resume this learner"
         )
-    scalars = _export_state(learner, arrays)
+    scalars = _normalised(learner._export_state(arrays))
     if wrapper is not None and not isinstance(wrapper, str):
         wrapper = f"{wrapper.__module__}:{wrapper.__qualname__}"
     if wrapper is not None:
@@ -214,10 +203,7 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
             handle.flush()
             os.fsync(handle.fileno())
     _fsync_directory(path)
-    if getattr(learner, "_private", False) and learner.seed is None:
-        # The snapshot holds the noise generator's state; the live learner must not share it, or the
-        # original and a resumed copy would add the same noise (which cancels in their difference).
-        learner._noise_rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence()))
+    learner._snapshot_written()
 
 
 def load_learner(path, *, consume=True):
@@ -306,8 +292,8 @@ def _load(path, consume, finish):
             data = handle.read()
         document, arrays = _parse(data, shown)
         learner = _rebuild(document, arrays, shown)
-        if not consume and learner._private:
-            learner._read_only = (
+        if not consume:
+            learner._make_read_only(
                 f"this {type(learner).__name__} was loaded with consume=False from {shown!r} for inspection: "
                 "it cannot learn or be saved, because a second live copy of a snapshot would reuse its "
                 "noise and its budget. Load the snapshot with consume=True (the default) to continue."
@@ -393,8 +379,7 @@ def _parse(data: bytes, path: str):
         document = json.loads(raw.tobytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"{path!r}: the state is not valid JSON ({exc})") from None
-    check = _Checker(path)
-    check.mapping(document, "state", ("format", "class", "onpair_version", "snapshot_id", "saved_at", "params",
+    SnapshotReader(path).mapping(document, "state", ("format", "class", "onpair_version", "snapshot_id", "saved_at", "params",
                                       "config", "state", "extra", "wrapper"))
     if document["format"] != FORMAT_VERSION:
         raise ValueError(f"{path!r}: the state says format version {document['format']!r}, the header {version}")
@@ -402,7 +387,7 @@ def _parse(data: bytes, path: str):
 
 
 def _rebuild(document, arrays, path):
-    check = _Checker(path)
+    reader = SnapshotReader(path, arrays)
     name = document["class"]
     cls = LEARNER_CLASSES.get(name) if isinstance(name, str) else None
     if cls is None:
@@ -412,18 +397,17 @@ def _rebuild(document, arrays, path):
             raise ValueError(f"{path!r}: wrapper must be a 'module:QualName' string, got {document['wrapper']!r}")
         _check_wrapper_name(document["wrapper"], path)
     params = document["params"]
-    check.mapping(params, "params", _constructor_names(cls))
-    referenced = set()
-    decoded = {k: _decode(v, arrays, referenced, path) for k, v in params.items()}
+    reader.mapping(params, "params", cls._param_names())
+    decoded = {k: _decode(v, arrays, reader.referenced, path) for k, v in params.items()}
     learner = _construct(cls, decoded, path)
-    config = _normalised(_config(learner))
+    config = _normalised(learner._settings())
     if config != document["config"]:
         raise ValueError(
             f"{path!r}: the parameters no longer resolve to the saved settings "
             f"({_config_difference(document['config'], config)}); this file cannot resume the learner"
         )
-    _import_state(learner, document["state"], arrays, referenced, check)
-    unexpected = sorted(set(arrays) - referenced)
+    learner._restore_state(document["state"], reader)
+    unexpected = reader.unreferenced()
     if unexpected:
         raise ValueError(f"{path!r}: unexpected arrays in the payload: {', '.join(unexpected)}")
     return learner
@@ -441,319 +425,8 @@ def _construct(cls, params, path):
 
 
 # ==================================================================================================
-# state: export and import
-# ==================================================================================================
-def _history_kind(learner) -> str:
-    if learner._task == "metric":
-        return "metric"  # augmented rows (history or buffer), rebuilt from the stored records on load
-    if learner._buffer_kind is not None:
-        return "buffer"
-    return "statistics" if learner._loss.code == SQUARE else "full"
-
-
-def _export_state(learner, arrays: dict) -> dict:
-    """Scalars as JSON, arrays into ``arrays``: everything ``_learn_mapped`` and the report read."""
-    seq = learner._seed_sequence
-    state = {
-        "t": learner._t,
-        "dim": learner._dim,
-        "n_clipped": learner._n_clipped,
-        "warned_clipping": learner._warned_clipping,
-        "history": _history_kind(learner),
-        "rng": {name: getattr(learner, f"_{name}_rng").bit_generator.state for name in _RNG_NAMES},
-        "seed_sequence": {"entropy": _plain_ints(seq.entropy), "spawn_key": _plain_ints(seq.spawn_key),
-                          "pool_size": int(seq.pool_size), "n_children_spawned": int(seq.n_children_spawned)},
-    }
-    if learner._dim is not None:
-        arrays.update(w=learner._w, center=learner._center, iterate_sum=learner._iterate_sum)
-        kind = state["history"]
-        if kind == "metric":
-            # The records only (the last d entries of each augmented row); the load rebuilds the rows,
-            # so a file cannot carry products that no record produces.
-            state["n_rows"] = learner._n_rows
-            state["classes"] = list(learner._class_codes)
-            arrays.update(records=np.ascontiguousarray(learner._rows[:learner._n_rows, -learner._dim:]),
-                          record_labels=learner._row_labels[:learner._n_rows])
-        elif kind == "buffer":
-            state["n_buffered"] = learner._n_buffered
-            arrays.update(buffer=learner._buffer[:learner._n_buffered], buffer_signs=learner._buffer_signs)
-        elif kind == "statistics":
-            arrays.update(counts=learner._counts, sums=learner._sums, second_moments=learner._second_moments)
-        else:
-            state["n_positives"] = learner._n_positives
-            state["n_negatives"] = learner._n_negatives
-            arrays.update(positives=learner._positives[:learner._n_positives],
-                          negatives=learner._negatives[:learner._n_negatives])
-    if learner._private:
-        state.update(
-            sensitivity=learner._sensitivity,
-            releases=[dict(r) for r in learner._releases],
-            accountant=learner._accountant.to_dict(),
-            frozen_warned=learner._frozen_warned,
-            rho_budget=learner._rho_budget,
-        )
-        if learner._dim is not None:
-            arrays["initial_model"] = learner._initial_model
-            arrays["released_models"] = (np.array(learner._released_models) if learner._released_models
-                                         else np.zeros((0, learner._param_size(learner._dim))))
-    return _normalised(state)
-
-
-def _import_state(learner, state, arrays, referenced, check) -> None:
-    """Overwrite a freshly built learner's state with a checked snapshot state."""
-    keys = ["t", "dim", "n_clipped", "warned_clipping", "history", "rng", "seed_sequence"]
-    check.mapping(state, "state", None, required=keys)
-    kind = state["history"]
-    if kind != _history_kind(learner):
-        raise check.error(f"history kind {kind!r}, but the parameters give {_history_kind(learner)!r}")
-    t = check.integer(state["t"], "t", low=0)
-    dim = state["dim"]
-    if dim is None:
-        if t > 0:
-            raise check.error(f"dim is null after {t} records")
-    else:
-        dim = check.integer(dim, "dim", low=1)
-    if learner._dim is not None and dim != learner._dim:
-        raise check.error(f"dim = {dim!r}, but the parameters fix {learner._dim} features")
-    optional = []
-    if dim is not None:
-        optional = {"buffer": ["n_buffered"], "statistics": [], "full": ["n_positives", "n_negatives"],
-                    "metric": ["n_rows", "classes"]}[kind]
-    if learner._private:
-        optional = optional + ["sensitivity", "releases", "accountant", "frozen_warned", "rho_budget"]
-    check.mapping(state, "state", keys + optional)
-    n_clipped = check.integer(state["n_clipped"], "n_clipped", low=0, high=t)
-    warned = check.boolean(state["warned_clipping"], "warned_clipping")
-    check.mapping(state["rng"], "rng", _RNG_NAMES)
-
-    def take(name, shape, dtype=np.float64, finite=True):
-        if name not in arrays:
-            raise check.error(f"missing array {name!r}")
-        value = arrays[name]
-        referenced.add(name)
-        if value.dtype != dtype or value.shape != tuple(shape):
-            raise check.error(f"array {name!r} has shape {value.shape} and dtype {value.dtype}, expected "
-                              f"{tuple(shape)} and {np.dtype(dtype)}")
-        if finite and not np.all(np.isfinite(value)):
-            raise check.error(f"array {name!r} has non-finite values")
-        return np.array(value, dtype=dtype, order="C", copy=True)
-
-    if dim is not None:
-        if learner._dim is None:
-            learner._init_state(dim)
-        size = learner._param_size(dim)
-        learner._w = take("w", (size,))
-        learner._center = take("center", (size,))
-        learner._iterate_sum = take("iterate_sum", (size,))
-        _check_in_ball(learner._w, learner._radius, "w", check)
-        _check_in_ball(learner._center, learner._radius, "center", check)
-        if kind == "metric":
-            _import_metric_history(learner, state, t, dim, take, check)
-        elif kind == "buffer":
-            size = learner._buffer_size
-            n_buffered = check.integer(state["n_buffered"], "n_buffered", low=0, high=size)
-            if n_buffered != min(t, size):
-                raise check.error(f"n_buffered = {n_buffered} after {t} records with a buffer of {size}")
-            learner._buffer = np.empty((size, dim))
-            learner._buffer[:n_buffered] = take("buffer", (n_buffered, dim))
-            _check_rows_in_domain(learner._buffer[:n_buffered], "buffer", check)
-            signs = take("buffer_signs", (size,), np.int8, finite=False)
-            if np.any(np.abs(signs[:n_buffered]) != 1) or np.any(signs[n_buffered:] != 0):
-                raise check.error("buffer_signs must be ±1 in the filled slots and 0 elsewhere")
-            learner._buffer_signs = signs
-            learner._n_buffered = n_buffered
-        elif kind == "statistics":
-            counts = take("counts", (2,))
-            if np.any(counts < 0) or np.any(counts != np.round(counts)) or counts.sum() != t:
-                raise check.error(f"counts = {counts.tolist()} do not count {t} records")
-            learner._counts = counts
-            learner._sums = take("sums", (2, dim))
-            learner._second_moments = take("second_moments", (2, dim, dim))
-            # Σx over c records of norm ≤ 1 has norm ≤ c; the trace of Σxxᵀ is Σ‖x‖² ≤ c.
-            for k in range(2):
-                if (np.linalg.norm(learner._sums[k]) > counts[k] * (1 + 1e-9) + 1e-12
-                        or np.trace(learner._second_moments[k]) > counts[k] * (1 + 1e-9) + 1e-12):
-                    raise check.error("sums / second_moments exceed what records of the mapped domain "
-                                      "(norm ≤ 1) can produce")
-        else:
-            n_pos = check.integer(state["n_positives"], "n_positives", low=0)
-            n_neg = check.integer(state["n_negatives"], "n_negatives", low=0)
-            if n_pos + n_neg != t:
-                raise check.error(f"n_positives + n_negatives = {n_pos + n_neg}, but t = {t}")
-            learner._positives = take("positives", (n_pos, dim))
-            learner._negatives = take("negatives", (n_neg, dim))
-            _check_rows_in_domain(learner._positives, "positives", check)
-            _check_rows_in_domain(learner._negatives, "negatives", check)
-            learner._n_positives, learner._n_negatives = n_pos, n_neg
-    if learner._private:
-        _import_private_state(learner, state, t, dim, take, check)
-    seq = state["seed_sequence"]
-    check.mapping(seq, "seed_sequence", ("entropy", "spawn_key", "pool_size", "n_children_spawned"))
-    try:
-        learner._seed_sequence = np.random.SeedSequence(
-            seq["entropy"], spawn_key=tuple(seq["spawn_key"]), pool_size=seq["pool_size"],
-            n_children_spawned=seq["n_children_spawned"])
-        for name in _RNG_NAMES:
-            generator = np.random.Generator(np.random.PCG64())
-            generator.bit_generator.state = state["rng"][name]
-            setattr(learner, f"_{name}_rng", generator)
-    except (TypeError, ValueError, KeyError, OverflowError) as exc:
-        raise check.error(f"unusable random generator state ({type(exc).__name__}: {exc})") from None
-    learner._t = t
-    learner._dim = dim
-    learner._n_clipped = n_clipped
-    learner._warned_clipping = warned
-
-
-def _import_metric_history(learner, state, t, dim, take, check) -> None:
-    """The metric task's stored records, labels and class map; the augmented rows are rebuilt."""
-    from ._metric_kernels import _augmented_row, augmented_width
-
-    for name in ("w", "center"):
-        _check_in_set(learner, getattr(learner, f"_{name}"), name, check)
-    n_rows = check.integer(state["n_rows"], "n_rows", low=0)
-    expected = min(t, learner._buffer_size) if learner._buffer_kind is not None else t
-    if n_rows != expected:
-        raise check.error(f"n_rows = {n_rows} after {t} records, expected {expected}")
-    classes = state["classes"]
-    if (not isinstance(classes, list) or len(set(map(repr, classes))) != len(classes)
-            or any(type(c) not in (int, str) for c in classes)):
-        raise check.error("classes must be a list of distinct integers or strings")
-    records = take("records", (n_rows, dim))
-    _check_rows_in_domain(records, "records", check)
-    labels = take("record_labels", (n_rows,), np.int64, finite=False)
-    if n_rows and (labels.min() < 0 or labels.max() >= len(classes)):
-        raise check.error("record_labels must be codes of the listed classes")
-    capacity = learner._buffer_size if learner._buffer_kind is not None else n_rows
-    rows = np.empty((capacity, augmented_width(dim)))
-    for i in range(n_rows):
-        _augmented_row(records[i], rows[i])
-    row_labels = np.zeros(capacity, dtype=np.int64)
-    row_labels[:n_rows] = labels
-    learner._rows, learner._row_labels, learner._n_rows = rows, row_labels, n_rows
-    learner._class_codes = {label: code for code, label in enumerate(classes)}
-
-
-def _import_private_state(learner, state, t, dim, take, check) -> None:
-    """Releases and ledger, checked against a replay of the public schedule over the first t rounds.
-
-    The schedule, the step sizes and the sensitivity ledger depend only on the public parameters and
-    on t, so the whole release history (rounds, ρ, sensitivities, σ), the ledger's U_t and the
-    accountant's spends are recomputed and must match the file exactly: a snapshot cannot claim to
-    have spent less than it did, nor to need less noise.
-    """
-    rho_budget = check.number(state["rho_budget"], "rho_budget")
-    if rho_budget != learner._rho_budget:
-        raise check.error(f"rho_budget = {rho_budget!r}, but the parameters give {learner._rho_budget!r}")
-    try:
-        accountant = ZCDPAccountant.from_dict(state["accountant"])
-    except (TypeError, ValueError) as exc:
-        raise check.error(f"invalid accountant ledger ({exc})") from None
-    if accountant.rho_budget != learner._rho_budget:
-        raise check.error(f"the accountant's rho_budget {accountant.rho_budget!r} is not the learner's "
-                          f"{learner._rho_budget!r}")
-    releases = state["releases"]
-    if not isinstance(releases, list):
-        raise check.error("releases must be a list")
-    for i, entry in enumerate(releases):
-        check.mapping(entry, f"releases[{i}]", _RELEASE_KEYS)
-    if t > 0:
-        try:
-            steps = learner._step_sizes_for(0, t)
-            plan = learner._plan_releases(0, steps)  # the fresh accountant: the whole history's ρ must fit
-        except ValueError as exc:  # includes PrivacyBudgetExceeded
-            raise check.error(f"the parameters cannot have produced {t} rounds ({exc})") from None
-        expected = [{"round": int(r), "sensitivity": float(u), "sigma": float(s), "rho": float(p)}
-                    for r, u, s, p in zip(plan["rounds"], plan["sensitivities"], plan["sigmas"], plan["shares"])]
-        sensitivity = float(plan["ledger_end"])
-    else:
-        expected, sensitivity = [], 0.0
-    if releases != expected:
-        raise check.error(f"the release history ({len(releases)} releases) is not what the schedule released "
-                          f"in {t} rounds ({len(expected)} releases)")
-    history = [(f"release at round {r['round']}", r["rho"]) for r in expected]
-    if accountant.history != history:
-        raise check.error(f"the accountant's ledger ({len(accountant.history)} spends, ρ = {accountant.rho_spent!r}) "
-                          f"does not match the {len(expected)} releases of the first {t} rounds")
-    if check.number(state["sensitivity"], "sensitivity") != sensitivity:
-        raise check.error(f"sensitivity = {state['sensitivity']!r}, but the ledger gives {sensitivity!r} "
-                          f"after {t} rounds")
-    frozen_warned = check.boolean(state["frozen_warned"], "frozen_warned")
-    if dim is not None:
-        size = learner._param_size(dim)
-        initial = take("initial_model", (size,))
-        models = take("released_models", (len(releases), size))
-        _check_in_set(learner, initial, "initial_model", check)
-        for k in range(models.shape[0]):
-            _check_in_set(learner, models[k], f"released_models[{k}]", check)
-        learner._initial_model = initial
-        learner._released_models = [row.copy() for row in models]
-    elif releases:
-        raise check.error("releases recorded before any record")
-    learner._accountant = accountant
-    learner._releases = expected
-    learner._sensitivity = sensitivity
-    learner._frozen_warned = frozen_warned
-
-
-def _check_in_set(learner, vector, name, check):
-    """The ball for AUC; for the metric task, a symmetric matrix inside the constraint set (the loss
-    constants assume |h| ≤ 4R, and a release must be what the projection can produce)."""
-    if learner._task != "metric":
-        _check_in_ball(vector, learner._radius, name, check)
-        return
-    from .matrix_geometry import _project_matrix
-
-    d = learner._dim
-    matrix = vector.reshape(d, d)
-    if not np.array_equal(matrix, matrix.T):
-        raise check.error(f"{name} is not a symmetric matrix")
-    projected = np.array(vector, dtype=np.float64, copy=True)
-    _project_matrix(projected, d, learner._radius, learner._constraint)
-    if float(np.linalg.norm(projected - vector)) > 1e-9 * learner._radius:
-        raise check.error(f"{name} lies outside the constraint set")
-
-
-def _check_in_ball(vector, radius, name, check):
-    # Every model lives in ‖w‖ ≤ R (projection); a few ulps of slack for the projection's rounding.
-    if float(np.linalg.norm(vector)) > radius * (1.0 + 1e-9):
-        raise check.error(f"{name} lies outside the ball of radius {radius!r}")
-
-
-# ==================================================================================================
 # parameters and settings
 # ==================================================================================================
-def _constructor_names(cls):
-    return tuple(name for name, p in inspect.signature(cls.__init__).parameters.items()
-                 if p.kind is inspect.Parameter.KEYWORD_ONLY)
-
-
-def _config(learner) -> dict:
-    """The settings the parameters resolve to: rebuilt and compared on save and on load, so that a
-    parameter changed after construction, or a library whose defaults changed, cannot resume a
-    different analysis silently."""
-    steps = learner._steps_array
-    config = {
-        "private": learner._private,
-        "loss": learner._loss.name,
-        "lam": learner._lam,
-        "radius": learner._radius,
-        "buffer": None if learner._buffer_kind is None else [learner._buffer_kind, learner._buffer_size],
-        "bounds": learner._bounds.to_dict(),
-        "step_sizes": None if steps is None else hashlib.sha256(steps.tobytes()).hexdigest(),
-    }
-    if learner._private:
-        config.update(
-            epsilon=learner._epsilon, delta=learner._delta, mode=learner._mode, accounting=learner._accounting,
-            rho_budget=learner._rho_budget, schedule=learner._schedule.describe(), warmup=learner._warmup_rounds,
-        )
-    if hasattr(learner, "_center_kind"):
-        config["center"] = learner._center_kind
-    if learner._task == "metric":
-        config.update(task="metric", constraint=learner._constraint)
-    return config
-
-
 def _config_difference(saved: dict, rebuilt: dict) -> str:
     keys = sorted(set(saved) | set(rebuilt))
     diffs = [f"{k}: saved {saved.get(k)!r}, rebuilt {rebuilt.get(k)!r}" for k in keys if saved.get(k) != rebuilt.get(k)]
@@ -845,52 +518,6 @@ def _import_wrapper(name: str, path):
 # ==================================================================================================
 # small helpers
 # ==================================================================================================
-class _Checker:
-    """Typed reads of untrusted JSON with errors that name the file."""
-
-    def __init__(self, path):
-        self.path = os.fspath(path)
-
-    def error(self, what) -> ValueError:
-        return ValueError(f"{self.path!r}: {what}")
-
-    def mapping(self, value, name, keys, required=None):
-        if not isinstance(value, dict):
-            raise self.error(f"{name} must be a JSON object, got {type(value).__name__}")
-        required = list(keys if required is None else required)
-        missing = [k for k in required if k not in value]
-        if missing:
-            raise self.error(f"{name} is missing {', '.join(map(repr, missing))}")
-        if keys is not None:
-            unexpected = sorted(set(value) - set(keys))
-            if unexpected:
-                raise self.error(f"{name} has unexpected keys {', '.join(map(repr, unexpected))}")
-
-    def integer(self, value, name, low=None, high=None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(f"{name} must be an integer, got {value!r}")
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise self.error(f"{name} = {value!r} is out of range")
-        return value
-
-    def boolean(self, value, name) -> bool:
-        if not isinstance(value, bool):
-            raise self.error(f"{name} must be true or false, got {value!r}")
-        return value
-
-    def number(self, value, name) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.error(f"{name} must be a finite number, got {value!r}")
-        return float(value)
-
-
-def _plain_ints(value):
-    """A SeedSequence's entropy or spawn key (int, NumPy int, or a sequence of them) as JSON ints."""
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    return [int(v) for v in value]
-
-
 def _normalised(value):
     """Through JSON and back: plain types, as the loader will see them."""
     return json.loads(json.dumps(value, allow_nan=False))

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
+from learner_state import assert_same_state, state_of
 from onpair import OnPairC, OnPairStrC, PairwiseGIGA
 
 D = 3
@@ -50,47 +51,14 @@ T0 = X_FIRST.shape[0]
 
 # -- state snapshots ---------------------------------------------------------------------------------
 def snapshot(learner):
-    """Everything a failed call could have touched, deep-copied."""
-    s = {
-        "t": learner._t, "n_seen": learner.n_seen, "dim": learner._dim, "n_clipped": learner._n_clipped,
-        "warned": learner._warned_clipping,
-        "noise_rng": copy.deepcopy(learner._noise_rng.bit_generator.state),
-        "init_rng": copy.deepcopy(learner._init_rng.bit_generator.state),
-    }
-    if learner._dim is not None:
-        s["w"] = learner._w.copy()
-        s["model"] = learner.model
-        if hasattr(learner, "_counts"):
-            s.update(counts=learner._counts.copy(), sums=learner._sums.copy(),
-                     second=learner._second_moments.copy())
-        else:
-            s.update(n_pos=learner._n_positives, n_neg=learner._n_negatives,
-                     pos=learner._positives[:learner._n_positives].copy(),
-                     neg=learner._negatives[:learner._n_negatives].copy())
-    if hasattr(learner, "privacy_report"):
-        report = learner.privacy_report()
-        s.update(report=report, rho_spent=report["rho_spent"], releases=report["releases"],
-                 report_n_seen=report["n_seen"], acc_rho=learner._accountant.rho_spent,
-                 acc_history=learner._accountant.history, sensitivity=learner._sensitivity,
-                 released=np.array(learner._released_models), frozen_warned=learner._frozen_warned)
-    return s
-
-
-def assert_same_state(before, after):
-    assert before.keys() == after.keys()
-    for key in before:
-        a, b = before[key], after[key]
-        if isinstance(a, np.ndarray):
-            assert np.array_equal(a, b), key
-        else:
-            assert a == b, key
+    """Everything a failed call could have touched: the learner's whole state, through its objects."""
+    return state_of(learner)
 
 
 def assert_twins(a, b):
     """Two learners that must be bit-for-bit the same."""
     assert_same_state(snapshot(a), snapshot(b))
     assert np.array_equal(a.model, b.model)
-    assert np.array_equal(a._w, b._w)
 
 
 # -- bad calls ---------------------------------------------------------------------------------------
@@ -204,7 +172,7 @@ def test_bad_call_raises_names_it_and_changes_nothing(learner_name, call_id, met
         lr.learn_many(X_AFTER[34:], Y_AFTER[34:])
     assert learner.n_seen == T0 + X_AFTER.shape[0]
     assert_twins(learner, twin)
-    if hasattr(learner, "privacy_report"):
+    if learner.private:
         # the comparison is not vacuous: releases happened after the failed call
         rounds = [r["round"] for r in learner.privacy_report()["releases"]]
         assert any(t > T0 for t in rounds)
@@ -227,7 +195,7 @@ def test_failing_block_applies_none_of_it():
         assert_twins(learner, twin)
 
 
-@pytest.mark.parametrize("name", [name for name, make in LEARNERS.items() if make()._dim is None])
+@pytest.mark.parametrize("name", [name for name, make in LEARNERS.items() if make().dimension is None])
 def test_bad_first_call_leaves_dimension_unknown(name):
     learner = LEARNERS[name]()
     before = snapshot(learner)
@@ -236,7 +204,7 @@ def test_bad_first_call_leaves_dimension_unknown(name):
     with pytest.raises(ValueError, match=r"X\[0, 0\]"):
         learner.learn_many([[np.nan] * 5], [1])
     assert_same_state(before, snapshot(learner))
-    assert learner._dim is None
+    assert learner.dimension is None
     with pytest.raises(ValueError, match="number of features is unknown"):
         learner.model
     # the failed 5-feature calls did not fix the dimension: 3 features are still fine
@@ -356,7 +324,7 @@ def test_empty_block_is_a_no_op(name):
 def test_empty_block_on_fresh_learner_does_not_fix_the_dimension():
     learner = PairwiseGIGA()
     learner.learn_many(np.empty((0, 5)), [])
-    assert learner._dim is None and learner.n_seen == 0
+    assert learner.dimension is None and learner.n_seen == 0
     learner.learn_many(X_FIRST, Y_FIRST)
     assert learner.model.shape == (D,)
 
@@ -382,9 +350,7 @@ def test_clipped_records_are_counted_and_warned_once(make, outside):
     y = np.where(np.arange(20) % 2 == 0, 1, -1)
 
     def n_clipped():
-        if hasattr(learner, "privacy_report"):
-            assert learner.privacy_report()["n_clipped"] == learner._n_clipped
-        return learner._n_clipped
+        return learner.privacy_report()["n_clipped"]
 
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
@@ -400,8 +366,8 @@ def test_clipped_records_are_counted_and_warned_once(make, outside):
     assert clip[0].filename == __file__    # attributed to the caller, not to the library
     assert n_clipped() == 4
     # a record exactly on the bounds is not clipped
-    if learner._bounds.kind == "box":
-        learner.learn_one(np.broadcast_to(learner._bounds.upper, (D,)).copy(), 1)
+    if learner.feature_bounds.kind == "box":
+        learner.learn_one(np.broadcast_to(learner.feature_bounds.upper, (D,)).copy(), 1)
         assert n_clipped() == 4
 
 
@@ -545,9 +511,9 @@ def test_onpairc_needs_n_or_lam():
         OnPairC()
     assert "n" in str(info.value) and "lam" in str(info.value)
     # either one is enough
-    assert OnPairC(n=100)._strong_convexity > 0
-    assert OnPairC(horizon=100)._strong_convexity > 0
-    assert OnPairC(lam=0.5)._strong_convexity == 0.5
+    assert OnPairC(n=100).strong_convexity > 0
+    assert OnPairC(horizon=100).strong_convexity > 0
+    assert OnPairC(lam=0.5).strong_convexity == 0.5
 
 
 @pytest.mark.parametrize("n", [0, -10])

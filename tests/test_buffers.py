@@ -29,23 +29,22 @@ def test_buffered_kernel_matches_the_numpy_twin(kind, loss):
     learner = PairwiseGIGA(loss=loss, lam=0.5, radius=0.3, bounds=(0, 1), buffer=(kind, 16), seed=4)
     # The slots the learner will use: the same public draws, taken from a twin with the same seed.
     twin = PairwiseGIGA(loss=loss, lam=0.5, radius=0.3, bounds=(0, 1), buffer=(kind, 16), seed=4)
-    twin._dim = 3
-    slots = twin._buffer_slots(0, len(y))
+    slots = twin._slots.block(0, len(y), twin._buffer_rng, 0)
     learner.learn_many(X, y)
     Z, _ = FeatureBounds(0, 1).transform(X)
-    steps = learner._step_sizes_for(0, len(y))
+    steps = learner._step_rule.block(0, len(y))
     iterates = naive.giga_buffered(Z, y, steps, 0.5, np.zeros(3), 0.3, loss, np.zeros(3), slots, 16)
     np.testing.assert_allclose(learner.model, iterates[-1], atol=1e-10)
-    np.testing.assert_allclose(learner._iterate_sum, iterates.sum(axis=0), atol=1e-9)
+    np.testing.assert_allclose(learner._iterate.iterate_sum, iterates.sum(axis=0), atol=1e-9)
 
 
 def test_fifo_keeps_the_last_s_records_and_reservoir_at_most_one_slot_each():
     X, y = _data(1, n=100)
     fifo = PairwiseGIGA(bounds=(0, 1), buffer=("fifo", 10)).learn_many(X, y)
     Z, _ = FeatureBounds(0, 1).transform(X)
-    assert {tuple(r) for r in fifo._buffer} == {tuple(r) for r in Z[-10:]}
+    assert {tuple(r) for r in fifo._history.buffer} == {tuple(r) for r in Z[-10:]}
     reservoir = PairwiseGIGA(bounds=(0, 1), buffer=("reservoir", 10), seed=0).learn_many(X, y)
-    rows = [tuple(r) for r in reservoir._buffer]
+    rows = [tuple(r) for r in reservoir._history.buffer]
     assert len(set(rows)) == 10 and set(rows) <= {tuple(r) for r in Z}
 
 
@@ -55,9 +54,8 @@ def test_reservoir_is_a_uniform_sample_of_the_past():
     counts = np.zeros(length)
     for seed in range(runs):
         learner = PairwiseGIGA(n_features=1, buffer=("reservoir", size), seed=seed)
-        learner._dim = 1
         kept = {}
-        slots = learner._buffer_slots(0, length)
+        slots = learner._slots.block(0, length, learner._buffer_rng, 0)
         for t, slot in enumerate(slots):
             if slot >= 0:
                 kept[slot] = t
@@ -98,7 +96,7 @@ def test_ledger_with_kappa_one_over_buffer_bounds_real_neighbouring_runs(kind):
             a.learn_one(X[i], y[i])
             b.learn_one(X2[i], y2[i])
             dist.append(np.linalg.norm(a.model - b.model))
-        steps = a._step_sizes_for(0, n)
+        steps = a._step_rule.block(0, n)
         U = sensitivity_ledger(steps, loss.lipschitz(radius), loss.smoothness() + lam, lam, 2 * radius,
                                buffer_size=size, pair_change=loss.pair_change(radius))
         assert np.all(np.array(dist) <= U * (1 + 1e-9) + 1e-12)
@@ -135,7 +133,7 @@ def test_memory_is_flat_over_a_million_records():
     assert learner.n_seen == 1_010_000
     assert peaks[1] <= peaks[0] * 1.5 + 100_000  # no growth between the two halves
     assert peaks[1] < 20 * block * 20 * 8  # a few copies of one block at most, not the stream
-    assert learner._buffer.shape == (256, 20)
+    assert learner._history.buffer.shape == (256, 20)
 
 
 def test_bad_buffers_are_rejected():

@@ -170,7 +170,7 @@ def assert_estimator_finite(est):
 
 def online_state(learner) -> dict:
     state = {"n_seen": learner.n_seen, "model": learner.model.tolist()}
-    if hasattr(learner, "privacy_report"):
+    if learner.private:
         state["report"] = learner.privacy_report()
         state["released"] = learner.released_models.tolist()
     return state
@@ -178,7 +178,7 @@ def online_state(learner) -> dict:
 
 def assert_online_finite(learner):
     assert np.all(np.isfinite(learner.model)), learner.model
-    if hasattr(learner, "privacy_report"):
+    if learner.private:
         report = learner.privacy_report()
         assert report["rho_spent"] <= report["rho_budget"]
         assert math.isfinite(report["epsilon_spent"])

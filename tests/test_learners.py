@@ -47,7 +47,7 @@ def test_learn_many_equals_repeated_learn_one(make, loss):
         many = make(loss=loss).learn_many(X, y)
         mixed = make(loss=loss).learn_many(X[:17], y[:17]).learn_one(X[17], y[17]).learn_many(X[18:], y[18:])
     assert np.array_equal(one.model, many.model) and np.array_equal(one.model, mixed.model)
-    if hasattr(one, "privacy_report"):
+    if one.private:
         assert one.privacy_report() == many.privacy_report() == mixed.privacy_report()
 
 
@@ -64,7 +64,7 @@ def test_private_model_is_the_release_and_gigas_twin_is_the_internal_iterate():
     private = OnPairStrC(bounds=(0, 1), release_at=[300], seed=5).learn_many(X, y)
     twin = PairwiseGIGA(bounds=(0, 1)).learn_many(X, y)
     # Same kernel, same parameters: the internal iterate is exactly the non-private model ...
-    assert np.array_equal(private._w, twin.model)
+    assert np.array_equal(private._iterate.w, twin.model)
     # ... but what a user sees is the noisy release, and decision_function scores with it.
     assert not np.allclose(private.model, twin.model)
     Z, _ = FeatureBounds(0, 1).transform(X)
@@ -84,7 +84,7 @@ def test_release_noise_has_the_calibrated_standard_deviation():
         learner = OnPairStrC(epsilon=1.0, bounds=(0, 1), radius=100.0, release_at=[120], seed=seed)
         learner.learn_many(X, y)
         sigma = learner.privacy_report()["releases"][0]["sigma"]
-        z.append((learner.model - learner._w) / sigma)
+        z.append((learner.model - learner._iterate.w) / sigma)
     z = np.concatenate(z)
     assert stats.kstest(z, "norm").pvalue > 0.001
     assert abs(z.std() - 1.0) < 0.05
@@ -97,7 +97,7 @@ def test_sigma_is_ledger_sensitivity_over_sqrt_two_rho(accounting):
     learner.learn_many(X, y)
     report = learner.privacy_report()
     # Everything recomputed here from public quantities with the slow twin of the ledger.
-    steps = learner._step_sizes_for(0, 300)
+    steps = learner._step_rule.block(0, 300)
     G = 4.0 / (1.0 + math.exp(-4.0 * 0.1))
     U = naive.ledger(steps, G, 4.0 + 1.0, 1.0, 0.2, pair_change=G)  # logistic: Γ = G
     rho = rho_from_dp(1.5, 1e-4, method=accounting)
@@ -132,7 +132,7 @@ def test_paper_mode_reproduces_algorithm_1():
         paper_sigma_sq = 32 * G**2 * (n - T1) / (alpha**2 * t**2 * rho)
         assert r["sigma"] ** 2 == pytest.approx(paper_sigma_sq, rel=5e-9) and r["sigma"] ** 2 >= paper_sigma_sq
         assert r["sensitivity"] == pytest.approx(8 * G / (alpha * t))
-    steps = learner._step_sizes_for(0, n)
+    steps = learner._step_rule.block(0, n)
     t = np.arange(1, n + 1)
     np.testing.assert_allclose(steps[t > T1], 2 * (t[t > T1] - 1) / ((t[t > T1] - 2) * alpha * t[t > T1]))
     assert np.all(steps[t <= T1] == 0)
@@ -218,17 +218,17 @@ def test_default_lam_is_G_over_R_and_the_twin_uses_the_same():
     assert OnPairStrC(radius=0.1)._lam == pytest.approx(4 / (1 + math.exp(-0.4)) / 0.1)
     assert OnPairStrC(radius=2.0, loss="square")._lam == pytest.approx(4 * (1 + 4.0) / 2.0)
     assert PairwiseGIGA(radius=0.1)._lam == OnPairStrC(radius=0.1)._lam
-    assert np.all(OnPairC(n=100, n_features=3)._center == 0)  # origin unless center="random"
+    assert np.all(OnPairC(n=100, n_features=3)._iterate.center == 0)  # origin unless center="random"
 
 
 def test_onpairc_uses_alpha_c_n_to_the_minus_quarter_and_a_random_center_in_C():
     X, y = _data(12)
     learner = OnPairC(c=2.0, center="random", bounds=(0, 1), n=300, seed=0, radius=0.5)
-    assert learner._strong_convexity == pytest.approx(2.0 * 300 ** -0.25)
+    assert learner.strong_convexity == pytest.approx(2.0 * 300 ** -0.25)
     learner.learn_many(X, y)
-    assert 0 < np.linalg.norm(learner._center) <= 0.5
+    assert 0 < np.linalg.norm(learner._iterate.center) <= 0.5
     other = OnPairC(c=2.0, center="random", bounds=(0, 1), n=300, seed=1, radius=0.5).learn_many(X, y)
-    assert not np.array_equal(learner._center, other._center)
+    assert not np.array_equal(learner._iterate.center, other._iterate.center)
     # Paper mode: G̃ = G + α·diam(C). (Here T₁ ≥ n, which the learner warns about.)
     with pytest.warns(PrivacyWarning, match="warm-up"):
         paper = OnPairC(c=2.0, bounds=(0, 1), n=300, seed=0, radius=0.5, mode="paper")
@@ -265,7 +265,7 @@ def test_a_warning_raised_as_an_error_leaves_the_learner_untouched():
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="clipped"):
             learner.learn_many(X_out[:60], y[:60])
-    assert learner.n_seen == 0 and learner._sensitivity == 0.0 and learner.privacy_report()["releases"] == []
+    assert learner.n_seen == 0 and learner._log.ledger_bound == 0.0 and learner.privacy_report()["releases"] == []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("error", PrivacyWarning)
@@ -340,7 +340,7 @@ def test_learn_one_fast_path_equals_the_block_path_with_clipped_records_and_rele
         for xi, yi in zip(X, y):
             single.learn_one(xi, yi)
         block = make().learn_many(X, y)
-    assert np.array_equal(single._w, block._w)
+    assert np.array_equal(single._iterate.w, block._iterate.w)
     assert np.array_equal(single.released_models, block.released_models)
     assert single.privacy_report() == block.privacy_report()
 

@@ -83,8 +83,8 @@ def test_bad_arguments_are_rejected():
 def _run_iterates(learner, X, signs):
     """Internal iterates of a learner's kernel after every round (the test may look inside)."""
     d = X.shape[1]
-    steps = learner._step_sizes_for(0, X.shape[0])
-    w = learner._start_point(d)
+    steps = learner._step_rule.block(0, X.shape[0])
+    w = np.zeros(d)  # the learner's start: its centre, the origin (AUC)
     pos, neg = np.zeros(X.shape), np.zeros(X.shape)
     n_pos = n_neg = 0
     out = np.zeros(X.shape)
@@ -92,7 +92,7 @@ def _run_iterates(learner, X, signs):
     for i in range(X.shape[0]):
         n_pos, n_neg = _kernels._giga_full_history(
             X[i:i + 1], signs[i:i + 1], w, pos, n_pos, neg, n_neg, i, steps[i:i + 1], learner._lam,
-            np.zeros(d), learner._radius, learner._loss.code, none, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)),
+            np.zeros(d), learner._radius, learner._objective.loss.code, none, np.zeros(0), np.zeros((0, d)), np.zeros((0, d)),
             np.zeros(d))
         out[i] = w
     return out, steps

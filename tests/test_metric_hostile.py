@@ -41,7 +41,7 @@ def _primed(constraint="frobenius"):
 
 
 def _state(learner):
-    return (learner._w.copy(), learner._n_rows, dict(learner._class_codes), learner._t,
+    return (learner._iterate.w.copy(), learner._history.n_rows, dict(learner._history.class_codes), learner.n_seen,
             learner.privacy_report()["rho_spent"], learner.model.copy())
 
 
@@ -66,7 +66,7 @@ def test_learn_one_either_learns_or_changes_nothing(record, label):
         after = _state(learner)
         assert all(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b for a, b in zip(before, after))
         return
-    assert learner._t == before[3] + 1
+    assert learner.n_seen == before[3] + 1
     _assert_valid_model(learner)
 
 

@@ -122,13 +122,13 @@ def test_bad_task_settings(kwargs, message):
 def test_a_bad_label_changes_nothing(bad_label):
     X, y = _classes(40)
     learner = OnPairStrC(task="metric", bounds=(0, 1), n=100, seed=0).learn_many(X[:20], y[:20])
-    before = (learner._w.copy(), learner._n_rows, dict(learner._class_codes), learner.privacy_report())
+    before = (learner._iterate.w.copy(), learner._history.n_rows, dict(learner._history.class_codes), learner.privacy_report())
     with pytest.raises(ValueError, match="y"):
         learner.learn_many(X[20:23], [y[20], bad_label, "new class"])
     with pytest.raises(ValueError, match="y"):
         learner.learn_one(X[20], bad_label)
-    assert np.array_equal(learner._w, before[0]) and learner._n_rows == before[1]
-    assert learner._class_codes == before[2] and learner.privacy_report() == before[3]
+    assert np.array_equal(learner._iterate.w, before[0]) and learner._history.n_rows == before[1]
+    assert learner._history.class_codes == before[2] and learner.privacy_report() == before[3]
 
 
 def test_metric_releases_spend_the_budget_with_frobenius_sensitivities():
@@ -150,7 +150,7 @@ def test_transform_is_the_released_metric():
     X, y = _classes(200)
     learner = OnPairStrC(task="metric", bounds=(0, 1), n=200, epsilon=2.0, seed=4).learn_many(X, y)
     Z = learner.transform(X[:5])
-    mapped, _ = learner._bounds.transform(X[:5])
+    mapped, _ = learner.feature_bounds.transform(X[:5])
     W = psd_part(learner.model)
     for i in range(5):
         for j in range(5):
@@ -170,7 +170,7 @@ def test_metric_learners_save_and_resume_exactly(tmp_path):
         path = tmp_path / f"m{buffer is None}.onpair"
         a.save(path)
         b = onpair.load(path)
-        assert b._class_codes == a._class_codes
+        assert b._history.class_codes == a._history.class_codes
         a.learn_many(X[90:], y[90:])
         b.learn_many(X[90:], y[90:])
         np.testing.assert_array_equal(a.model, b.model)
@@ -286,9 +286,9 @@ def test_learn_one_fast_path_equals_the_block_path(make, buffer, monkeypatch):
     with pytest.warns(UserWarning, match="clipped"):
         block.learn_many(X, y)
     assert sum(taken) > 100 and not all(taken)  # mostly fast; release rounds and the clipped record not
-    np.testing.assert_array_equal(one._w, block._w)
+    np.testing.assert_array_equal(one._iterate.w, block._iterate.w)
     np.testing.assert_array_equal(one.model, block.model)
-    np.testing.assert_array_equal(one._iterate_sum, block._iterate_sum)
-    assert one._class_codes == block._class_codes and one._n_rows == block._n_rows
-    if hasattr(one, "privacy_report"):
+    np.testing.assert_array_equal(one._iterate.iterate_sum, block._iterate.iterate_sum)
+    assert one._history.class_codes == block._history.class_codes and one._history.n_rows == block._history.n_rows
+    if one.private:
         assert one.privacy_report() == block.privacy_report()

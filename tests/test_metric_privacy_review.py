@@ -71,7 +71,7 @@ def test_reported_sensitivity_bounds_the_real_distance_of_neighbouring_runs(cons
                 iterates = []
                 for i in range(n):
                     learner.learn_one(X[i], y[i])
-                    iterates.append(learner._w.copy())
+                    iterates.append(learner._iterate.w.copy())
             return learner, np.array(iterates)
 
         a, wa = run(X, y)
@@ -93,7 +93,7 @@ def test_iterate_releases_and_centre_are_exactly_symmetric(constraint, center):
         learner = OnPairC(task="metric", constraint=constraint, center=center, radius=0.5, n=150,
                           release_every=10, seed=1, bounds=(0, 1)).learn_many(
             rng.uniform(0, 1, (150, 4)), rng.integers(0, 4, 150))
-    for flat in [learner._w, learner._center] + list(learner._released_models):
+    for flat in [learner._iterate.w, learner._iterate.center] + list(learner._log.models):
         W = flat.reshape(4, 4)
         assert np.array_equal(W, W.T)
 
@@ -183,11 +183,11 @@ def test_failed_metric_calls_change_nothing(buffer):
     def state():
         # Only the filled rows: the rest of the buffer is uninitialised memory (np.empty), which may hold
         # NaN bit patterns that never compare equal.
-        filled = learner._n_rows
-        return (learner._t, dict(learner._class_codes), filled, learner._rows[:filled].copy(),
-                learner._row_labels[:filled].copy(), learner._w.copy(), learner._accountant.rho_spent,
-                len(learner._released_models), repr(learner._noise_rng.bit_generator.state),
-                repr(learner._buffer_rng.bit_generator.state), learner._sensitivity)
+        filled = learner._history.n_rows
+        return (learner.n_seen, dict(learner._history.class_codes), filled, learner._history.rows[:filled].copy(),
+                learner._history.row_labels[:filled].copy(), learner._iterate.w.copy(), learner._log.accountant.rho_spent,
+                len(learner._log.models), repr(learner._noise_rng.bit_generator.state),
+                repr(learner._buffer_rng.bit_generator.state), learner._log.ledger_bound)
 
     def same(a, b):
         return all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(a, b))
@@ -201,7 +201,7 @@ def test_failed_metric_calls_change_nothing(buffer):
             call()
         assert same(before, state())
     # a block crossing a release round with too little budget left
-    learner._accountant.spend(learner._accountant.rho_remaining * (1 - 1e-6), label="review")
+    learner._log.accountant.spend(learner._log.accountant.rho_remaining * (1 - 1e-6), label="review")
     before = state()
     with pytest.raises(PrivacyBudgetExceeded):
         learner.learn_many(rng.uniform(0, 1, (100, 3)), [f"new{i}" for i in range(100)])
@@ -278,7 +278,7 @@ def test_a_given_centre_outside_the_set_is_refused_or_projected():
             learner = OnPairStrC(task="metric", radius=R, center=W0, n=100, seed=0)
     except ValueError:
         return
-    assert np.linalg.norm(learner._w) <= R * (1 + 1e-12)
+    assert np.linalg.norm(learner._iterate.w) <= R * (1 + 1e-12)
 
 
 # Fixed (regression test): a PSD-constrained learner accepted center=W0 with a negative eigenvalue and
@@ -341,7 +341,7 @@ def test_a_warning_raised_as_an_error_leaves_every_warning_flag_unset():
         warnings.simplefilter("error", PrivacyWarning)  # ... then the end-of-schedule one raises
         with pytest.raises(PrivacyWarning):
             learner.learn_many(X, y)
-    assert learner.n_seen == 0 and not learner._warned_clipping and not learner._frozen_warned
+    assert learner.n_seen == 0 and not learner._warned_clipping and not learner._log.frozen_warned
 
 
 def test_a_public_label_domain_keeps_one_record_from_flipping_every_sign():

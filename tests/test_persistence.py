@@ -69,23 +69,25 @@ def _id(case):
 
 
 def _internal(learner):
-    """Every piece of state a continuation reads."""
+    """Every piece of state a continuation reads, through the learner's state objects."""
+    iterate, history = learner._iterate, learner._history
     out = {
-        "t": learner._t, "dim": learner._dim, "w": learner._w, "center": learner._center,
-        "iterate_sum": learner._iterate_sum, "n_clipped": learner._n_clipped,
-        "warned": learner._warned_clipping,
+        "t": learner.n_seen, "dim": learner.dimension, "w": iterate.w, "center": iterate.center,
+        "iterate_sum": iterate.iterate_sum, "n_clipped": learner.privacy_report()["n_clipped"],
+        "warned": learner._warned_clipping, "kind": history.kind,
         "rng": [getattr(learner, f"_{k}_rng").bit_generator.state for k in ("init", "noise", "buffer")],
     }
-    if learner._buffer_kind is not None:
-        n = learner._n_buffered
-        out.update(buffer=learner._buffer[:n], signs=learner._buffer_signs, n_buffered=n)
-    elif learner._loss.name == "square":
-        out.update(counts=learner._counts, sums=learner._sums, second=learner._second_moments)
+    if history.kind == "buffer":
+        n = history.n_buffered
+        out.update(buffer=history.buffer[:n], signs=history.buffer_signs, n_buffered=n)
+    elif history.kind == "statistics":
+        out.update(counts=history.counts, sums=history.sums, second=history.second_moments)
     else:
-        out.update(pos=learner._positives[:learner._n_positives], neg=learner._negatives[:learner._n_negatives])
-    if learner._private:
-        out.update(sensitivity=learner._sensitivity, initial=learner._initial_model,
-                   frozen_warned=learner._frozen_warned, ledger=learner._accountant.to_dict())
+        out.update(pos=history.positives[:history.n_positives], neg=history.negatives[:history.n_negatives])
+    if learner.private:
+        log = learner._log
+        out.update(sensitivity=log.ledger_bound, initial=log.initial_model, frozen_warned=log.frozen_warned,
+                   ledger=log.accountant.to_dict())
     return out
 
 
@@ -98,7 +100,7 @@ def _assert_identical(a, b):
         else:
             assert ia[key] == ib[key], key
     assert np.array_equal(a.model, b.model)
-    if a._private:
+    if a.private:
         assert np.array_equal(a.released_models, b.released_models)
         assert a.privacy_report() == b.privacy_report()
 
@@ -127,7 +129,7 @@ def test_stop_half_way_reload_finish_equals_one_run(case, tmp_path):
         assert type(resumed) is case[0]
         resumed.learn_many(X[90:], y[90:])
     _assert_identical(resumed, whole)
-    if resumed._private:
+    if resumed.private:
         assert len(resumed.privacy_report()["releases"]) >= 2
 
 
@@ -170,24 +172,24 @@ def test_budget_survives_and_is_never_exceeded(tmp_path):
     with _quiet():
         learner = OnPairStrC(bounds=(0, 1), n=N, release_every=40, seed=1).learn_many(X[:150], y[:150])
     spent = learner.privacy_report()["rho_spent"]
-    history = learner._accountant.history
+    history = learner._log.accountant.history
     learner.save(tmp_path / "s")
     resumed = onpair.load(tmp_path / "s")
     report = resumed.privacy_report()
-    assert report["rho_spent"] == spent and resumed._accountant.history == history
+    assert report["rho_spent"] == spent and resumed._log.accountant.history == history
     assert report["rho_budget"] == learner.privacy_report()["rho_budget"]
     with _quiet():
         resumed.learn_many(X[150:], y[150:]).learn_many(X, y)  # past n: frozen, nothing more spent
     report = resumed.privacy_report()
     assert report["frozen"] and report["rho_spent"] <= report["rho_budget"]
-    assert len(report["releases"]) == 5 and resumed._accountant.history[:len(history)] == history
+    assert len(report["releases"]) == 5 and resumed._log.accountant.history[:len(history)] == history
 
 
 def test_frozen_warning_is_issued_once_across_a_restart(tmp_path):
     X, y = _data(11)
     with _quiet():
         learner = OnPairStrC(bounds=(0, 1), n=100, seed=1).learn_many(X[:150], y[:150])
-    assert learner.privacy_report()["frozen"] and learner._frozen_warned
+    assert learner.privacy_report()["frozen"] and learner._log.frozen_warned
     learner.save(tmp_path / "s")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -517,14 +519,14 @@ def test_a_saved_learner_that_keeps_learning_never_shares_noise_with_its_snapsho
         resumed = onpair.load(tmp_path / "s")
         original.learn_many(X[10:20], y[10:20])
         resumed.learn_many(X[10:20], y[10:20])  # the same records: same iterate, so only noise differs
-    assert np.array_equal(original._w, resumed._w)
+    assert np.array_equal(original._iterate.w, resumed._iterate.w)
     assert not np.allclose(original.released_models[-1], resumed.released_models[-1])
 
 
 def test_stored_records_outside_the_mapped_domain_are_refused(tmp_path):
     with _quiet():
         learner = OnPairStrC(bounds=(0, 1), n_features=3, n=50, seed=0).learn_many(*_data(11, n=20))
-    learner._positives[: learner._n_positives] *= 1e6  # as a crafted file would hold them
+    learner._history.positives[: learner._history.n_positives] *= 1e6  # as a crafted file would hold them
     learner.save(tmp_path / "bad")
     with pytest.raises(ValueError, match="mapped domain"):
         onpair.load(tmp_path / "bad")

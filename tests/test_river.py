@@ -26,7 +26,8 @@ from river import checks, datasets, evaluate, linear_model, metrics
 
 import onpair
 from onpair import FeatureBounds
-from onpair.river import MAX_UNKNOWN_NAMES, PrivatePairwiseClassifier
+from onpair.river import PrivatePairwiseClassifier
+from onpair.river.records import MAX_UNKNOWN_NAMES
 
 SEED = 11
 PHISHING = list(datasets.Phishing())
@@ -71,12 +72,12 @@ def state(model):
         "report": model.privacy_report(),
         "order": model.feature_order,
         "labels": (model._labels, list(model._labels_fixed)),
-        "t": inner._t,
+        "t": inner.n_seen,
         "noise_rng": copy.deepcopy(inner._noise_rng.bit_generator.state),
         "buffer_rng": copy.deepcopy(inner._buffer_rng.bit_generator.state),
     }
-    if inner._dim is not None:
-        s.update(w=inner._w.copy(), buffer=inner._buffer.copy(), signs=inner._buffer_signs.copy(),
+    if inner.dimension is not None:
+        s.update(w=inner._iterate.w.copy(), buffer=inner._history.buffer.copy(), signs=inner._history.buffer_signs.copy(),
                  released=model.released_models.copy())
     return s
 
@@ -113,7 +114,7 @@ def test_skipped_checks_are_only_the_pickling_of_fitted_private_models():
 def test_unit_test_params_exercise_the_private_path():
     for params in PrivatePairwiseClassifier._unit_test_params():
         model = fed(PrivatePairwiseClassifier(**params), records(40))
-        if model._inner._private:
+        if model._inner.private:
             assert len(model.privacy_report()["releases"]) == 4  # predictions change every 10 records
             assert 0 < model.privacy_report()["rho_spent"] <= model.privacy_report()["rho_budget"]
 
@@ -599,6 +600,6 @@ def test_predict_proba_one_scores_exactly_as_decision_function():
     w = model._inner.model
     norm = np.linalg.norm(w)
     for x, _ in records[300:]:
-        vector, _, _ = model._vector(x, model._order, model._feature_set, "test")
+        vector, _, _ = model._records.vector(x, "test")
         expected = (1.0 + np.clip(model._inner.decision_function(vector[None, :]) / norm, -1.0, 1.0)) / 2.0
         assert model.predict_proba_one(x)[True] == float(expected[0])

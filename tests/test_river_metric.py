@@ -95,7 +95,7 @@ def test_transform_one_sqrt_basis_gives_the_same_metric(kind):
     outputs = [np.array(list(transformer.transform_one(x).values())) for x in PROBES]
     mapped = [learner.transform(vector(x))[0] for x in PROBES]
     for x, out, z in zip(PROBES, outputs, mapped):
-        phi, _ = learner._bounds.transform(vector(x))  # the public bounds map
+        phi, _ = learner.feature_bounds.transform(vector(x))  # the public bounds map
         np.testing.assert_allclose(out, psd_root(learner.model) @ phi[0], rtol=1e-12, atol=1e-15)
         assert np.linalg.norm(out) == pytest.approx(np.linalg.norm(z), rel=1e-9)
     for i in range(len(PROBES)):
@@ -107,12 +107,12 @@ def test_transform_one_sqrt_basis_gives_the_same_metric(kind):
 def test_transform_one_uses_the_released_model_not_the_private_iterate():
     transformer = fed(MetricTransformer(private(), features=FEATURES), stream(60))  # releases at 25, 50
     learner = transformer.learner
-    assert not np.allclose(learner._w.reshape(3, 3), learner.model)  # 10 rounds since the last release
+    assert not np.allclose(learner._iterate.w.reshape(3, 3), learner.model)  # 10 rounds since the last release
     x = PROBES[0]
-    phi, _ = learner._bounds.transform(vector(x))
+    phi, _ = learner.feature_bounds.transform(vector(x))
     out = np.array(list(transformer.transform_one(x).values()))
     np.testing.assert_allclose(out, psd_root(learner.model) @ phi[0], rtol=1e-12, atol=1e-15)
-    assert not np.allclose(out, psd_root(learner._w.reshape(3, 3)) @ phi[0])
+    assert not np.allclose(out, psd_root(learner._iterate.w.reshape(3, 3)) @ phi[0])
     dist = metric_distance(transformer)
     expected = np.linalg.norm(np.subtract(*learner.transform(np.vstack([vector(PROBES[0]), vector(PROBES[1])]))))
     assert dist(PROBES[0], PROBES[1]) == pytest.approx(expected, rel=1e-9)
@@ -263,12 +263,11 @@ def test_bad_parameters(params, match):
 def snapshot(transformer):
     learner = transformer.learner
     out = {"n_seen": learner.n_seen, "order": transformer.feature_order,
-           "counts": (transformer._n_unknown_records, dict(transformer._unknown_names),
-                      transformer._n_missing_records),
-           "classes": dict(learner._class_codes), "clipped": learner._n_clipped}
-    if learner._dim is not None:
-        out.update(model=learner.model.copy(), w=learner._w.copy())
-    if learner._private:
+           "counts": transformer._records.report(),
+           "classes": dict(learner._history.class_codes), "clipped": learner.privacy_report()["n_clipped"]}
+    if learner.dimension is not None:
+        out.update(model=learner.model.copy(), w=learner._iterate.w.copy())
+    if learner.private:
         out["report"] = learner.privacy_report()
     return out
 
@@ -312,7 +311,7 @@ def test_a_failed_first_record_fixes_no_order():
         transformer.learn_one({"b": 0.1, "a": math.nan}, "sky")
     with pytest.raises(ValueError, match="class label"):
         transformer.learn_one({"b": 0.1, "a": 0.2}, 1.5)
-    assert transformer.feature_order is None and transformer.n_seen == 0 and transformer.learner._dim is None
+    assert transformer.feature_order is None and transformer.n_seen == 0 and transformer.learner.dimension is None
     transformer.learn_one({"z": 0.1, "y": 0.2}, "sky")
     assert transformer.feature_order == ("y", "z")
 

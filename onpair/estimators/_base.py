@@ -183,9 +183,9 @@ class _PairwiseEstimator:
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
         """The public bounds map, built as the online learners build it, checked against the records."""
-        from ..learners._base import _OnlinePairwiseLearner
+        from ..learners.base import make_bounds
 
-        result = _OnlinePairwiseLearner._make_bounds(getattr(self, "bounds", None), getattr(self, "norm_bound", None))
+        result = make_bounds(getattr(self, "bounds", None), getattr(self, "norm_bound", None))
         if result.n_features is not None and result.n_features != n_features:
             raise ValueError(f"bounds have {result.n_features} features but X has {n_features}")
         return result

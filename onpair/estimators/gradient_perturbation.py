@@ -71,7 +71,7 @@ import numpy as np
 from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
 from .._validation import check_in_range, check_radius
 from ..geometry import _project_l2_ball
-from ..learners._base import MAX_STEP
+from ..learners.objective import MAX_STEP
 from .._metric_kernels import _metric_full_gradient
 from ..losses import get_loss
 from ..matrix_geometry import _project_matrix, constraint_code, identity_center, symmetric_noise

@@ -19,10 +19,14 @@ import warnings
 
 import numpy as np
 
+from .._validation import check_radius
+from ..learners.histories import make_history
+from ..learners.iterate import Iterate
+from ..learners.objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
+from ..learners.path import giga_path
+from ..learners.slots import SlotPolicy
+from ..learners.task import make_task
 from ..privacy._checks import check_delta, check_epsilon
-from ..geometry import random_point_in_ball
-from ..matrix_geometry import random_symmetric_point
-from ..learners._base import _OnlinePairwiseLearner
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
@@ -39,15 +43,13 @@ class _OffPair(_PairwiseEstimator):
     def _strong_convexity(self, n: int) -> float:
         raise NotImplementedError
 
-    def _center(self, rng, dim, inner):
-        """w₀ of the regulariser: the inner learner's default (origin for AUC, scaled identity for the
-        metric task); OffPairC adds Alg. 4's random point."""
-        return inner._center.copy()
+    def _center(self, rng, dim, task, radius):
+        """w₀ of the regulariser: the task's default (origin for AUC, scaled identity for the metric
+        task); OffPairC adds Alg. 4's random point."""
+        return task.default_center(dim, radius)
 
-    def _random_point(self, rng, dim, inner):
-        if inner._task == "metric":
-            return random_symmetric_point(rng, dim, self.radius, inner._constraint)
-        return random_point_in_ball(rng, dim, self.radius)
+    def _task_axis(self):
+        return make_task("metric" if self._metric_task() else "auc", self.constraint)
 
     def _paper_lipschitz(self, loss, alpha) -> float:
         raise NotImplementedError
@@ -72,53 +74,54 @@ class _OffPair(_PairwiseEstimator):
         # A public, data-independent order: the paper streams the data set once in a random order.
         order = np.random.Generator(np.random.PCG64(order_seq)).permutation(n)
         alpha = self._strong_convexity(n)
-        metric = self._metric_task()
-        inner = _OnlinePairwiseLearner(loss=self.loss, lam=alpha, radius=self.radius,
-                                       step_sizes=self.step_sizes, n_features=dim,
-                                       task="metric" if metric else "auc", constraint=self.constraint)
-        loss = inner._loss
-        size = inner._param_size(dim)
-        center = self._center(init_rng, dim, inner)
-        inner._center = center
+        task = self._task_axis()
+        loss = task.get_loss(self.loss)
+        objective = RoundObjective(task, loss, resolve_lam(alpha, loss, check_radius(self.radius)),
+                                   check_radius(self.radius))
+        given_steps = check_step_sizes(self.step_sizes)
+        size = task.param_size(dim)
+        center = self._center(init_rng, dim, task, objective.radius)
         if self.mode == "paper":
             if not loss.smooth:
                 raise ValueError(f"loss={loss.name!r} is not smooth: Alg. 3 needs an L-smooth loss")
-            L = inner._smoothness
+            L = objective.smoothness
             warmup = int(max(math.ceil(16.0 * L**2 / alpha**2), 7)) if alpha > 0 else n
             if warmup >= n:
                 warnings.warn(
                     f"mode='paper': T₁ = {warmup} ≥ n = {n}: Alg. 3 averages random points only "
-                    "(ALGORITHMS.md §3). Use mode='ledger' for a useful model.",
-                    PrivacyWarning, stacklevel=4)
-            t = np.arange(1, n + 1, dtype=np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                steps = np.where(t > warmup, 2.0 * (t - 1.0) / ((t - 2.0) * alpha * t), 0.0)
-            inner._steps_array = steps
-            warm_points = [self._random_point(init_rng, dim, inner) for _ in range(min(warmup, n))]
-            inner._w = warm_points[-1].copy()  # w_{T₁}: the last random warm-up point
+                    "(docs/algorithms.md, \"What the papers' constants get wrong\"). Use mode='ledger' for a "
+                    "useful model.", PrivacyWarning, stacklevel=4)
+            rule = StepRule(objective, paper_warmup=warmup)
+            warm_points = [task.random_point(init_rng, dim, objective.radius) for _ in range(min(warmup, n))]
+            start = warm_points[-1]  # w_{T₁}: the last random warm-up point
         elif not loss.smooth:
             raise ValueError(
                 f"loss={loss.name!r} is not smooth: the sensitivity ledger needs it; use 'logistic' or "
                 "'square' here, or OutputPerturbedSGD for the hinge loss")
         else:
-            inner._w = center.copy() if self.start_at_center else np.zeros(size)
+            rule = StepRule(objective, given_steps)
+            start = center if self.start_at_center else np.zeros(size)
+        steps = rule.block(0, n)
         # The noise is fixed before any record is read: it depends on n and public parameters only.
         if self.private:
-            sensitivity, sigma = self._release_noise(n, inner, alpha)
-        inner._learn_mapped(Z[order], signs[order], 0)
+            sensitivity, sigma = self._release_noise(n, objective, steps)
+        iterate = Iterate(start, center)
+        history = make_history(task, loss, SlotPolicy("all"), dim)
+        labels = (signs[order], {}) if task.name == "metric" else signs[order]  # metric: class codes as given
+        giga_path(Z[order], labels, history=history, iterate=iterate, objective=objective, steps=steps)
         if self.mode == "paper":
             # w̃ = (w₁ + … + w_n)/n with w₁ … w_{T₁} the random warm-up points (the kernel held w_{T₁}).
             held = min(warmup, n)
-            w_out = (inner._iterate_sum - held * warm_points[-1] + np.sum(warm_points, axis=0)) / n
+            w_out = (iterate.iterate_sum - held * warm_points[-1] + np.sum(warm_points, axis=0)) / n
         elif self.output == "average":
-            w_out = inner._iterate_sum / n
+            w_out = iterate.iterate_sum / n
         else:
-            w_out = inner._w.copy()
+            w_out = iterate.w.copy()
         if not self.private:
             return w_out, non_private_report(self, extra={"output": self.output})
         noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
         coef = perturbed(w_out, sigma, noise_rng, dim, float(self.radius),
-                         inner._constraint if metric else None)
+                         task.constraint if task.name == "metric" else None)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         rho = sensitivity**2 / (2.0 * sigma**2) if sigma > 0 else 0.0
         if self.mode != "paper":
@@ -135,10 +138,11 @@ class _OffPair(_PairwiseEstimator):
         )
         return coef, report
 
-    def _release_noise(self, n, inner, alpha):
+    def _release_noise(self, n, objective, steps):
         """(sensitivity, σ) of the one release, from n and the public parameters only."""
+        alpha = objective.strong_convexity
         if self.mode == "paper":
-            G = self._paper_lipschitz(inner._loss, alpha)
+            G = self._paper_lipschitz(objective.loss, alpha)
             sensitivity = 8.0 * G * math.log(n) / (alpha * n)
             # σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) as printed: the classic mechanism, proven for ε < 1
             # only; epsilon_spent in the report says what this σ really gives (exact Gaussian curve).
@@ -149,11 +153,10 @@ class _OffPair(_PairwiseEstimator):
                     "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
                     "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=5)
             return sensitivity, sigma
-        steps = inner._step_sizes_for(0, n)
-        ledger = sensitivity_ledger(steps, inner._lipschitz, inner._smoothness, alpha, inner._diameter,
-                                    pair_change=inner._pair_change)
+        ledger = sensitivity_ledger(steps, objective.lipschitz, objective.smoothness, alpha, objective.diameter,
+                                    pair_change=objective.pair_change)
         sensitivity = float(np.mean(ledger)) if self.output == "average" else float(ledger[-1])
-        sensitivity = min(sensitivity, inner._diameter)
+        sensitivity = min(sensitivity, objective.diameter)
         return sensitivity, gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
 
 
@@ -219,11 +222,11 @@ class OffPairStrC(_OffPair):
 
     def _strong_convexity(self, n):
         # Resolved exactly as the online learners do ("auto" = G(R)/R).
-        probe = _OnlinePairwiseLearner(loss=self.loss, lam=self.lam, radius=self.radius, task=self.task,
-                                       constraint=self.constraint)
-        if probe._lam <= 0:
+        task = make_task(self.task, self.constraint)
+        lam = resolve_lam(self.lam, task.get_loss(self.loss), check_radius(self.radius))
+        if lam <= 0:
             raise ValueError(f"lam must be > 0 (strong convexity), got {self.lam!r}")
-        return probe._lam
+        return lam
 
     def _paper_lipschitz(self, loss, alpha):
         return loss.lipschitz(self.radius) + alpha * self.radius
@@ -261,16 +264,16 @@ class OffPairC(_OffPair):
 
         return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
 
-    def _center(self, rng, dim, inner):
+    def _center(self, rng, dim, task, radius):
         if self.center not in (None, "zero", "random", "identity"):
             raise ValueError(f"center must be None, 'zero', 'random' or 'identity', got {self.center!r}")
-        if self.center == "identity" and inner._task != "metric":
+        if self.center == "identity" and task.name != "metric":
             raise ValueError("center='identity' is for task='metric'")
         if self.center == "random":
-            return self._random_point(rng, dim, inner)
+            return task.random_point(rng, dim, radius)
         if self.center == "zero":
-            return np.zeros(inner._param_size(dim))
-        return inner._center.copy()  # None: the task's default
+            return np.zeros(task.param_size(dim))
+        return task.default_center(dim, radius)  # None: the task's default
 
     def _paper_lipschitz(self, loss, alpha):
         return loss.lipschitz(self.radius) + alpha * 2.0 * self.radius  # G̃ = G + α·diam(ball ⊇ C)

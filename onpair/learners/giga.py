@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ._base import _OnlinePairwiseLearner, _with_task_parameters
+from .base import OnlinePairwiseLearner, with_task_parameters
 
 
-@_with_task_parameters
-class PairwiseGIGA(_OnlinePairwiseLearner):
+@with_task_parameters
+class PairwiseGIGA(OnlinePairwiseLearner):
     """Online projected gradient descent on the pairwise online penalty, **without privacy**.
 
     At round t the learner steps on ``L̂_t(w) = 1/(t−1) Σ_{i<t} ℓ(w; z_t, z_i) + (λ/2)‖w‖²`` and
@@ -50,4 +50,4 @@ class PairwiseGIGA(_OnlinePairwiseLearner):
     def model(self):
         """A copy of the current iterate (this learner is not private)."""
         self._require_dim()
-        return self._as_visible(self._w.copy())
+        return self._as_visible(self._iterate.w.copy())

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_in_range
-from ._private import _PrivateOnlineLearner
+from .private import PrivateOnlineLearner
 
 
 
-class OnPairC(_PrivateOnlineLearner):
+class OnPairC(PrivateOnlineLearner):
     """Online (ε, δ)-DP pairwise learner for convex losses: Alg. 1 on ``ℓ + (α/2)‖w − w₀‖²``.
 
     Algorithm 2 of Huai et al. makes a convex loss α-strongly convex by pulling towards a random point
@@ -38,7 +38,7 @@ class OnPairC(_PrivateOnlineLearner):
     >>> rng = np.random.default_rng(1)
     >>> X = rng.uniform(0, 1, size=(300, 4)); y = X[:, 1] > 0.5
     >>> learner = OnPairC(epsilon=2.0, bounds=(0, 1), n=300, c=1.0, seed=1).learn_many(X, y)
-    >>> round(learner._strong_convexity, 4)   # α = c·n^(-1/4)
+    >>> round(learner.strong_convexity, 4)   # α = c·n^(-1/4)
     0.2403
     """
 
@@ -71,4 +71,4 @@ class OnPairC(_PrivateOnlineLearner):
     @property
     def _paper_lipschitz(self) -> float:
         # Alg. 2 line 4: G̃ = G + α‖C‖₂ with ‖C‖₂ the diameter of C.
-        return self._lipschitz + self._lam * self._diameter
+        return self._objective.lipschitz + self._lam * self._objective.diameter

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ._base import _with_task_parameters
-from ._private import _PrivateOnlineLearner
+from .base import with_task_parameters
+from .private import PrivateOnlineLearner
 
 
-@_with_task_parameters
-class OnPairStrC(_PrivateOnlineLearner):
+@with_task_parameters
+class OnPairStrC(PrivateOnlineLearner):
     """Online (ε, δ)-differentially private pairwise learner for λ-strongly convex objectives.
 
     The learner runs Pairwise GIGA on ``ℓ(w; z, z') + (λ/2)‖w‖²`` over ``‖w‖₂ ≤ radius`` and, at the
@@ -78,4 +78,4 @@ class OnPairStrC(_PrivateOnlineLearner):
     @property
     def _paper_lipschitz(self) -> float:
         # Alg. 1 takes G of the whole (regularised) loss: ‖∇(λ/2)‖w‖²‖ ≤ λR adds λR.
-        return self._lipschitz + self._lam * self._radius
+        return self._objective.lipschitz + self._lam * self._radius

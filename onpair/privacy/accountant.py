@@ -277,5 +277,55 @@ class ZCDPAccountant:
             acc.spend(rho, label)
         return acc
 
+    def view(self):
+        """A read-only view of this accountant: its figures follow it, but it cannot spend.
+
+        Examples
+        --------
+        >>> acc = ZCDPAccountant(1.0)
+        >>> view = acc.view()
+        >>> acc.spend(0.25, "release")
+        ZCDPAccountant(rho_budget=1.0, rho_spent=0.25)
+        >>> view.rho_spent, view.rho_remaining
+        (0.25, 0.75)
+        """
+        return AccountantView(self)
+
     def __repr__(self):
         return f"{type(self).__name__}(rho_budget={self._budget!r}, rho_spent={self._spent!r})"
+
+
+class AccountantView:
+    """Read-only figures of a :class:`ZCDPAccountant` (what a learner shows of its budget).
+
+    It holds numbers only (no records), so keeping it (a lineage report of clones does) keeps nothing
+    private alive.
+    """
+
+    __slots__ = ("_accountant",)
+
+    def __init__(self, accountant):
+        self._accountant = accountant
+
+    @property
+    def rho_budget(self):
+        return self._accountant.rho_budget
+
+    @property
+    def rho_spent(self):
+        return self._accountant.rho_spent
+
+    @property
+    def rho_remaining(self):
+        return self._accountant.rho_remaining
+
+    @property
+    def history(self):
+        return self._accountant.history
+
+    def epsilon_spent(self, delta, method="tight"):
+        """ε of the ρ spent so far at ``delta`` (see :meth:`ZCDPAccountant.epsilon_spent`)."""
+        return self._accountant.epsilon_spent(delta, method)
+
+    def __repr__(self):
+        return f"AccountantView({self._accountant!r})"

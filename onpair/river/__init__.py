@@ -1,0 +1,17 @@
+"""river adapters: the private online learners as river estimators.
+
+* :class:`PrivatePairwiseClassifier` (:mod:`onpair.river.classifier`): online AUC maximisation as a
+  river binary classifier;
+* :class:`MetricTransformer` and :func:`metric_distance` (:mod:`onpair.river.metric`): a learned
+  metric as a river transformer and as a distance for river's k-NN.
+
+Both read dict records through one mapper (:mod:`onpair.river.records`: feature order, missing and
+undeclared keys, value checks) and keep a lineage of clones (:mod:`onpair.river.lineage`). They read
+only public surfaces of the learners they drive: released models, ``privacy_report()``, the public
+bounds map. This is the only package of onpair that imports river; ``import onpair`` does not import it.
+"""
+
+from .classifier import PrivatePairwiseClassifier
+from .metric import MetricTransformer, metric_distance
+
+__all__ = ["PrivatePairwiseClassifier", "MetricTransformer", "metric_distance"]

@@ -1,0 +1,525 @@
+"""PrivatePairwiseClassifier: the private online AUC learners as a river binary classifier.
+
+It takes river's dict records (``learn_one(x, y)``, ``predict_proba_one(x)``), maps them onto a fixed
+feature order (:mod:`onpair.river.records`), and drives one of the online learners of
+:mod:`onpair.learners` (``OnPairStrC``, ``OnPairC``, or the non-private twin ``PairwiseGIGA``). It
+works with ``river.evaluate.progressive_val_score``, pipelines and metrics, and passes
+``river.checks.check_estimator`` (tests/test_river.py).
+
+Labels
+------
+Booleans, 0/1 or −1/+1, mixed freely; anything else is a ``ValueError`` with nothing changed.
+``predict_proba_one`` answers with the labels seen: the first negative label learned and the first
+positive one (``{False: …, True: …}`` until then, which compares equal to 0 and 1).
+
+Predictions
+-----------
+Only the last **released** model is used (the data-independent start before the first release; a
+probability of 0.5 before the feature order is known). With ``s = wᵀφ(x)`` the released score
+(φ: the public bounds map into the unit ball), ``predict_proba_one`` returns
+``p = (1 + s/‖w‖)/2`` for the positive label: the record's position along the model's direction,
+mapped from [−1, 1] onto [0, 1]. It is a monotone transform of the score, so AUC (river's
+``ROCAUC`` included) measures the model's ranking; it is not a calibrated probability, and
+``predict_one`` (p > 1/2, i.e. s > 0) is not tuned for accuracy. The plain logistic σ(s) would
+confine p to [0.475, 0.525] (‖w‖ ≤ R = 0.1 by default), between two of the ten thresholds of
+river's ``ROCAUC`` (4/9 and 5/9), which would then read 0.5 for any model.
+
+Copies, clones and the budget
+-----------------------------
+A fitted private model refuses ``pickle``, ``copy.copy`` and ``copy.deepcopy`` (``TypeError``), as
+the learners do: a copy would hold the raw records, reuse the noise, and carry a second budget.
+Save it with :meth:`PrivatePairwiseClassifier.save` (the snapshot resumes once). A model that
+has not learned anything yet holds nothing private: a copy of it is a clone (below), and a pickle
+holds its parameters only (unpickled, it starts a new lineage).
+
+``clone()`` (river's "same parameters, no data") returns a **new, unfitted mechanism with its own
+budget**. Nothing private is copied: no record, no iterate, no noise state, no spent budget. It
+draws fresh noise, unless a ``seed`` was given: then it repeats the original's noise (seeds are for
+experiments, and noise that repeats cancels in a difference). A model, its clones and their copies
+share one *lineage* (:mod:`onpair.river.lineage`): ``privacy_report()["lineage"]`` gives the ρ spent
+by all of them together and the ε it amounts to at this model's δ. A saved and reloaded model starts
+a new lineage.
+
+Pipelines and meta-models
+-------------------------
+The guarantee covers what the model receives. A data-dependent step in front of it
+(``preprocessing.StandardScaler``, ``MinMaxScaler``, anything that learns statistics from the stream)
+is not private: its statistics leak, and each record then moves the features of every later
+record, so the per-record analysis no longer holds. Put only fixed, data-independent maps in front,
+and declare bounds for *their* output. A meta-model that learns one record several times (river's
+bagging draws Poisson weights and calls ``learn_one`` k times) protects that record only as a
+group of k records.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+import warnings
+
+import numpy as np
+from river import base, utils
+
+from ..learners import OnPairC, OnPairStrC, PairwiseGIGA
+from ..persistence import load_learner, save_learner
+from .lineage import Lineage
+from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
+
+__all__ = ["PrivatePairwiseClassifier"]
+
+#: Name → learner class. "giga" is the non-private twin (same kernel, no noise): a baseline.
+LEARNERS = {"onpairstrc": OnPairStrC, "onpairc": OnPairC, "giga": PairwiseGIGA}
+#: Learner arguments the wrapper sets itself (from its own parameters).
+_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features")
+#: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`.
+_SAVE_VERSION = 1
+#: The wrapper tag its snapshots carry (the module the class was first defined in; ``onpair.load``
+#: imports it by this name, and the files of earlier versions hold it).
+SAVE_TAG = "onpair.river:PrivatePairwiseClassifier"
+
+
+class PrivatePairwiseClassifier(base.MiniBatchClassifier):
+    """Differentially private online AUC maximisation as a river binary classifier.
+
+    Wraps :class:`onpair.OnPairStrC` (default), :class:`onpair.OnPairC` or the non-private
+    :class:`onpair.PairwiseGIGA`. Records are dicts; the module docstring (:mod:`onpair.river`)
+    says how keys that appear, disappear or change order are handled, what the probabilities mean,
+    and what ``clone()`` does to the budget.
+
+    Parameters
+    ----------
+    learner : {"onpairstrc", "onpairc", "giga"}, default "onpairstrc"
+        The online learner. "giga" is the non-private twin: it ignores ``epsilon``, ``delta`` and
+        ``release_every`` and protects nothing (a baseline).
+    epsilon, delta : float, default 1.0 and 1e-5
+        The (ε, δ)-DP guarantee for the whole stream, every release included.
+    bounds : (lower, upper), optional
+        **Public** bounds of the raw features: scalars, or arrays in the order of ``features``
+        (arrays need ``features``). Never compute them from the data.
+    norm_bound : float, optional
+        Public bound on ‖x‖₂ instead of a box. Neither given: records are clipped to the unit ball.
+    features : sequence, optional
+        The feature names, in order. Default: the sorted keys of the first record learned.
+    buffer : ("reservoir", s), ("fifo", s) or None, default ("reservoir", 64)
+        The pairwise history: a bounded buffer of s past records keeps memory flat (river checks
+        it); None keeps the whole history, whose cost grows with the stream.
+    release_every : int, optional
+        Release a model every k records. Default: the learner's doubling schedule (64, 128, 256, …).
+    unknown_features : {"ignore", "raise"}, default "ignore"
+        What to do with a key that is not one of the features.
+    seed : int, optional
+        For reproducible experiments only; anyone who knows it can remove the noise. Without it the
+        noise comes from fresh OS entropy.
+    learner_params : dict, optional
+        Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
+        ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
+        (everything but the parameters above).
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics
+    >>> from onpair.river import PrivatePairwiseClassifier
+    >>> model = PrivatePairwiseClassifier(epsilon=2.0, bounds=(0.0, 1.0), seed=0,
+    ...                                   learner_params={"n": 500})   # public stream length
+    >>> metric = evaluate.progressive_val_score(datasets.Phishing().take(500), model, metrics.ROCAUC())
+    >>> bool(metric.get() > 0.6)
+    True
+    >>> report = model.privacy_report()
+    >>> report["epsilon_spent"] <= 2.0, [r["round"] for r in report["releases"]], report["features"][:2]
+    (True, [64, 128, 256, 500], ['age_of_domain', 'anchor_from_other_domain'])
+    """
+
+    def __init__(self, *, learner="onpairstrc", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
+                 features=None, buffer=("reservoir", 64), release_every=None, unknown_features="ignore",
+                 seed=None, learner_params=None):
+        self.learner = learner
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.norm_bound = norm_bound
+        self.features = features
+        self.buffer = buffer
+        self.release_every = release_every
+        self.unknown_features = unknown_features
+        self.seed = seed
+        self.learner_params = learner_params
+        if not isinstance(learner, str) or learner not in LEARNERS:
+            raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
+        self._records = RecordMapper(features, unknown_features)
+        self._inner = self._make_inner(self._records.order)
+        self._labels = (False, True)  # (negative, positive): the first of each learned
+        self._labels_fixed = [False, False]
+        self._cache = None  # (key, visible model, its norm) for predictions: see _released
+        self._lineage = Lineage()
+        self._lineage.add(self._inner)
+
+    def _make_inner(self, order):
+        kwargs = {}
+        if self.learner_params is not None:
+            if not isinstance(self.learner_params, dict) or not all(isinstance(k, str) for k in self.learner_params):
+                raise ValueError(f"learner_params must be a dict of argument names, got {self.learner_params!r}")
+            own = sorted(set(self.learner_params) & set(_OWN_ARGUMENTS))
+            if own:
+                raise ValueError(f"learner_params sets {', '.join(own)}: pass them to PrivatePairwiseClassifier "
+                                 "itself (n_features comes from features)")
+            kwargs.update(self.learner_params)
+        if order is None and has_array_bounds(self.bounds):
+            raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
+                             "(the order of dict keys is not fixed)")
+        kwargs.update(bounds=self.bounds, norm_bound=self.norm_bound, buffer=self.buffer, seed=self.seed,
+                      n_features=None if order is None else len(order))
+        cls = LEARNERS[self.learner]
+        if cls is not PairwiseGIGA:
+            kwargs.update(epsilon=self.epsilon, delta=self.delta, release_every=self.release_every)
+        return cls(**kwargs)
+
+    # -- river's test hooks ------------------------------------------------------------------------
+    @classmethod
+    def _unit_test_params(cls):
+        # Cheap and meaningful: every configuration releases a model every 10 records, so
+        # predictions change along river's 200-record check streams, through the private path
+        # (noise, accountant, ledger) with a small buffer; the third is the non-private twin, on
+        # which the pickling checks also run.
+        yield {"epsilon": 1.0, "bounds": (0.0, 1.0), "buffer": ("reservoir", 16), "release_every": 10}
+        yield {"learner": "onpairc", "epsilon": 2.0, "bounds": (0.0, 1.0), "buffer": ("fifo", 8),
+               "release_every": 10, "learner_params": {"horizon": 5000}}
+        yield {"learner": "giga", "bounds": (0.0, 1.0), "buffer": ("fifo", 16)}
+
+    def _unit_test_skips(self):
+        if self.learner == "giga":
+            return set()
+        return {
+            # Pickles the model after learning. A fitted private model refuses to be pickled (a copy
+            # would reuse its noise and its budget); pickling an unfitted one is checked by
+            # check_pickling_supports_roundtrip, and persistence goes through save()/load().
+            "check_pickling",
+            # Detects aliasing by comparing pickles of the fitted model, which a private model
+            # refuses; tests/test_river.py checks instead that the caller's dict is unreachable
+            # from the model and that mutating it changes nothing.
+            "check_no_state_aliasing_with_input",
+        }
+
+    # -- records -----------------------------------------------------------------------------------
+    def _label(self, y, where):
+        """(±1, the label as a plain Python value), or a ValueError."""
+        if type(y) is bool:
+            return (1 if y else -1), y
+        if isinstance(y, np.bool_):
+            return (1 if y else -1), bool(y)
+        if isinstance(y, numbers.Real):
+            try:
+                v = float(y)
+            except OverflowError:
+                v = math.nan
+            if v == 1.0 or v == 0.0 or v == -1.0:
+                plain = y.item() if isinstance(y, np.generic) else y
+                return (1 if v == 1.0 else -1), plain
+        raise ValueError(f"y = {y!r} ({where}): labels must be booleans, 0/1 or -1/+1")
+
+    def _commit_labels(self, sign_label_pairs):
+        labels = list(self._labels)
+        for sign, label in sign_label_pairs:
+            k = 1 if sign > 0 else 0
+            if not self._labels_fixed[k]:
+                labels[k] = label
+                self._labels_fixed[k] = True
+            if all(self._labels_fixed):
+                break
+        self._labels = tuple(labels)
+
+    # -- learning ----------------------------------------------------------------------------------
+    def learn_one(self, x, y):
+        """Learn one record: ``x`` a dict of features, ``y`` a boolean, 0/1 or −1/+1.
+
+        A failed call (bad value, bad label, undeclared key with ``unknown_features="raise"``, or an
+        error of the learner) changes nothing and spends no budget.
+        """
+        where = f"stream position {self._inner.n_seen + 1}"
+        sign, label = self._label(y, where)
+        records = self._records
+        order, feature_set = records.order_for(x, where)
+        vector, unknown, missing = records.vector(x, where, order, feature_set)
+        self._inner.learn_one(vector, sign)
+        # Committed only once the learner has accepted the record.
+        records.commit(order, unknown, missing, 1)
+        if not self._labels_fixed[sign > 0]:
+            self._commit_labels([(sign, label)])
+
+    def learn_many(self, X, y):
+        """Learn a data frame of records (pandas, or any frame river's ``utils.dataframe`` reads),
+        exactly as ``learn_one`` on each row in order would.
+
+        A column that is absent reads as 0; a NaN is an error (fill it first), as in a dict."""
+        frame = as_frame(X)
+        labels = series_values(y)
+        if len(labels) != len(frame):
+            raise ValueError(f"X has {len(frame)} rows but y has {len(labels)} labels")
+        if len(frame) == 0:
+            return
+        offset = self._inner.n_seen
+        signs = np.empty(len(labels), dtype=np.int8)
+        plain = []
+        for i, value in enumerate(labels):
+            signs[i], label = self._label(value, f"row {i}, stream position {offset + i + 1}")
+            plain.append(label)
+        records = self._records
+        order = records.order if records.order is not None else sorted_keys(frame.columns)
+        block, unknown, missing = records.block(frame, order, offset)
+        self._inner.learn_many(block, signs)
+        records.commit(order, unknown, missing, len(frame))
+        self._commit_labels(zip(signs.tolist(), plain))
+
+    # -- prediction --------------------------------------------------------------------------------
+    def _released(self):
+        """(w, ‖w‖) of the visible model, read once per release (private learners) or per record."""
+        inner = self._inner
+        key = (id(inner), inner.n_releases if inner.private else inner.n_seen)
+        if self._cache is None or self._cache[0] != key:
+            model = inner.model
+            self._cache = (key, model, float(np.linalg.norm(model)))
+        return self._cache[1], self._cache[2]
+
+    def _probabilities(self, block):
+        """p = (1 + s/‖w‖)/2 with s = wᵀφ(x) under the last released model w (‖φ(x)‖ ≤ 1)."""
+        model, norm = self._released()
+        if norm == 0.0:
+            return np.full(block.shape[0], 0.5)
+        if block.shape[0] == 1:  # predict_proba_one: the row is checked already; map it and score
+            scores = self._inner.feature_bounds.map_one(block[0])[None, :] @ model
+        else:
+            scores = self._inner.decision_function(block)
+        return (1.0 + np.clip(scores / norm, -1.0, 1.0)) / 2.0
+
+    def predict_proba_one(self, x, **kwargs):
+        """``{negative label: 1 − p, positive label: p}`` from the last released model."""
+        negative, positive = self._labels
+        if self._records.order is None:
+            if not isinstance(x, dict):
+                raise ValueError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
+            return {negative: 0.5, positive: 0.5}
+        vector, _, _ = self._records.vector(x, "record to predict")
+        p = float(self._probabilities(vector[None, :])[0])
+        return {negative: 1.0 - p, positive: p}
+
+    def _proba_many(self, X):
+        frame = as_frame(X)
+        if self._records.order is None or len(frame) == 0:
+            return frame, np.full(len(frame), 0.5)
+        block, _, _ = self._records.block(frame, self._records.order, None)
+        return frame, self._probabilities(block)
+
+    def predict_proba_many(self, X):
+        """A frame with one column per label (negative, positive), as ``predict_proba_one`` per row."""
+        frame, p = self._proba_many(X)
+        negative, positive = self._labels
+        return utils.dataframe.to_native_frame({negative: 1.0 - p, positive: p}, like=frame)
+
+    def predict_many(self, X):
+        """The label of each row: the positive one where p > 1 − p, as ``predict_one``."""
+        frame, p = self._proba_many(X)
+        negative, positive = self._labels
+        chosen = p > 1.0 - p
+        if isinstance(negative, bool) and isinstance(positive, bool):
+            labels = chosen if positive else ~chosen
+        else:
+            labels = np.where(chosen, positive, negative)
+        return utils.dataframe.to_native_series(labels, name=None, like=frame)
+
+    # -- what may be shown -------------------------------------------------------------------------
+    @property
+    def n_seen(self) -> int:
+        """Records learned so far."""
+        return self._inner.n_seen
+
+    @property
+    def feature_order(self):
+        """The feature order (a tuple), or None until it is given or fixed by the first record."""
+        return self._records.order
+
+    @property
+    def model(self) -> np.ndarray:
+        """The last released model (weights on the bounds-mapped features, in :attr:`feature_order`)."""
+        if self._records.order is None:
+            raise ValueError("no feature order yet: pass features=[...] or learn a record first")
+        return self._inner.model
+
+    @property
+    def released_models(self) -> np.ndarray:
+        """Every model released so far (private learners only), one row per release."""
+        if not self._inner.private:
+            raise AttributeError("the non-private learner ('giga') releases nothing; use model")
+        if self._records.order is None:
+            return np.zeros((0, 0))
+        return self._inner.released_models
+
+    def privacy_report(self) -> dict:
+        """The learner's report (:meth:`onpair.OnPairStrC.privacy_report`) and the wrapper's fields.
+
+        Added keys: ``private``, ``learner``, ``features`` (the order, or None),
+        ``n_unknown_feature_records`` and ``unknown_features`` (records that carried undeclared
+        keys, and the first 100 such names), ``n_missing_feature_records`` (records in which a
+        declared key was missing and read as 0) and ``lineage`` (the model and its clones together:
+        ``members``, ``non_private_members``, ``rho_spent``, ``delta``, ``epsilon_spent``).
+
+        Like ``n_clipped``, the three record counts and the names come from the private data
+        without noise (a one-hot key names a value): they are for the data curator only.
+        """
+        inner = self._inner
+        report = inner.privacy_report()
+        if inner.private:
+            lineage = self._lineage.report(report["delta"], report["accounting"])
+        else:
+            lineage = self._lineage.report()
+        report.update(private=bool(inner.private), learner=self.learner, **self._records.report(), lineage=lineage)
+        return report
+
+    # -- clones, copies, pickles -------------------------------------------------------------------
+    def _started(self) -> bool:
+        return self._inner.n_seen > 0
+
+    def _refuse_copy(self, what):
+        raise TypeError(
+            f"a fitted private {type(self).__name__} cannot be {what}: it holds the raw records, and a copy "
+            "would reuse its noise and its budget. Use clone() for a new, unfitted model with its own budget, "
+            "save()/load() to resume it, or share model / released_models."
+        )
+
+    def clone(self, new_params=None, include_attributes=False):
+        """A new, unfitted model with the same parameters (updated by ``new_params``).
+
+        It is a new mechanism with **its own budget**: nothing private is copied, and it joins this
+        model's lineage, whose report adds up what all of them spend. ``include_attributes=True`` is
+        refused for a fitted private model (it would copy the private state).
+        """
+        if include_attributes and self._inner.private and self._started():
+            self._refuse_copy("cloned with its attributes")
+        clone = super().clone(new_params)
+        clone._lineage = self._lineage
+        self._lineage.add(clone._inner)
+        if include_attributes and self._started():
+            # Non-private only (refused above otherwise): river's semantics, the state deep-copied.
+            for name, value in self.__dict__.items():
+                if name not in ("_lineage", *self._get_params()):
+                    setattr(clone, name, copy.deepcopy(value))
+        return clone
+
+    def __reduce_ex__(self, protocol):
+        if not self._started():
+            # Nothing learned: the parameters are the whole model (unpickled, a new learner and lineage).
+            return _from_params, (type(self), self._get_params())
+        if self._inner.private:
+            self._refuse_copy("pickled or copied")
+        return super().__reduce_ex__(protocol)
+
+    def __copy__(self):
+        return self.__deepcopy__({})
+
+    def __deepcopy__(self, memo):
+        if not self._started():
+            return self.clone()
+        if self._inner.private:
+            self._refuse_copy("copied")
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        for name, value in self.__dict__.items():
+            setattr(twin, name, value if name == "_lineage" else copy.deepcopy(value, memo))
+        self._lineage.add(twin._inner)
+        return twin
+
+    # -- persistence -------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the model (learner state, feature order, labels, counters) to ``path`` atomically.
+
+        :meth:`load` (or ``onpair.load``) resumes it exactly; the snapshot resumes once
+        (:mod:`onpair.persistence`). Feature names must be strings or numbers.
+        """
+        save_learner(self._inner, path, extra=self._persisted_fields(path), wrapper=SAVE_TAG)
+
+    @classmethod
+    def load(cls, path, *, consume=True):
+        """Resume a model written by :meth:`save` (``consume=False``: a read-only view, see
+        :func:`onpair.persistence.load_learner`). It starts a new lineage."""
+        learner, extra = load_learner(path, consume=consume)
+        return cls._from_persisted(learner, extra, path)
+
+    def _persisted_fields(self, path) -> dict:
+        def plain(value, what):
+            if value is None or isinstance(value, (str, bool, int)) or (
+                    isinstance(value, float) and math.isfinite(value)):
+                return value
+            raise ValueError(f"cannot save to {str(path)!r}: {what} {value!r} is not a string or a number")
+
+        records = self._records
+        order = None if records.order is None else [plain(f, "feature") for f in records.order]
+        return {
+            "version": _SAVE_VERSION,
+            "learner": self.learner,
+            "epsilon": plain(self.epsilon, "epsilon"),
+            "delta": plain(self.delta, "delta"),
+            "release_every": plain(self.release_every, "release_every"),
+            "unknown_features": self.unknown_features,
+            "features": None if self.features is None else [plain(f, "feature") for f in self.features],
+            "features_is_tuple": isinstance(self.features, tuple),
+            "learner_params": None if self.learner_params is None else sorted(self.learner_params),
+            "order": order,
+            "labels": [plain(v, "label") for v in self._labels],
+            "labels_fixed": list(self._labels_fixed),
+            "n_unknown_records": records.n_unknown_records,
+            "unknown_names": [n if isinstance(n, (str, int, float, bool)) else repr(n) for n in records.unknown_names],
+            "n_missing_records": records.n_missing_records,
+        }
+
+    @classmethod
+    def _from_persisted(cls, learner, extra, path=None):
+        where = "the snapshot" if path is None else repr(str(path))
+        keys = {"version", "learner", "epsilon", "delta", "release_every", "unknown_features", "features",
+                "features_is_tuple", "learner_params", "order", "labels", "labels_fixed", "n_unknown_records",
+                "unknown_names", "n_missing_records"}
+        if not isinstance(extra, dict) or set(extra) != keys or extra["version"] != _SAVE_VERSION:
+            raise ValueError(f"{where}: not a {cls.__name__} snapshot (missing or unexpected wrapper fields)")
+        if LEARNERS.get(extra["learner"]) is not type(learner):
+            raise ValueError(f"{where}: holds a {type(learner).__name__}, not the {extra['learner']!r} learner")
+        if learner.private and any(extra[k] != getattr(learner, k) for k in ("epsilon", "delta", "release_every")):
+            raise ValueError(f"{where}: the wrapper's epsilon, delta or release_every differ from the learner's")
+        features = extra["features"]
+        if features is not None and extra["features_is_tuple"]:
+            features = tuple(features)
+        params = {
+            "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"],
+            "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
+            "buffer": learner.buffer, "release_every": extra["release_every"],
+            "unknown_features": extra["unknown_features"], "seed": learner.seed,
+            "learner_params": None if extra["learner_params"] is None else
+            {k: getattr(learner, k) for k in extra["learner_params"]},
+        }
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # issued when the model was first built
+                model = cls(**params)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{where}: the saved wrapper fields do not build a {cls.__name__} ({exc})") from None
+        order = extra["order"]
+        dim = learner.dimension
+        if order is not None and (not isinstance(order, list) or (dim is not None and len(order) != dim)):
+            raise ValueError(f"{where}: the feature order does not match the learner's {dim} features")
+        if order is None and learner.n_seen:
+            raise ValueError(f"{where}: the learner has seen records but the snapshot has no feature order")
+        labels, fixed = extra["labels"], extra["labels_fixed"]
+        counts = (extra["n_unknown_records"], extra["n_missing_records"])
+        if (not isinstance(labels, list) or len(labels) != 2 or not isinstance(fixed, list) or len(fixed) != 2
+                or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)
+                or not isinstance(extra["unknown_names"], list)):
+            raise ValueError(f"{where}: malformed wrapper fields")
+        model._inner = learner
+        model._records.restore_counts(order, counts[0], extra["unknown_names"], counts[1])
+        model._labels = tuple(labels)
+        model._labels_fixed = [bool(f) for f in fixed]
+        model._lineage = Lineage()
+        model._lineage.add(model._inner)
+        return model
+
+
+def _from_params(cls, params):
+    """Unpickle an unfitted model: build it again from its parameters."""
+    return cls(**params)

@@ -1,0 +1,257 @@
+"""River dict records → float64 arrays in one fixed feature order: the mapper both adapters share.
+
+The rules (:class:`RecordMapper`), for :class:`~onpair.river.PrivatePairwiseClassifier` and
+:class:`~onpair.river.MetricTransformer` alike:
+
+* **Feature order.** Given up front (``features=[...]``), or fixed by the first record learned: its
+  keys, sorted, so that the order in which a dict lists its keys never matters. The order never
+  changes afterwards.
+* **A missing key reads as 0** (river's convention for sparse records), in the raw units of the
+  feature, *before* the public bounds map. If 0 lies outside the declared bounds the value is
+  clipped like any other out-of-bounds value (and counted in ``n_clipped``).
+* **A key never declared is ignored** and the record is counted in
+  ``privacy_report()["n_unknown_feature_records"]`` (with the first 100 such names in
+  ``"unknown_features"``). ``unknown_features="raise"`` makes it a ``ValueError`` instead, in
+  ``learn_*`` and in ``predict_*``. Undeclared values are not read, so they are not validated.
+* **Values** must be real numbers (``int``, ``float``, ``bool``, NumPy scalars) and finite. A
+  string, ``None``, NaN, infinity or a complex number raises a ``ValueError`` that names the
+  feature, the value and the record's stream position; the model, its counters and its budget are
+  left exactly as they were.
+* The caller's dict is never stored: values are copied into a new array at each call.
+
+The counts are committed only once the learner has accepted a record (:meth:`RecordMapper.commit`), so
+a failed call changes none of them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from river import utils
+
+UNKNOWN_FEATURE_POLICIES = ("ignore", "raise")
+#: At most this many undeclared feature names are kept for the report (bounded memory).
+MAX_UNKNOWN_NAMES = 100
+#: Exact value types taken by the fast path of the record conversion (others go through the checks).
+_FAST_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_})
+
+
+class RecordMapper:
+    """One adapter's feature order and its (curator-only) counts of irregular records.
+
+    Parameters
+    ----------
+    features : sequence, optional
+        The feature names, in order; default: the sorted keys of the first record learned.
+    unknown_features : {"ignore", "raise"}, default "ignore"
+        What to do with a key that is not one of the features.
+
+    Examples
+    --------
+    >>> mapper = RecordMapper(["a", "b"])
+    >>> values, unknown, missing = mapper.vector({"b": 2.0, "c": 1.0}, "record 1")
+    >>> values.tolist(), sorted(unknown), missing
+    ([0.0, 2.0], ['c'], True)
+    """
+
+    def __init__(self, features=None, unknown_features="ignore"):
+        if not isinstance(unknown_features, str) or unknown_features not in UNKNOWN_FEATURE_POLICIES:
+            raise ValueError(f"unknown_features must be one of {UNKNOWN_FEATURE_POLICIES}, got {unknown_features!r}")
+        self.raise_unknown = unknown_features == "raise"
+        self.order = check_features(features)
+        self.feature_set = frozenset(self.order) if self.order is not None else frozenset()
+        self.n_unknown_records = 0
+        self.unknown_names = {}  # insertion-ordered set, at most MAX_UNKNOWN_NAMES names
+        self.n_missing_records = 0
+
+    # -- one record --------------------------------------------------------------------------------
+    def order_for(self, x, where):
+        """(order, feature set) to read ``x`` in: the fixed order, or the one its keys would fix."""
+        if self.order is not None:
+            return self.order, self.feature_set
+        return order_from_first_record(x, where)
+
+    def vector(self, x, where, order=None, feature_set=None, raise_unknown=None):
+        """(values as a float64 array in ``order``, undeclared keys, whether a declared key is missing)."""
+        if order is None:
+            order, feature_set = self.order, self.feature_set
+        if raise_unknown is None:
+            raise_unknown = self.raise_unknown
+        if not isinstance(x, dict):
+            raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+        unknown = x.keys() - feature_set
+        if unknown and raise_unknown:
+            raise ValueError(f"x has the feature {sorted_keys(unknown)[0]!r} ({where}), which is not one of the "
+                             f"model's {len(order)} features; unknown_features='ignore' ignores and counts such keys")
+        get = x.get
+        values = [get(f, 0.0) for f in order]
+        try:
+            fast = set(map(type, values)) <= _FAST_TYPES and math.isfinite(sum(values))
+        except (TypeError, OverflowError):
+            fast = False
+        if not fast:
+            check_values(order, values, where)
+        missing = len(x) - len(unknown) < len(order)
+        return np.array(values, dtype=np.float64), unknown, missing
+
+    # -- a data frame ------------------------------------------------------------------------------
+    def block(self, frame, order, offset):
+        """(float64 block in ``order``, undeclared columns, whether a declared column is missing)."""
+        columns = list(frame.columns)
+        known = set(order)
+        unknown = [c for c in columns if c not in known]
+        if unknown and self.raise_unknown:
+            raise ValueError(f"X has the column {unknown[0]!r}, which is not one of the model's {len(order)} "
+                             "features; unknown_features='ignore' ignores and counts such columns")
+        present = set(columns)
+        block = np.zeros((len(frame), len(order)))
+        for k, name in enumerate(order):
+            if name in present:
+                block[:, k] = column(frame, name, offset)
+        return block, unknown, any(name not in present for name in order)
+
+    # -- commits (after the learner accepted the records) ------------------------------------------
+    def commit(self, order, unknown, missing, n_records) -> None:
+        """Fix the order (if it was not) and count ``n_records`` records with undeclared or missing keys."""
+        if self.order is None:
+            self.order, self.feature_set = tuple(order), frozenset(order)
+        if unknown:
+            self.n_unknown_records += n_records
+            if len(self.unknown_names) < MAX_UNKNOWN_NAMES:
+                for name in sorted_keys(unknown):  # sorted: which names are kept must not depend on hashing
+                    if len(self.unknown_names) >= MAX_UNKNOWN_NAMES:
+                        break
+                    self.unknown_names.setdefault(name, None)
+        if missing:
+            self.n_missing_records += n_records
+
+    def report(self) -> dict:
+        """The report keys: ``features``, ``n_unknown_feature_records``, ``unknown_features``,
+        ``n_missing_feature_records`` (from the data without noise: for the data curator only)."""
+        return {
+            "features": None if self.order is None else list(self.order),
+            "n_unknown_feature_records": self.n_unknown_records,
+            "unknown_features": list(self.unknown_names),
+            "n_missing_feature_records": self.n_missing_records,
+        }
+
+    def restore_counts(self, order, n_unknown, unknown_names, n_missing) -> None:
+        """Counts read back from a snapshot (already checked by the caller)."""
+        self.order = None if order is None else tuple(order)
+        self.feature_set = frozenset(self.order or ())
+        self.n_unknown_records, self.n_missing_records = n_unknown, n_missing
+        self.unknown_names = dict.fromkeys(unknown_names[:MAX_UNKNOWN_NAMES])
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def check_features(features):
+    """``features`` as a tuple of distinct hashable names, or None; a ``ValueError`` otherwise."""
+    if features is None:
+        return None
+    if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)):
+        raise ValueError(f"features must be a list or tuple of feature names, got {features!r}")
+    if not features:
+        raise ValueError("features must name at least one feature")
+    try:
+        distinct = len(set(features))
+    except TypeError:
+        raise ValueError(f"feature names must be hashable (dict keys), got {features!r}") from None
+    if distinct != len(features):
+        seen = set()
+        duplicate = next(f for f in features if f in seen or seen.add(f))
+        raise ValueError(f"features names {duplicate!r} twice")
+    return tuple(features)
+
+
+def has_array_bounds(bounds) -> bool:
+    """Whether ``bounds`` are per feature (which need a declared feature order)."""
+    if bounds is None:
+        return False
+    if getattr(bounds, "n_features", None) is not None:  # a FeatureBounds with per-feature arrays
+        return True
+    try:
+        return any(np.ndim(b) > 0 for b in bounds)
+    except TypeError:
+        return False  # malformed: the learner says why
+
+
+def sorted_keys(keys) -> tuple:
+    """Keys in a deterministic order (mixed types by type name, then repr)."""
+    keys = list(keys)
+    try:
+        return tuple(sorted(keys))
+    except TypeError:  # keys of mixed types
+        return tuple(sorted(keys, key=lambda k: (type(k).__name__, repr(k))))
+
+
+def order_from_first_record(x, where: str):
+    """The feature order (sorted keys) and key set that the first record fixes; ValueError if it cannot."""
+    if not isinstance(x, dict):
+        raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+    if not x:
+        raise ValueError(f"the first record has no features ({where}): pass features=[...] or a "
+                         "non-empty record")
+    order = sorted_keys(x)
+    return order, frozenset(order)
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (str, bytes)):
+        return "a string"
+    return f"a {type(value).__name__}"
+
+
+def check_values(order, values, where, prefix="x"):
+    """Raise a ValueError naming the first value that is not a finite real number."""
+    for name, value in zip(order, values):
+        if isinstance(value, (bool, np.bool_)):
+            continue
+        if not isinstance(value, numbers.Number) or isinstance(value, (complex, np.complexfloating)):
+            raise ValueError(f"{prefix}[{name!r}] = {value!r} ({where}): features must be real numbers, "
+                             f"got {_describe(value)}")
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{prefix}[{name!r}] = {value!r} ({where}): not representable as a float") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{prefix}[{name!r}] = {value!r} ({where}): features must be finite")
+
+
+def as_frame(X):
+    """``X`` as a data frame river reads, or a ValueError."""
+    try:
+        return utils.dataframe.into_frame(X)
+    except TypeError:
+        raise ValueError(f"X must be a data frame (pandas, or another backend river reads), got "
+                         f"{type(X).__name__}") from None
+
+
+def series_values(y) -> list:
+    """Labels of a series or sequence as a list."""
+    try:
+        return utils.dataframe.into_series(y).to_list()
+    except TypeError:
+        if isinstance(y, (str, bytes, dict)):
+            raise ValueError(f"y must be a series or a sequence of labels, got {type(y).__name__}") from None
+        return list(y)
+
+
+def column(frame, name, offset) -> np.ndarray:
+    """One column as finite float64, or a ValueError naming the column, the row and the value."""
+    raw = frame[name].to_numpy()
+    try:
+        if raw.dtype.kind in "OSU" or raw.dtype.kind == "c":
+            raise TypeError
+        values = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or not np.all(np.isfinite(values)):
+        for i, value in enumerate(raw.tolist()):
+            where = f"row {i}" if offset is None else f"row {i}, stream position {offset + i + 1}"
+            check_values([name], [value], where, prefix="X")
+        values = np.asarray(raw, dtype=np.float64)  # every value checked: converts
+    return values
