@@ -114,6 +114,24 @@ def numpy_factorised(positives, negatives, w, block):
 # -- the literal O(n⁺·n⁻·d) algebra in numba (same coefficients, same chunks) ---------------------------
 @njit(parallel=True, nogil=True)
 def direct_algebra(positives, negatives, w):
+    """The literal O(n⁺·n⁻·d) algebra Σ_{i,j} a_ij·(x_i − x_j), with the kernel's factorised logistic
+    coefficients and its chunks of 64 positives: what the A/B algebra of :mod:`onpair._batch_kernels`
+    is measured against.
+
+    Parameters
+    ----------
+    positives : float64 array of shape (n⁺, d)
+        Positive records (read only).
+    negatives : float64 array of shape (n⁻, d)
+        Negative records (read only).
+    w : float64 array of shape (d,)
+        The point (read only).
+
+    Returns
+    -------
+    float64 array of shape (d,)
+        A new array, the pairwise gradient sum for the logistic loss.
+    """
     n_pos, d = positives.shape
     n_neg = negatives.shape[0]
     s = np.zeros(n_pos)

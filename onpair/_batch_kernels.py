@@ -82,7 +82,21 @@ DEFAULT_BLOCK = 2048
 # -- scores ------------------------------------------------------------------------------------------
 @njit(**NJIT_PARALLEL_OPTIONS)
 def _scores(X, w, out):
-    """out[i] ← X[i]ᵀw, each dot product summed left to right (rows in parallel, bitwise deterministic)."""
+    """out[i] ← X[i]ᵀw, each dot product summed left to right (rows in parallel, bitwise deterministic).
+
+    Parameters
+    ----------
+    X : float64 array of shape (n, d), C-contiguous
+        Records (read only).
+    w : float64 array of shape (d,)
+        The point (read only).
+    out : float64 array of shape (n,)
+        Overwritten with the scores.
+
+    Returns
+    -------
+    None
+    """
     n, d = X.shape
     for i in prange(n):
         row = X[i]
@@ -101,7 +115,20 @@ def _scores(X, w, out):
 
 @njit(**NJIT_OPTIONS)
 def _tree_sum(values, count):
-    """Σ values[:count] by pairwise halving (destroys the buffer); vectorised, and more accurate than a loop."""
+    """Σ values[:count] by pairwise halving (destroys the buffer); vectorised, and more accurate than a loop.
+
+    Parameters
+    ----------
+    values : float64 array of shape (≥ count,)
+        The terms; entries ``[0, count)`` are overwritten with partial sums.
+    count : int
+        How many leading entries to add.
+
+    Returns
+    -------
+    float
+        Σ values[:count].
+    """
     h = count
     while h > 8:
         half = h // 2
@@ -125,6 +152,22 @@ def _logistic_row(e_i, f, b_row, scratch):
     x·y below the overflow threshold (_FACTOR_RANGE), so this costs a few ulps, not accuracy. The loop
     is straight-line code over contiguous memory (LLVM vectorises it); ``np.divide`` rather than ``/``,
     whose zero-divisor test is a branch that stops vectorisation (x·y ≥ 1 is never zero).
+
+    Parameters
+    ----------
+    e_i : float
+        e^(2(s_i − c)) for the positive's score s_i and the block's centre c.
+    f : float64 array of shape (m,)
+        e^(−2(t_j − c)) for the tile's negatives (read only).
+    b_row : float64 array of shape (m,)
+        The chunk's partial B sums for the tile; a_j is added in place.
+    scratch : float64 array of shape (≥ m // 2,)
+        Scratch, overwritten.
+
+    Returns
+    -------
+    float
+        Σ_j a_j over the tile.
     """
     m = f.shape[0]
     h = m // 2
@@ -147,7 +190,24 @@ def _logistic_row(e_i, f, b_row, scratch):
 
 @njit(**NJIT_OPTIONS)
 def _hinge_row(s_i, t, b_row, scratch):
-    """b_row[j] += a_j, a_j = −1[s_i − t[j] < 1] (the hinge subgradient); returns Σ_j a_j (exact: integers)."""
+    """b_row[j] += a_j, a_j = −1[s_i − t[j] < 1] (the hinge subgradient); returns Σ_j a_j (exact: integers).
+
+    Parameters
+    ----------
+    s_i : float
+        The positive's score.
+    t : float64 array of shape (m,)
+        The tile's negative scores (read only).
+    b_row : float64 array of shape (m,)
+        The chunk's partial B sums for the tile; a_j is added in place.
+    scratch : float64 array of shape (≥ m,)
+        Scratch, overwritten.
+
+    Returns
+    -------
+    float
+        Σ_j a_j over the tile (an integer value, exact).
+    """
     m = t.shape[0]
     for j in range(m):
         a = -1.0 if s_i - t[j] < 1.0 else 0.0
@@ -158,7 +218,24 @@ def _hinge_row(s_i, t, b_row, scratch):
 
 @njit(**NJIT_OPTIONS)
 def _scalar_row(loss_code, s_i, t, b_row):
-    """b_row[j] += ℓ'(s_i − t[j]) through the scalar :func:`_pair_dloss` (any loss; the safe fallback)."""
+    """b_row[j] += ℓ'(s_i − t[j]) through the scalar :func:`_pair_dloss` (any loss; the safe fallback).
+
+    Parameters
+    ----------
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+    s_i : float
+        The positive's score.
+    t : float64 array of shape (m,)
+        The tile's negative scores (read only).
+    b_row : float64 array of shape (m,)
+        The chunk's partial B sums for the tile; ℓ'(s_i − t[j]) is added in place.
+
+    Returns
+    -------
+    float
+        Σ_j ℓ'(s_i − t[j]) over the tile.
+    """
     total = 0.0
     for j in range(t.shape[0]):
         a = _pair_dloss(loss_code, s_i - t[j])
@@ -170,7 +247,21 @@ def _scalar_row(loss_code, s_i, t, b_row):
 # -- coefficient sums A_i = Σ_j a_ij, B_j = Σ_i a_ij --------------------------------------------------
 @njit(**NJIT_OPTIONS)
 def _logistic_factorisable(s, t):
-    """(whether all scores are finite and within _FACTOR_RANGE of each other, the middle of their range)."""
+    """(whether all scores are finite and within _FACTOR_RANGE of each other, the middle of their range).
+
+    Parameters
+    ----------
+    s : float64 array of shape (n⁺,)
+        The positives' scores (read only).
+    t : float64 array of shape (n⁻,)
+        The negatives' scores (read only).
+
+    Returns
+    -------
+    tuple of (bool, float)
+        Whether the factorisation is safe, and the centre c = (min + max)/2 of all the scores (0.0 when a
+        score is not finite).
+    """
     lo = math.inf
     hi = -math.inf
     for v in s:
@@ -188,7 +279,27 @@ def _logistic_factorisable(s, t):
 
 @njit(**NJIT_PARALLEL_OPTIONS)
 def _coefficient_sums(s, t, loss_code, coef_pos_out, coef_neg_out):
-    """A_i = Σ_j ℓ'(s_i − t_j) into ``coef_pos_out`` and B_j = Σ_i ℓ'(s_i − t_j) into ``coef_neg_out``."""
+    """A_i = Σ_j ℓ'(s_i − t_j) into ``coef_pos_out`` and B_j = Σ_i ℓ'(s_i − t_j) into ``coef_neg_out``.
+
+    The result does not depend on the number of threads (docs/algorithms.md#gradient-perturbation).
+
+    Parameters
+    ----------
+    s : float64 array of shape (n⁺,)
+        The positives' scores (read only).
+    t : float64 array of shape (n⁻,)
+        The negatives' scores (read only).
+    loss_code : int
+        :data:`onpair.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
+    coef_pos_out : float64 array of shape (n⁺,)
+        Overwritten with A_i.
+    coef_neg_out : float64 array of shape (n⁻,)
+        Overwritten with B_j.
+
+    Returns
+    -------
+    None
+    """
     n_pos = s.shape[0]
     n_neg = t.shape[0]
     if loss_code == SQUARE:
@@ -249,6 +360,23 @@ def _combine(positives, coef_pos, negatives, coef_neg, out):
     """out ← Σ_i coef_pos[i]·positives[i] − Σ_j coef_neg[j]·negatives[j].
 
     One partial d-vector per fixed chunk of rows (in parallel), added in chunk order: deterministic.
+
+    Parameters
+    ----------
+    positives : float64 array of shape (n⁺, d)
+        Positive records (read only).
+    coef_pos : float64 array of shape (n⁺,)
+        A_i (read only).
+    negatives : float64 array of shape (n⁻, d)
+        Negative records (read only).
+    coef_neg : float64 array of shape (n⁻,)
+        B_j (read only).
+    out : float64 array of shape (d,)
+        Overwritten with the result.
+
+    Returns
+    -------
+    None
     """
     d = out.shape[0]
     n_pos = positives.shape[0]
@@ -286,22 +414,24 @@ def _pairwise_gradient_block(positives, negatives, w, loss_code, coef_pos_out, c
 
     Parameters
     ----------
-    positives : float64 array (n⁺, d), C-contiguous
-        One block of positive records.
-    negatives : float64 array (n⁻, d), C-contiguous
-        One block of negative records.
-    w : float64 array (d,)
+    positives : float64 array of shape (n⁺, d), C-contiguous
+        One block of positive records (read only).
+    negatives : float64 array of shape (n⁻, d), C-contiguous
+        One block of negative records (read only).
+    w : float64 array of shape (d,)
+        The point (read only).
     loss_code : int
         :data:`onpair.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
-    coef_pos_out : float64 array (n⁺,)
-        Receives A_i = Σ_{j∈block⁻} ℓ'(u_ij).
-    coef_neg_out : float64 array (n⁻,)
-        Receives B_j = Σ_{i∈block⁺} ℓ'(u_ij).
+    coef_pos_out : float64 array of shape (n⁺,)
+        Overwritten with A_i = Σ_{j∈block⁻} ℓ'(u_ij).
+    coef_neg_out : float64 array of shape (n⁻,)
+        Overwritten with B_j = Σ_{i∈block⁺} ℓ'(u_ij).
 
     Returns
     -------
-    float64 array (d,)
-        Σ_i A_i x_i − Σ_j B_j x_j (see the module docstring); the same bits for any thread count.
+    float64 array of shape (d,)
+        A new array, Σ_i A_i x_i − Σ_j B_j x_j (see the module docstring); the same bits for any thread
+        count.
     """
     n_pos, d = positives.shape
     n_neg = negatives.shape[0]
@@ -320,6 +450,22 @@ def _pairwise_loss_block(positives, negatives, w, loss_code):
     """Σ_{i∈block⁺, j∈block⁻} ℓ(wᵀ(x_i − x_j)) of one block pair (scalar ``_pair_loss`` per pair).
 
     One partial sum per chunk of positives, added in chunk order: deterministic for any thread count.
+
+    Parameters
+    ----------
+    positives : float64 array of shape (n⁺, d), C-contiguous
+        One block of positive records (read only).
+    negatives : float64 array of shape (n⁻, d), C-contiguous
+        One block of negative records (read only).
+    w : float64 array of shape (d,)
+        The point (read only).
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+
+    Returns
+    -------
+    float
+        The sum of the pair losses.
     """
     n_pos = positives.shape[0]
     n_neg = negatives.shape[0]

@@ -1,8 +1,9 @@
 """Compilation flags shared by every numba kernel.
 
-Kept in one place (as stumpy does) so that a reviewer can see at a glance that no kernel uses
-``fastmath``: kernels that add privacy noise or compare against NumPy references to 1e-10 must keep
-IEEE semantics (NaN/inf propagation, no re-association).
+Kept in one place (as stumpy does) so that a reviewer can see at a glance which kernels relax IEEE
+semantics: only the two pair-sum passes compiled with ``NJIT_REDUCTION_OPTIONS`` (``reassoc`` and
+``contract``; no ``nnan``/``ninf``). Kernels that add privacy noise keep IEEE semantics. What is relaxed,
+and why it cannot affect privacy: docs/algorithms.md#floating-point.
 """
 
 #: Options passed to every ``numba.njit`` in the package. ``cache=True`` writes compiled machine code
@@ -18,5 +19,7 @@ NJIT_PARALLEL_OPTIONS = {"cache": True, "nogil": True, "parallel": True}
 #: partial sums. It changes rounding by a few ulps (the kernels still agree with their NumPy twins to
 #: 1e-10), keeps NaN/inf semantics (no ``nnan``/``ninf``), and touches no noise: releases are computed
 #: in IEEE arithmetic by other functions. Every call computes the same margin for the same inputs, so
-#: feeding a block still equals feeding its records one at a time, bit for bit.
+#: feeding a block still equals feeding its records one at a time, bit for bit. numba also compiles a callee
+#: that sets no ``fastmath`` with these flags when one of these functions triggers its first compilation
+#: (``metric_losses._metric_pair_dloss``; bit-identical results, docs/algorithms.md#floating-point).
 NJIT_REDUCTION_OPTIONS = {"cache": True, "nogil": True, "fastmath": {"reassoc", "contract"}}

@@ -30,7 +30,27 @@ from .losses import LOGISTIC, _pair_dloss
 
 @njit(**NJIT_OPTIONS)
 def _regularised_step(w, grad, step, lam, center, radius):
-    """w ← Π_C[w − step·(grad + λ(w − center))]."""
+    """w ← Π_C[w − step·(grad + λ(w − center))].
+
+    Parameters
+    ----------
+    w : float64 array of shape (d,)
+        The iterate, updated in place.
+    grad : float64 array of shape (d,)
+        Gradient of the data term at ``w`` (read only).
+    step : float
+        η_t ≥ 0.
+    lam : float
+        λ of the regulariser.
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ℓ2 ball C.
+
+    Returns
+    -------
+    None
+    """
     for k in range(w.shape[0]):
         w[k] -= step * (grad[k] + lam * (w[k] - center[k]))
     _project_l2_ball(w, radius)
@@ -38,7 +58,25 @@ def _regularised_step(w, grad, step, lam, center, radius):
 
 @njit(**NJIT_OPTIONS)
 def _release_into(w, sigma, noise_row, radius, out_row):
-    """out_row ← Π_C[w + σ·noise_row] (Gaussian mechanism, then post-processing by projection)."""
+    """out_row ← Π_C[w + σ·noise_row] (Gaussian mechanism, then post-processing by projection).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d,)
+        The internal iterate (read only: it is not changed and never leaves the learner).
+    sigma : float
+        σ of this release.
+    noise_row : float64 array of shape (d,)
+        Standard normal draws from the caller's NumPy ``Generator`` (read only).
+    radius : float
+        R of the ℓ2 ball C.
+    out_row : float64 array of shape (d,)
+        Overwritten with the released model.
+
+    Returns
+    -------
+    None
+    """
     for k in range(w.shape[0]):
         out_row[k] = w[k] + sigma * noise_row[k]
     _project_l2_ball(out_row, radius)
@@ -80,6 +118,28 @@ def _history_margins(w, score, sign, rows, n_rows, out):
     Four rows per sweep over k, four dot products side by side; compiled with re-association
     (``NJIT_REDUCTION_OPTIONS``), so LLVM also splits each d-term sum into SIMD partial sums. The same
     code runs for a block and for single records, so the two agree bit for bit.
+
+    This is one of the two functions compiled with the package's relaxation of IEEE semantics
+    (docs/algorithms.md#floating-point).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d,)
+        The iterate (read only).
+    score : float
+        wᵀx for the round's record x.
+    sign : float
+        +1.0 when x is positive, −1.0 when it is negative.
+    rows : float64 array of shape (≥ n_rows, d), C-contiguous
+        The stored records x is paired with: the other label's, or a whole buffer (read only).
+    n_rows : int
+        How many leading rows to use.
+    out : float64 array of shape (≥ n_rows,)
+        Entries ``[0, n_rows)`` are overwritten with the margins; the rest is untouched.
+
+    Returns
+    -------
+    None
     """
     d = w.shape[0]
     j = 0
@@ -124,6 +184,19 @@ def _logistic_coefficients(sign, values, count):
     division is ``np.divide``, because ``/`` under numba's Python error model tests for a zero divisor
     and raises, a branch that stops vectorisation (the divisor 1 + e ≥ 1 is never zero). NaN margins
     give NaN coefficients, ±inf margins the limits 0 and −2·sign, as the scalar formula does.
+
+    Parameters
+    ----------
+    sign : float
+        +1.0 or −1.0, the round record's label.
+    values : float64 array of shape (≥ count,)
+        On entry the margins u_j; entries ``[0, count)`` are overwritten in place with sign·ℓ'(u_j).
+    count : int
+        How many leading entries to convert.
+
+    Returns
+    -------
+    None
     """
     reduced = np.empty(_EXP_BLOCK)
     scale_bits = np.empty(_EXP_BLOCK, dtype=np.int64)
@@ -167,6 +240,22 @@ def _weighted_rows(coef, rows, n_rows, out):
 
     Four rows per sweep over k: the sweep is element-wise in k (LLVM vectorises it) and ``out`` is
     loaded and stored once per four rows instead of once per row. Σ_j coef[j] runs in four partial sums.
+
+    Parameters
+    ----------
+    coef : float64 array of shape (≥ n_rows,)
+        The weights (read only).
+    rows : float64 array of shape (≥ n_rows, d), C-contiguous
+        The rows (read only).
+    n_rows : int
+        How many leading rows to add.
+    out : float64 array of shape (d,)
+        Overwritten with Σ_j coef[j]·rows[j].
+
+    Returns
+    -------
+    float
+        Σ_j coef[j] over the first ``n_rows`` entries.
     """
     d = out.shape[0]
     for k in range(d):
@@ -210,6 +299,29 @@ def _history_gradient(w, x, sign, opposite, n_opposite, loss_code, coef, grad):
     ``wᵀ(x_j − x)``. The gradient of ``ℓ(u_j)`` is ``ℓ'(u_j)·sign·(x − x_j)``, so the sum is
     ``(Σ_j a_j)·x − Σ_j a_j x_j`` with ``a_j = sign·ℓ'(u_j)``: three passes over the history (margins
     into ``coef``, coefficients in place, weighted sum), each compiled to fast code (see above).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d,)
+        The iterate (read only).
+    x : float64 array of shape (d,)
+        The round's mapped record (read only).
+    sign : float
+        +1.0 when x is positive, −1.0 when it is negative.
+    opposite : float64 array of shape (≥ n_opposite, d), C-contiguous
+        The stored records of the other label (read only).
+    n_opposite : int
+        How many leading rows of ``opposite`` are stored records.
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+    coef : float64 array of shape (≥ n_opposite,)
+        Scratch; overwritten (it ends holding the coefficients a_j).
+    grad : float64 array of shape (d,)
+        Overwritten with the sum of the pair gradients (not yet divided by t − 1).
+
+    Returns
+    -------
+    None
     """
     _pair_coefficients(w, x, sign, opposite, n_opposite, loss_code, coef)
     coef_total = _weighted_rows(coef, opposite, n_opposite, grad)
@@ -220,7 +332,29 @@ def _history_gradient(w, x, sign, opposite, n_opposite, loss_code, coef, grad):
 @njit(**NJIT_OPTIONS)
 def _pair_coefficients(w, x, sign, rows, n_rows, loss_code, coef):
     """coef[j] ← sign·ℓ'(u_j) with u_j = sign·(wᵀx − wᵀrows[j]), for the first ``n_rows`` rows: the
-    margins and coefficients of every AUC pair pass (full history, buffer, Yang's SGD)."""
+    margins and coefficients of every AUC pair pass (full history, buffer, Yang's SGD).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d,)
+        The iterate (read only).
+    x : float64 array of shape (d,)
+        The new record (read only).
+    sign : float
+        +1.0 when x is positive, −1.0 when it is negative.
+    rows : float64 array of shape (≥ n_rows, d), C-contiguous
+        The records x is paired with (read only).
+    n_rows : int
+        How many leading rows to use.
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+    coef : float64 array of shape (≥ n_rows,)
+        Entries ``[0, n_rows)`` are overwritten with the coefficients a_j.
+
+    Returns
+    -------
+    None
+    """
     score = 0.0
     for k in range(w.shape[0]):
         score += w[k] * x[k]
@@ -242,6 +376,51 @@ def _giga_full_history(
     Positives and negatives are stored apart so that no same-label pair (zero gradient) is visited:
     the cost of round t is O(#opposite-label records · d). ``positives``/``negatives`` must have room
     for the block's records (the caller grows them). Returns the new ``(n_positives, n_negatives)``.
+
+    Parameters
+    ----------
+    X : float64 array of shape (m, d), C-contiguous
+        The block's records, mapped onto the diameter-2 domain (read only).
+    signs : int8 array of shape (m,)
+        Their labels, ±1 (read only).
+    w : float64 array of shape (d,)
+        The internal iterate, updated in place (it never leaves the learner).
+    positives : float64 array of shape (capacity⁺, d)
+        Rows ``[0, n_positives)`` are the stored positives; the block's positives are appended in place
+        (capacity⁺ ≥ n_positives + the block's positives).
+    n_positives : int
+        Stored positives before the block.
+    negatives : float64 array of shape (capacity⁻, d)
+        The same for the negatives.
+    n_negatives : int
+        Stored negatives before the block.
+    t_start : int
+        Rounds already learned; record i of the block is round ``t_start + i + 1``.
+    steps : float64 array of shape (m,)
+        η of each round (0 at round 1; read only).
+    lam : float
+        λ of the regulariser (λ/2)‖w − center‖².
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ball C.
+    loss_code : int
+        :data:`onpair.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
+    release_slot : int64 array of shape (m,)
+        ``release_slot[i] = k ≥ 0``: round i of the block releases into ``released[k]``; −1: no release.
+    sigmas : float64 array of shape (n_releases,)
+        σ of each release, planned from the ledger (docs/algorithms.md#release-calibration); read only.
+    noise : float64 array of shape (n_releases, d)
+        Standard normal draws from the caller's NumPy ``Generator`` (read only).
+    released : float64 array of shape (n_releases, d)
+        Row k is overwritten with release k, Π_C[w_t + sigmas[k]·noise[k]].
+    iterate_sum : float64 array of shape (d,)
+        Σ_t w_t; each round's iterate is added in place.
+
+    Returns
+    -------
+    tuple of (int, int)
+        ``(n_positives, n_negatives)`` after the block.
     """
     m, d = X.shape
     grad = np.empty(d)
@@ -284,6 +463,45 @@ def _giga_square_statistics(
     ``Σ(x − x_j) = m x − S₁`` and ``Σ(x − x_j)(x − x_j)ᵀ w = m x (xᵀw) − x (S₁ᵀw) − S₁ (xᵀw) + S₂ w``
     (ALGORITHMS.md §2). Row 0 of ``counts``/``sums``/``second_moments`` holds the negatives, row 1 the
     positives; they are updated in place.
+
+    Parameters
+    ----------
+    X : float64 array of shape (m, d), C-contiguous
+        The block's mapped records (read only).
+    signs : int8 array of shape (m,)
+        Their labels, ±1 (read only).
+    w : float64 array of shape (d,)
+        The internal iterate, updated in place.
+    counts : float64 array of shape (2,)
+        Records stored per class, updated in place.
+    sums : float64 array of shape (2, d)
+        Σ x_j per class (S₁), updated in place.
+    second_moments : float64 array of shape (2, d, d)
+        Σ x_j x_jᵀ per class (S₂), updated in place.
+    t_start : int
+        Rounds already learned; record i of the block is round ``t_start + i + 1``.
+    steps : float64 array of shape (m,)
+        η of each round (0 at round 1; read only).
+    lam : float
+        λ of the regulariser (λ/2)‖w − center‖².
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ball C.
+    release_slot : int64 array of shape (m,)
+        ``release_slot[i] = k ≥ 0``: round i of the block releases into ``released[k]``; −1: no release.
+    sigmas : float64 array of shape (n_releases,)
+        σ of each release, planned from the ledger (docs/algorithms.md#release-calibration); read only.
+    noise : float64 array of shape (n_releases, d)
+        Standard normal draws from the caller's NumPy ``Generator`` (read only).
+    released : float64 array of shape (n_releases, d)
+        Row k is overwritten with release k, Π_C[w_t + sigmas[k]·noise[k]].
+    iterate_sum : float64 array of shape (d,)
+        Σ_t w_t; each round's iterate is added in place.
+
+    Returns
+    -------
+    None
     """
     m, d = X.shape
     grad = np.empty(d)
@@ -340,6 +558,51 @@ def _giga_buffered(
     draws the slots from public randomness: FIFO overwrites the oldest slot, reservoir sampling
     (Algorithm R) keeps a uniform sample in which a record sits in at most one slot, which is what the
     ledger's κ_t = 1/|B_t| needs. Memory is O(s·d) whatever the stream length. Returns the new fill.
+
+    Parameters
+    ----------
+    X : float64 array of shape (m, d), C-contiguous
+        The block's mapped records (read only).
+    signs : int8 array of shape (m,)
+        Their labels, ±1 (read only).
+    w : float64 array of shape (d,)
+        The internal iterate, updated in place.
+    buffer : float64 array of shape (s, d)
+        The buffer's slots; a stored record overwrites its slot in place.
+    buffer_signs : int8 array of shape (s,)
+        The labels of the slots, updated in place.
+    n_buffered : int
+        Slots ``[0, n_buffered)`` hold records (the fill before the block).
+    t_start : int
+        Rounds already learned; record i of the block is round ``t_start + i + 1``.
+    steps : float64 array of shape (m,)
+        η of each round (0 at round 1; read only).
+    lam : float
+        λ of the regulariser (λ/2)‖w − center‖².
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ball C.
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+    slots : int64 array of shape (m,)
+        The slot record i goes to after its step, −1 for none (drawn by the caller from public
+        randomness; read only).
+    release_slot : int64 array of shape (m,)
+        ``release_slot[i] = k ≥ 0``: round i of the block releases into ``released[k]``; −1: no release.
+    sigmas : float64 array of shape (n_releases,)
+        σ of each release, planned from the ledger (docs/algorithms.md#release-calibration); read only.
+    noise : float64 array of shape (n_releases, d)
+        Standard normal draws from the caller's NumPy ``Generator`` (read only).
+    released : float64 array of shape (n_releases, d)
+        Row k is overwritten with release k, Π_C[w_t + sigmas[k]·noise[k]].
+    iterate_sum : float64 array of shape (d,)
+        Σ_t w_t; each round's iterate is added in place.
+
+    Returns
+    -------
+    int
+        The fill ``n_buffered`` after the block.
     """
     m, d = X.shape
     capacity = buffer.shape[0]
@@ -385,6 +648,24 @@ def _giga_buffered(
 
 @njit(**NJIT_OPTIONS)
 def _one_record_block(x, sign, step):
+    """A one-record block for the block kernels: a copy of the record and the empty release arrays.
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The mapped record (read only; copied).
+    sign : int
+        Its label, ±1.
+    step : float
+        η of its round.
+
+    Returns
+    -------
+    tuple
+        New arrays ``(X, signs, steps, no_release, sigmas, empty)``: X float64 of shape (1, d), signs
+        int8 of shape (1,), steps float64 of shape (1,), no_release int64 of shape (1,) holding −1,
+        sigmas float64 of shape (0,) and empty float64 of shape (0, d).
+    """
     d = x.shape[0]
     X = np.empty((1, d))
     for k in range(d):
@@ -400,6 +681,46 @@ def _one_record_block(x, sign, step):
 @njit(**NJIT_OPTIONS)
 def _giga_full_history_one(x, sign, w, positives, n_positives, negatives, n_negatives, t, step, lam, center,
                            radius, loss_code, iterate_sum):
+    """One record of round ``t`` through :func:`_giga_full_history` (``learn_one``'s fast path; no
+    release here, a release round takes the general path), so the arithmetic is the block kernel's by
+    construction.
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The mapped record (read only).
+    sign : int
+        Its label, ±1.
+    w : float64 array of shape (d,)
+        The internal iterate, updated in place.
+    positives : float64 array of shape (capacity⁺, d)
+        The stored positives, with room for one more row; a positive record is appended in place.
+    n_positives : int
+        Stored positives before this round.
+    negatives : float64 array of shape (capacity⁻, d)
+        The stored negatives, with room for one more row; a negative record is appended in place.
+    n_negatives : int
+        Stored negatives before this round.
+    t : int
+        The record's round, ≥ 1.
+    step : float
+        η_t.
+    lam : float
+        λ of the regulariser.
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ball C.
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+    iterate_sum : float64 array of shape (d,)
+        Σ_t w_t; w_t is added in place.
+
+    Returns
+    -------
+    tuple of (int, int)
+        ``(n_positives, n_negatives)`` after the round.
+    """
     X, signs, steps, no_release, sigmas, empty = _one_record_block(x, sign, step)
     return _giga_full_history(X, signs, w, positives, n_positives, negatives, n_negatives, t - 1, steps, lam,
                               center, radius, loss_code, no_release, sigmas, empty, empty, iterate_sum)
@@ -408,6 +729,36 @@ def _giga_full_history_one(x, sign, w, positives, n_positives, negatives, n_nega
 @njit(**NJIT_OPTIONS)
 def _giga_square_statistics_one(x, sign, w, counts, sums, second_moments, t, step, lam, center, radius,
                                 iterate_sum):
+    """One record of round ``t`` through :func:`_giga_square_statistics` (``learn_one``'s fast path; no
+    release here), so the arithmetic is the block kernel's by construction.
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The mapped record (read only).
+    sign : int
+        Its label, ±1.
+    w : float64 array of shape (d,)
+        The internal iterate, updated in place.
+    counts, sums, second_moments : float64 arrays of shapes (2,), (2, d), (2, d, d)
+        The per-class statistics, updated in place.
+    t : int
+        The record's round, ≥ 1.
+    step : float
+        η_t.
+    lam : float
+        λ of the regulariser.
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ball C.
+    iterate_sum : float64 array of shape (d,)
+        Σ_t w_t; w_t is added in place.
+
+    Returns
+    -------
+    None
+    """
     X, signs, steps, no_release, sigmas, empty = _one_record_block(x, sign, step)
     _giga_square_statistics(X, signs, w, counts, sums, second_moments, t - 1, steps, lam, center, radius,
                             no_release, sigmas, empty, empty, iterate_sum)
@@ -416,6 +767,45 @@ def _giga_square_statistics_one(x, sign, w, counts, sums, second_moments, t, ste
 @njit(**NJIT_OPTIONS)
 def _giga_buffered_one(x, sign, w, buffer, buffer_signs, n_buffered, t, step, lam, center, radius, loss_code,
                        slot, iterate_sum):
+    """One record of round ``t`` through :func:`_giga_buffered` (``learn_one``'s fast path; no release
+    here), so the arithmetic is the block kernel's by construction.
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The mapped record (read only).
+    sign : int
+        Its label, ±1.
+    w : float64 array of shape (d,)
+        The internal iterate, updated in place.
+    buffer : float64 array of shape (s, d)
+        The buffer's slots; the record overwrites slot ``slot`` in place.
+    buffer_signs : int8 array of shape (s,)
+        The labels of the slots, updated in place.
+    n_buffered : int
+        The fill before this round.
+    t : int
+        The record's round, ≥ 1.
+    step : float
+        η_t.
+    lam : float
+        λ of the regulariser.
+    center : float64 array of shape (d,)
+        Its centre w₀ (read only).
+    radius : float
+        R of the ball C.
+    loss_code : int
+        A loss code of :mod:`onpair.losses`.
+    slot : int
+        The record's slot after its step, −1 for none (public randomness).
+    iterate_sum : float64 array of shape (d,)
+        Σ_t w_t; w_t is added in place.
+
+    Returns
+    -------
+    int
+        The fill after the round.
+    """
     X, signs, steps, no_release, sigmas, empty = _one_record_block(x, sign, step)
     slots = np.empty(1, dtype=np.int64)
     slots[0] = slot

@@ -40,7 +40,19 @@ def augmented_width(d: int) -> int:
 
 @njit(**NJIT_OPTIONS)
 def _augmented_row(x, out):
-    """out ← [x_k x_l for k ≤ l (row by row), x]."""
+    """out ← [x_k x_l for k ≤ l (row by row), x].
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        A mapped record (read only).
+    out : float64 array of shape (d(d+1)/2 + d,)
+        Overwritten with the augmented row.
+
+    Returns
+    -------
+    None
+    """
     d = x.shape[0]
     idx = 0
     for k in range(d):
@@ -54,7 +66,26 @@ def _augmented_row(x, out):
 
 @njit(**NJIT_OPTIONS)
 def _quadratic_weights(w, x, d, omega, wx):
-    """ω ← [W_kl (×2 off the diagonal), −2Wx] so that ωᵀr_j = x_jᵀWx_j − 2x_jᵀWx; returns xᵀWx."""
+    """ω ← [W_kl (×2 off the diagonal), −2Wx] so that ωᵀr_j = x_jᵀWx_j − 2x_jᵀWx; returns xᵀWx.
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,)
+        W, flat row-major and symmetric (read only).
+    x : float64 array of shape (d,)
+        The round's mapped record (read only).
+    d : int
+        The side d.
+    omega : float64 array of shape (d(d+1)/2 + d,)
+        Overwritten with ω, in the order of :func:`_augmented_row`.
+    wx : float64 array of shape (d,)
+        Overwritten with Wx.
+
+    Returns
+    -------
+    float
+        xᵀWx.
+    """
     idx = 0
     for k in range(d):
         omega[idx] = w[k * d + k]
@@ -77,7 +108,39 @@ def _quadratic_weights(w, x, d, omega, wx):
 @njit(**NJIT_OPTIONS)
 def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, weights, omega, wx, sums, grad):
     """grad ← Σ_j weights[j]·∇_W ℓ(W; z, z_j) over the first ``n_rows`` stored rows (not yet divided by
-    n_rows; the weights are empty (all 1) for Pairwise GIGA and the draw counts for Yang et al.'s SGD)."""
+    n_rows; the weights are empty (all 1) for Pairwise GIGA and the draw counts for Yang et al.'s SGD).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,)
+        W, flat row-major and symmetric (read only).
+    x : float64 array of shape (d,)
+        The new record (read only).
+    label : int
+        Its class code.
+    rows : float64 array of shape (≥ n_rows, d(d+1)/2 + d)
+        The stored augmented rows (read only).
+    row_labels : int64 array of shape (≥ n_rows,)
+        Their class codes (read only).
+    n_rows : int
+        How many leading rows to pair x with.
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    weights : float64 array of shape (0,) or (≥ n_rows,)
+        Pair weights (read only); empty means every weight is 1.
+    omega : float64 array of shape (d(d+1)/2 + d,)
+        Scratch, overwritten.
+    wx : float64 array of shape (d,)
+        Scratch, overwritten with Wx.
+    sums : float64 array of shape (d(d+1)/2 + d,)
+        Scratch, overwritten with Σ_j a_j r_j.
+    grad : float64 array of shape (d·d,)
+        Overwritten with the weighted sum of pair gradients, exactly symmetric.
+
+    Returns
+    -------
+    None
+    """
     d = x.shape[0]
     xwx = _quadratic_weights(w, x, d, omega, wx)
     total = _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums)
@@ -93,6 +156,35 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
     re-association lets LLVM split into SIMD partial sums, as in ``_history_margins``), their four
     weights, then one element-wise sweep adding the four weighted rows while they are still in L1. The
     rows are read from memory once per round instead of twice (margins, then weighted sum).
+
+    This is one of the two functions compiled with the package's relaxation of IEEE semantics
+    (``reassoc`` and ``contract`` on the whole function; docs/algorithms.md#floating-point).
+
+    Parameters
+    ----------
+    omega : float64 array of shape (width,), width = d(d+1)/2 + d
+        ω from :func:`_quadratic_weights` (read only).
+    xwx : float
+        xᵀWx.
+    rows : float64 array of shape (≥ n_rows, width)
+        The stored augmented rows (read only).
+    row_labels : int64 array of shape (≥ n_rows,)
+        Their class codes (read only).
+    label : int
+        The new record's class code (τ_j = +1 when ``row_labels[j] == label``).
+    n_rows : int
+        How many leading rows to use.
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    weights : float64 array of shape (0,) or (≥ n_rows,)
+        Pair weights (read only); empty means every weight is 1.
+    sums : float64 array of shape (width,)
+        Overwritten with Σ_j a_j r_j = [S (upper triangle), T].
+
+    Returns
+    -------
+    float
+        A = Σ_j a_j.
     """
     width = sums.shape[0]
     weighted = weights.shape[0] > 0
@@ -149,7 +241,25 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
 @njit(**NJIT_OPTIONS)
 def _assemble_gradient(total, x, sums, d, grad):
     """grad ← A·x xᵀ − x Tᵀ − T xᵀ + S from ``total`` = A and ``sums`` = [S (upper triangle), T];
-    the upper triangle is computed and mirrored, so grad is exactly symmetric."""
+    the upper triangle is computed and mirrored, so grad is exactly symmetric.
+
+    Parameters
+    ----------
+    total : float
+        A = Σ_j a_j.
+    x : float64 array of shape (d,)
+        The new record (read only).
+    sums : float64 array of shape (d(d+1)/2 + d,)
+        [S (upper triangle), T] (read only).
+    d : int
+        The side d.
+    grad : float64 array of shape (d·d,)
+        Overwritten entirely with A·xxᵀ − xTᵀ − Txᵀ + S, flat row-major.
+
+    Returns
+    -------
+    None
+    """
     tri = d * (d + 1) // 2
     idx = 0
     for k in range(d):
@@ -164,7 +274,31 @@ def _assemble_gradient(total, x, sums, d, grad):
 
 @njit(**NJIT_OPTIONS)
 def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint):
-    """W ← Π_C[W − step·(grad + λ(W − center))] (symmetric in, symmetric out)."""
+    """W ← Π_C[W − step·(grad + λ(W − center))] (symmetric in, symmetric out).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,)
+        W, flat row-major and symmetric; updated in place and projected onto the constraint set.
+    grad : float64 array of shape (d·d,)
+        Gradient of the data term at W, symmetric (read only).
+    step : float
+        η_t ≥ 0.
+    lam : float
+        λ of the regulariser.
+    center : float64 array of shape (d·d,)
+        Its centre W₀ (read only).
+    radius : float
+        R of the constraint set.
+    d : int
+        The side d.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+
+    Returns
+    -------
+    None
+    """
     for k in range(w.shape[0]):
         w[k] -= step * (grad[k] + lam * (w[k] - center[k]))
     _project_matrix(w, d, radius, constraint)
@@ -172,7 +306,29 @@ def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint):
 
 @njit(**NJIT_OPTIONS)
 def _metric_release_into(w, sigma, noise_row, radius, d, constraint, out_row):
-    """out_row ← Π_C[W + σ·N] with N symmetric (Gaussian mechanism, then projection)."""
+    """out_row ← Π_C[W + σ·N] with N symmetric (Gaussian mechanism, then projection).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,)
+        The internal iterate W (read only: it never leaves the learner).
+    sigma : float
+        σ of this release.
+    noise_row : float64 array of shape (d·d,)
+        Symmetric standard noise, (Z + Zᵀ)/2 flattened (docs/algorithms.md#symmetric-noise; read only).
+    radius : float
+        R of the constraint set.
+    d : int
+        The side d.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    out_row : float64 array of shape (d·d,)
+        Overwritten with the released matrix.
+
+    Returns
+    -------
+    None
+    """
     for k in range(w.shape[0]):
         out_row[k] = w[k] + sigma * noise_row[k]
     _project_matrix(out_row, d, radius, constraint)
@@ -189,6 +345,53 @@ def _metric_giga(
     flat d² vectors; ``rows``/``row_labels``: stored augmented rows and their labels, ``n_rows`` of them
     filled; ``slots[i]``: where record i is stored after its step (−1: not stored). Returns the new
     ``n_rows``.
+
+    Parameters
+    ----------
+    X : float64 array of shape (m, d), C-contiguous
+        The block's mapped records (read only).
+    labels : int64 array of shape (m,)
+        Their class codes (read only).
+    w : float64 array of shape (d·d,)
+        The internal iterate W, updated in place.
+    rows : float64 array of shape (capacity, d(d+1)/2 + d)
+        The stored augmented rows; a stored record overwrites its row in place.
+    row_labels : int64 array of shape (capacity,)
+        Their class codes, updated in place.
+    n_rows : int
+        Rows ``[0, n_rows)`` are filled (the fill before the block).
+    t_start : int
+        Rounds already learned; record i of the block is round ``t_start + i + 1``.
+    steps : float64 array of shape (m,)
+        η of each round (0 at round 1; read only).
+    lam : float
+        λ of the regulariser (λ/2)‖W − center‖²_F.
+    center : float64 array of shape (d·d,)
+        Its centre W₀, flat (read only).
+    radius : float
+        R of the constraint set.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    loss_code : int
+        :data:`onpair.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
+    slots : int64 array of shape (m,)
+        The row record i goes to after its step (the next free row for the full history, the FIFO or
+        reservoir slot for a buffer), −1 for none (read only).
+    release_slot : int64 array of shape (m,)
+        ``release_slot[i] = k ≥ 0``: round i of the block releases into ``released[k]``; −1: no release.
+    sigmas : float64 array of shape (n_releases,)
+        σ of each release (read only).
+    noise : float64 array of shape (n_releases, d·d)
+        Symmetric standard noise, (Z + Zᵀ)/2 flattened (docs/algorithms.md#symmetric-noise; read only).
+    released : float64 array of shape (n_releases, d·d)
+        Row k is overwritten with release k, Π_C[W_t + sigmas[k]·noise[k]].
+    iterate_sum : float64 array of shape (d·d,)
+        Σ_t W_t; each round's iterate is added in place.
+
+    Returns
+    -------
+    int
+        The fill ``n_rows`` after the block.
     """
     m, d = X.shape
     width = rows.shape[1]
@@ -231,7 +434,42 @@ def _metric_pair_outer_giga(
     X, labels, w, history, history_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code,
 ):
     """The same full-history steps, forming ``v vᵀ`` per pair (kept to measure the rank-one version
-    against in ``make bench``; tests check both give the same iterates). Returns the new ``n_rows``."""
+    against in ``make bench``; tests check both give the same iterates). Returns the new ``n_rows``.
+
+    Parameters
+    ----------
+    X : float64 array of shape (m, d), C-contiguous
+        The block's mapped records (read only).
+    labels : int64 array of shape (m,)
+        Their class codes (read only).
+    w : float64 array of shape (d·d,)
+        The iterate W, updated in place.
+    history : float64 array of shape (≥ n_rows + m, d)
+        Rows ``[0, n_rows)`` are the stored records; the block's records are appended in place.
+    history_labels : int64 array of shape (≥ n_rows + m,)
+        Their class codes, appended in place.
+    n_rows : int
+        Stored records before the block.
+    t_start : int
+        Rounds already learned; record i of the block is round ``t_start + i + 1``.
+    steps : float64 array of shape (m,)
+        η of each round (0 at round 1; read only).
+    lam : float
+        λ of the regulariser (λ/2)‖W − center‖²_F.
+    center : float64 array of shape (d·d,)
+        Its centre W₀, flat (read only).
+    radius : float
+        R of the constraint set.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    loss_code : int
+        :data:`onpair.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
+
+    Returns
+    -------
+    int
+        ``n_rows`` after the block (no release and no iterate sum here).
+    """
     m, d = X.shape
     p = d * d
     grad = np.empty(p)
@@ -275,7 +513,24 @@ def _metric_pair_outer_giga(
 @njit(**NJIT_OPTIONS)
 def _metric_full_gradient(W, Z, labels, loss_code):
     """Σ over unordered pairs i < j of ∇_W ℓ(W; z_i, z_j) (a flat d² vector), in O(n²·d²/2) through the
-    augmented rows; the full-batch gradient of the metric task is 2/(n(n−1)) times this."""
+    augmented rows; the full-batch gradient of the metric task is 2/(n(n−1)) times this.
+
+    Parameters
+    ----------
+    W : float64 array of shape (d·d,)
+        The point, flat row-major and symmetric (read only).
+    Z : float64 array of shape (n, d), C-contiguous
+        Mapped records (read only).
+    labels : int64 array of shape (n,)
+        Their class codes (read only).
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+
+    Returns
+    -------
+    float64 array of shape (d·d,)
+        A new array, Σ_{i<j} ∇_W ℓ(W; z_i, z_j) (exactly symmetric). Allocates the n augmented rows.
+    """
     n, d = Z.shape
     width = d * (d + 1) // 2 + d
     rows = np.empty((n, width))
@@ -297,7 +552,24 @@ def _metric_full_gradient(W, Z, labels, loss_code):
 
 @njit(**NJIT_OPTIONS)
 def _metric_risk(W, Z, labels, loss_code):
-    """Mean of ℓ(W; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is symmetric)."""
+    """Mean of ℓ(W; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is symmetric).
+
+    Parameters
+    ----------
+    W : float64 array of shape (d·d,)
+        The metric, flat row-major and symmetric (read only).
+    Z : float64 array of shape (n, d)
+        Mapped records (read only).
+    labels : int64 array of shape (n,)
+        Their class codes (read only).
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+
+    Returns
+    -------
+    float
+        The mean pair loss, 0.0 when n < 2.
+    """
     n, d = Z.shape
     # h_ij = q_i + q_j − 2 z_jᵀ(W z_i) with q_i = z_iᵀ W z_i: O(d²) per record, then O(d) per pair.
     Wz = np.empty((n, d))
@@ -334,6 +606,34 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
     so far, grouped by record through the augmented rows (O(#distinct drawn records · d²) per step). A
     record paired with itself has v = 0 and no gradient. ``w`` holds W_1 on entry and W_T on exit;
     ``iterate_sum`` ← Σ_{t=1}^{T} W_t.
+
+    Parameters
+    ----------
+    X : float64 array of shape (n, d), C-contiguous
+        Mapped records (read only).
+    labels : int64 array of shape (n,)
+        Their class codes (read only).
+    indices : int64 array of shape (≥ T,)
+        The draws, ``indices[k]`` the paper's ``i_{k+1}`` (read only).
+    n_iterates : int
+        T ≥ 1.
+    eta : float
+        The step constant η (step t − 1 uses η/(t − 1)).
+    radius : float
+        R of the constraint set.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    w : float64 array of shape (d·d,)
+        W_1 on entry (the estimator passes zeros); updated in place to W_T.
+    iterate_sum : float64 array of shape (d·d,)
+        Output: overwritten with Σ_{t=1}^{T} W_t.
+
+    Returns
+    -------
+    float64 array of shape (d·d,)
+        ``w`` itself (the same array object), holding W_T.
     """
     n, d = X.shape
     width = d * (d + 1) // 2 + d
@@ -379,7 +679,46 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
 def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center, radius, constraint, loss_code, slot,
                      iterate_sum):
     """One record of round ``t`` through :func:`_metric_giga` (learn_one's fast path; no release here, a
-    release round takes the general path), so the arithmetic is the block kernel's by construction."""
+    release round takes the general path), so the arithmetic is the block kernel's by construction.
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The mapped record (read only).
+    code : int
+        Its class code.
+    w : float64 array of shape (d·d,)
+        The internal iterate W, updated in place.
+    rows : float64 array of shape (capacity, d(d+1)/2 + d)
+        The stored augmented rows; the record overwrites row ``slot`` in place.
+    row_labels : int64 array of shape (capacity,)
+        Their class codes, updated in place.
+    n_rows : int
+        The fill before this round.
+    t : int
+        The record's round, ≥ 1.
+    step : float
+        η_t.
+    lam : float
+        λ of the regulariser.
+    center : float64 array of shape (d·d,)
+        Its centre W₀ (read only).
+    radius : float
+        R of the constraint set.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    slot : int
+        The record's row after its step, −1 for none.
+    iterate_sum : float64 array of shape (d·d,)
+        Σ_t W_t; W_t is added in place.
+
+    Returns
+    -------
+    int
+        The fill after the round.
+    """
     d = x.shape[0]
     X = np.empty((1, d))
     for k in range(d):

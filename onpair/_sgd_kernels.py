@@ -39,21 +39,28 @@ def _pairwise_sgd(X, signs, indices, n_iterates, eta, radius, loss_code, iterate
 
     Parameters
     ----------
-    X : float64 (n, d)
-        Records, already mapped onto the diameter-2 domain.
-    signs : int (n,)
-        Labels as ±1.
-    indices : int64 (≥ T,)
-        The draws: ``indices[k]`` is the paper's ``i_{k+1}`` (0-based record numbers).
+    X : float64 array of shape (n, d), C-contiguous
+        Records, already mapped onto the diameter-2 domain (read only).
+    signs : int8 array of shape (n,)
+        Labels as ±1 (read only).
+    indices : int64 array of shape (≥ T,)
+        The draws: ``indices[k]`` is the paper's ``i_{k+1}`` (0-based record numbers; read only).
     n_iterates : int
         T ≥ 1, the number of iterates averaged. Only ``indices[0 … T−1]`` matter: ``w_{T+1}`` (made from
         ``i_{T+1}``) is not in the average, so its step is not computed.
-    eta, radius : float
-        Step constant η (step t uses η/t) and radius of W = {‖w‖ ≤ radius}.
+    eta : float
+        The step constant η (step t uses η/t).
+    radius : float
+        R of W = {‖w‖ ≤ R}.
     loss_code : int
         A loss code of :mod:`onpair.losses`.
-    iterate_sum : float64 (d,)
-        Output, overwritten with Σ_{t=1}^{T} w_t.
+    iterate_sum : float64 array of shape (d,)
+        Output: overwritten with Σ_{t=1}^{T} w_t.
+
+    Returns
+    -------
+    float64 array of shape (d,)
+        A new array, the last iterate w_T (w_1 = 0).
     """
     n, d = X.shape
     T = n_iterates

@@ -29,9 +29,29 @@ from ._config import NJIT_OPTIONS
 @njit(**NJIT_OPTIONS)
 def _map_box_row(x, lower, upper, half_scale, out):
     """One record through the box map, in the same floating-point operations as
-    :meth:`FeatureBounds.transform` (``(2·x − lower − upper)·half_scale``); returns True (and leaves
-    ``out`` unspecified) when the record lies outside the box or is not finite, which the caller handles
-    on the general path (clipping is counted and warned about there, NaN is an error)."""
+    :meth:`FeatureBounds.transform` (``(2·x − lower − upper)·half_scale``).
+
+    A record outside the box or not finite is left to the caller's general path, where clipping is
+    counted and warned about and NaN is an error (docs/algorithms.md#public-bounds).
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The raw record (read only).
+    lower, upper : float64 arrays of shape (d,)
+        The public box (read only).
+    half_scale : float64 array of shape (d,)
+        1/((upper − lower)·√d), half the map's scale (read only).
+    out : float64 array of shape (d,)
+        Written in place with the mapped record, which lies in [−1/√d, 1/√d]^d; partly written and
+        unspecified when True is returned.
+
+    Returns
+    -------
+    bool
+        True when the record lies outside the box or is not finite (a NaN fails both comparisons);
+        False when ``out`` holds the mapped record.
+    """
     for k in range(x.shape[0]):
         v = x[k]
         if not (v >= lower[k] and v <= upper[k]):  # also true for NaN

@@ -12,7 +12,21 @@ from ._config import NJIT_OPTIONS
 
 @njit(**NJIT_OPTIONS)
 def _project_l2_ball(w, radius):
-    """Project ``w`` onto the ℓ2 ball of ``radius`` in place (the identity inside the ball)."""
+    """Project ``w`` onto the ℓ2 ball of ``radius`` in place (the identity inside the ball).
+
+    Parameters
+    ----------
+    w : float64 array of shape (p,)
+        The point, **overwritten** with its projection w·min(1, radius/‖w‖) (unchanged inside the
+        ball, and when its norm is NaN). When the squares of its entries overflow, the norm is
+        recomputed after dividing by the largest entry.
+    radius : float
+        R > 0.
+
+    Returns
+    -------
+    None
+    """
     norm_sq = 0.0
     for k in range(w.shape[0]):
         norm_sq += w[k] * w[k]

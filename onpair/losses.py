@@ -37,7 +37,21 @@ SQUARE = 2
 
 @njit(**NJIT_OPTIONS)
 def _pair_loss(loss_code, margin):
-    """Loss of one opposite-label pair with margin ``u = wᵀ(x⁺ − x⁻)``."""
+    """Loss of one opposite-label pair with margin ``u = wᵀ(x⁺ − x⁻)``.
+
+    Parameters
+    ----------
+    loss_code : int
+        :data:`LOGISTIC` (φ(2u)), :data:`HINGE` ((1 − u)₊) or :data:`SQUARE` ((1 − u)²); any other code
+        is treated as ``SQUARE``.
+    margin : float
+        The margin u, a float64 scalar.
+
+    Returns
+    -------
+    float
+        ℓ(u) ≥ 0 as a float64 (docs/algorithms.md#losses); the logistic branch never overflows.
+    """
     if loss_code == LOGISTIC:
         z = 2.0 * margin
         # log(1 + e^(−z)) without overflow for large |z|.
@@ -52,7 +66,22 @@ def _pair_loss(loss_code, margin):
 
 @njit(**NJIT_OPTIONS)
 def _pair_dloss(loss_code, margin):
-    """Derivative of :func:`_pair_loss` in the margin (a subgradient for the hinge at u = 1)."""
+    """Derivative of :func:`_pair_loss` in the margin (a subgradient for the hinge at u = 1).
+
+    Parameters
+    ----------
+    loss_code : int
+        :data:`LOGISTIC`, :data:`HINGE` or :data:`SQUARE` (any other code: ``SQUARE``).
+    margin : float
+        The margin u, a float64 scalar.
+
+    Returns
+    -------
+    float
+        dℓ/du as a float64: −2/(1 + e^(2u)) ∈ (−2, 0) for the logistic loss (evaluated so that exp never
+        overflows), −1 for u < 1 and 0 otherwise for the hinge, −2(1 − u) for the square loss. A NaN
+        margin gives NaN for the logistic and square losses and 0 for the hinge.
+    """
     if loss_code == LOGISTIC:
         z = 2.0 * margin
         # d/du φ(2u) = −2 / (1 + e^(2u)), written so that exp never overflows.

@@ -72,6 +72,20 @@ def _project_l1_ball(values, radius, nonnegative):
 
     Sort-based (Duchi et al. 2008): the projection soft-thresholds |v| at the θ ≥ 0 that makes the
     ℓ1 norm equal to ``radius``; signs are kept (or negatives zeroed for the non-negative set).
+
+    Parameters
+    ----------
+    values : float64 array of shape (n,)
+        The vector (an eigenvalue vector in :func:`_project_matrix`), **overwritten** with its
+        projection; unchanged (apart from zeroed negatives in the non-negative case) when already inside.
+    radius : float
+        R > 0.
+    nonnegative : bool
+        True projects onto {v ≥ 0, Σ v_i ≤ R}, False onto the ℓ1 ball {Σ|v_i| ≤ R}.
+
+    Returns
+    -------
+    None
     """
     n = values.shape[0]
     magnitude = np.empty(n)
@@ -116,7 +130,19 @@ def _project_l1_ball(values, radius, nonnegative):
 
 @njit(**NJIT_OPTIONS)
 def _symmetrise(w, d):
-    """Copy the upper triangle of the flat d×d matrix ``w`` onto its lower triangle (exact symmetry)."""
+    """Copy the upper triangle of the flat d×d matrix ``w`` onto its lower triangle (exact symmetry).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,)
+        A flat row-major d×d matrix; its strictly lower triangle is overwritten in place.
+    d : int
+        The side d.
+
+    Returns
+    -------
+    None
+    """
     for k in range(d):
         for l in range(k + 1, d):
             w[l * d + k] = w[k * d + l]
@@ -124,7 +150,23 @@ def _symmetrise(w, d):
 
 @njit(**NJIT_OPTIONS)
 def _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors):
-    """w ← V diag(λ) Vᵀ as a flat row-major vector, upper triangle computed and mirrored."""
+    """w ← V diag(λ) Vᵀ as a flat row-major vector, upper triangle computed and mirrored.
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,)
+        Overwritten with the flat row-major matrix V diag(λ) Vᵀ (exactly symmetric).
+    d : int
+        The side d.
+    eigenvalues : float64 array of shape (d,)
+        λ (read only).
+    eigenvectors : float64 array of shape (d, d)
+        V, column i the eigenvector of ``eigenvalues[i]`` (``np.linalg.eigh``'s layout; read only).
+
+    Returns
+    -------
+    None
+    """
     for k in range(d):
         for l in range(k, d):
             acc = 0.0
@@ -136,7 +178,18 @@ def _rebuild_from_spectrum(w, d, eigenvalues, eigenvectors):
 
 @njit(**NJIT_OPTIONS)
 def _frobenius_norm(w):
-    """‖w‖₂, scaled by the largest entry so that entries beyond 1e154 do not overflow the squares."""
+    """‖w‖₂, scaled by the largest entry so that entries beyond 1e154 do not overflow the squares.
+
+    Parameters
+    ----------
+    w : float64 array of shape (p,)
+        A flat matrix or vector (read only).
+
+    Returns
+    -------
+    float
+        ‖w‖₂ as a float64; NaN if an entry is NaN, otherwise inf if an entry is infinite.
+    """
     largest = 0.0
     for k in range(w.shape[0]):
         a = abs(w[k])
@@ -153,6 +206,20 @@ def _frobenius_norm(w):
 
 @njit(**NJIT_OPTIONS)
 def _clamp_norm(w, radius):
+    """Scale ``w`` in place onto the ball of ``radius`` when its norm exceeds it (the Frobenius-ball
+    projection).
+
+    Parameters
+    ----------
+    w : float64 array of shape (p,)
+        A flat matrix; updated in place (unchanged when ‖w‖ ≤ radius or its norm is NaN).
+    radius : float
+        R > 0.
+
+    Returns
+    -------
+    None
+    """
     norm = _frobenius_norm(w)
     if norm > radius:
         scale = radius / norm
@@ -162,7 +229,27 @@ def _clamp_norm(w, radius):
 
 @njit(**NJIT_OPTIONS)
 def _project_matrix(w, d, radius, constraint):
-    """Project the flat symmetric d×d matrix ``w`` onto the constraint set, in place."""
+    """Project the flat symmetric d×d matrix ``w`` onto the constraint set, in place.
+
+    The four sets and their projections are in docs/algorithms.md#projections; a matrix already in the
+    set is left unchanged.
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,), C-contiguous
+        A flat row-major symmetric matrix, **overwritten** in place with its projection.
+    d : int
+        The side d.
+    radius : float
+        R > 0 of the set.
+    constraint : int
+        :data:`FROBENIUS`, :data:`PSD`, :data:`NUCLEAR` or :data:`PSD_NUCLEAR` (any other code is treated
+        as :data:`NUCLEAR`).
+
+    Returns
+    -------
+    None
+    """
     if constraint == FROBENIUS:
         _clamp_norm(w, radius)
         return

@@ -36,7 +36,23 @@ def _sigmoid(z: float) -> float:
 
 @njit(**NJIT_OPTIONS)
 def _metric_pair_loss(loss_code, h, tau):
-    """ℓ of one pair with squared distance ``h`` and agreement ``tau`` (±1)."""
+    """ℓ of one pair with squared distance ``h`` and agreement ``tau`` (±1).
+
+    Parameters
+    ----------
+    loss_code : int
+        :data:`METRIC_LOGISTIC` (φ(τ(1 − h))) or :data:`METRIC_HINGE` ((1 + τh)₊); any other code is
+        treated as the hinge.
+    h : float
+        The squared distance h = (x − x')ᵀW(x − x'), a float64 scalar.
+    tau : float
+        τ: +1.0 for a pair of one class, −1.0 otherwise.
+
+    Returns
+    -------
+    float
+        ℓ ≥ 0 as a float64 (docs/algorithms.md#metric-logistic, docs/algorithms.md#metric-hinge).
+    """
     if loss_code == METRIC_LOGISTIC:
         u = tau * (1.0 - h)
         if u > 0.0:
@@ -48,7 +64,32 @@ def _metric_pair_loss(loss_code, h, tau):
 
 @njit(**NJIT_OPTIONS)
 def _metric_pair_dloss(loss_code, h, tau):
-    """dℓ/dh of one pair (a subgradient for the hinge at its kink: 0)."""
+    """dℓ/dh of one pair (a subgradient for the hinge at its kink: 0).
+
+    Parameters
+    ----------
+    loss_code : int
+        :data:`METRIC_LOGISTIC` or :data:`METRIC_HINGE` (any other code: the hinge).
+    h : float
+        The squared distance h, a float64 scalar.
+    tau : float
+        τ, +1.0 or −1.0.
+
+    Returns
+    -------
+    float
+        dℓ/dh as a float64, with the sign of τ: τ/(1 + e^(τ(1 − h))) for the logistic loss (at most
+        s(1 + 4R) in absolute value on the constraint sets, s the logistic function), τ·1[1 + τh > 0] for
+        the hinge.
+
+    Notes
+    -----
+    Declared without ``fastmath``, but numba compiles a callee that sets no ``fastmath`` with the flags
+    of the caller that triggers its first compilation. When that caller is
+    :func:`onpair._metric_kernels._fused_pass`, this function carries ``reassoc`` and ``contract`` for
+    the rest of the process. Its results are bit-identical either way
+    (docs/algorithms.md#floating-point).
+    """
     if loss_code == METRIC_LOGISTIC:
         # d/dh φ(τ(1 − h)) = τ/(1 + e^(τ(1 − h))), written so that exp never overflows.
         u = tau * (1.0 - h)

@@ -33,7 +33,35 @@ from .._config import NJIT_OPTIONS
 @njit(**NJIT_OPTIONS)
 def _ledger_round(bound, t, eta, pair_change, smoothness, strong_convexity, diameter, buffer_size):
     """U_t from U_{t−1} = ``bound`` for one round t ≥ 2 (the recursion of :func:`_ledger_block`; the
-    learners' single-record path calls it too, so both give the same bits)."""
+    learners' single-record path calls it too, so both give the same bits).
+
+    U_t = min(diameter, max(c_t·bound + Γ·η·κ_t, Γ·η)) with c_t = max(|1 − η·α|, |1 − η·L|) and
+    κ_t = 1/min(t − 1, buffer_size) (docs/algorithms.md#ledger-recursion).
+
+    Parameters
+    ----------
+    bound : float
+        U_{t−1} ≥ 0.
+    t : int
+        The round, t ≥ 2 (round 1 takes no step and is not passed here).
+    eta : float
+        The step size η_t ≥ 0.
+    pair_change : float
+        Γ of the loss's data term (docs/algorithms.md#pair-change).
+    smoothness : float
+        L of the whole round objective (the loss's L plus λ).
+    strong_convexity : float
+        α of the round objective (λ); 0 is allowed.
+    diameter : float
+        diam(C), the cap.
+    buffer_size : int
+        The buffer capacity s, or ≤ 0 for the full history (κ_t = 1/(t − 1)).
+
+    Returns
+    -------
+    float
+        U_t as a float64.
+    """
     contraction = max(abs(1.0 - eta * strong_convexity), abs(1.0 - eta * smoothness))
     stored = t - 1
     if buffer_size > 0 and buffer_size < stored:
@@ -51,6 +79,24 @@ def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_conv
     ``pair_change`` is Γ (2G in general, G for the logistic and hinge AUC losses).
     ``steps[i]`` is η for round ``t_start + i + 1``; ``buffer_size ≤ 0`` means the full history
     (κ_t = 1/(t−1)), otherwise κ_t = 1/min(t−1, buffer_size). Round 1 takes no step (there is no pair).
+
+    Parameters
+    ----------
+    previous : float
+        U_{t_start} (0.0 before the first round).
+    t_start : int
+        The number of rounds already accounted for, ≥ 0.
+    steps : float64 array of shape (m,)
+        ``steps[i]`` is η for round ``t_start + i + 1`` (read only).
+    pair_change, smoothness, strong_convexity, diameter : float
+        Γ, L and α of the round objective and diam(C), as for :func:`_ledger_round`.
+    buffer_size : int
+        The buffer capacity s, or ≤ 0 for the full history.
+
+    Returns
+    -------
+    float64 array of shape (m,)
+        A new array whose entry i is U_{t_start + i + 1} (round 1 leaves the bound unchanged).
     """
     m = steps.shape[0]
     out = np.empty(m)
