@@ -2,7 +2,7 @@
 
 Test AUC at ε ∈ {0.5, 1.5, 2.5}, δ = 1/n_train, over random 80/20 train/test splits (mean ± std),
 each private estimator beside its non-private twin (``private=False``: same algorithm, no noise) and
-beside the private centroid baseline of ALGORITHMS.md §6 (``GradientPerturbedGD(T=1)`` from θ = 0).
+beside the private centroid baseline of docs/algorithms.md#private-centroid (``GradientPerturbedGD(T=1)`` from θ = 0).
 
 Public bounds: [0, upper] per feature, with ``upper`` the maxima printed in the data set's
 documentation (``load_breast_cancer().DESCR``), rounded outward. They are documented constants, not

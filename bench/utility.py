@@ -2,7 +2,7 @@
 
 Compared, on the same permutations:
 * the non-private twin (Pairwise GIGA, the same kernel without noise);
-* the private centroid baseline of ALGORITHMS.md §6: one noisy full-gradient step from θ = 0 (the
+* the private centroid baseline of docs/algorithms.md#private-centroid: one noisy full-gradient step from θ = 0 (the
   class-mean difference), sensitivity 4/n, analytic Gaussian mechanism;
 * OnPairStrC and OnPairC with their defaults (releases at 64, 128, …, n; proportional budget split),
   OnPairStrC releasing only at n, and OnPairStrC as printed in the paper (mode="paper", λ = 10⁻³).
@@ -49,7 +49,7 @@ def load_pima():
 
 
 def centroid_baseline(Z_train, y_train, Z_test, epsilon, delta, rng):
-    """ALGORITHMS.md §6: θ = −η(∇L(0) + b), sensitivity of ∇L(0) is 4/n (|φ'(0)| = 1/2, diameter 2)."""
+    """docs/algorithms.md#private-centroid: θ = −η(∇L(0) + b), sensitivity of ∇L(0) is 4/n (|φ'(0)| = 1/2, diameter 2)."""
     n = y_train.size
     pos, neg = Z_train[y_train > 0], Z_train[y_train < 0]
     # ∇L(0) = −(2/(n(n−1))) Σ_{pos, neg} (x⁺ − x⁻) for the logistic AUC loss.

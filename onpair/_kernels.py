@@ -461,7 +461,7 @@ def _giga_square_statistics(
     For ``ℓ = (1 − u)²`` with ``u = sign·wᵀ(x − x_j)``, ``∇ = −2 sign (x − x_j) + 2 (x − x_j)(x − x_j)ᵀ w``,
     and over the m stored records of the other label (S₁ = Σ x_j, S₂ = Σ x_j x_jᵀ)
     ``Σ(x − x_j) = m x − S₁`` and ``Σ(x − x_j)(x − x_j)ᵀ w = m x (xᵀw) − x (S₁ᵀw) − S₁ (xᵀw) + S₂ w``
-    (ALGORITHMS.md §2). Row 0 of ``counts``/``sums``/``second_moments`` holds the negatives, row 1 the
+    (docs/algorithms.md#square-statistics). Row 0 of ``counts``/``sums``/``second_moments`` holds the negatives, row 1 the
     positives; they are updated in place.
 
     Parameters

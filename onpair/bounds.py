@@ -1,6 +1,6 @@
 """Public feature bounds: map raw records onto a domain of diameter 2.
 
-Every constant of the privacy analysis (ALGORITHMS.md §1-2) assumes ``‖x − x'‖₂ ≤ 2`` for any two
+Every constant of the privacy analysis (docs/algorithms.md#public-bounds) assumes ``‖x − x'‖₂ ≤ 2`` for any two
 records. The bounds that make this true must be **public**: declared by the user or taken from the
 data set's documentation, never computed from the private records (a min/max or a standard deviation
 read off the data leaks it). A record outside the declared bounds is clipped to them; the clipping is
@@ -11,7 +11,7 @@ Two kinds of bounds:
 * a box ``lower ≤ x ≤ upper`` (per feature, or scalars): each feature is centred on the box's middle
   and put on a unit range, then the box is scaled to diagonal 2,
   ``x_k ↦ (2·clip(x_k) − lower_k − upper_k)/((upper_k − lower_k)·√d)``, so the box maps onto
-  ``[−1/√d, 1/√d]^d`` inside the unit ball, with its centre at the origin. This reaches diameter exactly 2 without shrinking any record that respects the box (ALGORITHMS.md §1
+  ``[−1/√d, 1/√d]^d`` inside the unit ball, with its centre at the origin. This reaches diameter exactly 2 without shrinking any record that respects the box (docs/algorithms.md#public-bounds
   measures AUC 0.75 against 0.64 with unit-ball clipping on Pima). Putting features on a unit range
   first matters: the single scale ``2/‖upper − lower‖₂`` would let the widest feature (Pima's insulin,
   0–900) swamp the others (AUC 0.67 against 0.81 for the non-private learner on Pima);

@@ -1,6 +1,6 @@
 """``onpair experiment huai``: the experiments of Huai et al. (2020), Figures 1–6.
 
-Protocol (ALGORITHMS.md §8, the paper's Experiments section): for each of ``permutations`` random
+Protocol (docs/algorithms.md#evaluation, the paper's Experiments section): for each of ``permutations`` random
 permutations of a data set, the first n records train the learner and the rest are held out;
 ε ∈ {0.5, 1.5, 2.5}, δ = 1/n; the NonPrivate baseline is Pairwise GIGA (the same kernel without
 noise). Each figure is run twice, side by side:

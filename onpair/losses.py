@@ -14,7 +14,7 @@ name                  ℓ as a function of u      G (Lipschitz in w)     L (smoo
 ====================  =======================  =====================  ===========
 
 The constants hold on a feature domain of diameter 2 (``‖x − x'‖₂ ≤ 2``, see
-:mod:`onpair.bounds`) and, for the square loss, on the ball ``‖w‖₂ ≤ R``; ALGORITHMS.md §2 derives
+:mod:`onpair.bounds`) and, for the square loss, on the ball ``‖w‖₂ ≤ R``; docs/algorithms.md#losses derives
 them and ``tests/test_losses.py`` checks them on sampled worst cases. The logistic loss with
 ``(y − y')`` in place of ``2·sign`` is exactly Huai et al.'s ``φ((y − y')wᵀ(x − x'))`` for labels ±1.
 The strong-convexity regulariser ``(λ/2)‖w − c‖²`` is not part of these constants: it is added by the
@@ -134,7 +134,7 @@ class PairLoss:
         """Γ: a bound on ‖∇ℓ(w; z, z_a) − ∇ℓ(w; z, z_b)‖₂ over records z_a, z_b (same w, same z).
 
         The sensitivity ledger charges Γ per replaced record and pair. Two gradients of norm ≤ G give
-        the generic Γ = 2G (ALGORITHMS.md §3), which is what the square loss gets: the argument below
+        the generic Γ = 2G (docs/algorithms.md#pair-change), which is what the square loss gets: the argument below
         needs a pair weight of one sign, and 2(1 − u) changes sign once R > 1/2 (sampled worst cases
         stay near G, but sampling is not a proof).
 

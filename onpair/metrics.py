@@ -1,4 +1,4 @@
-"""Evaluation of released scorers (ALGORITHMS.md §8)."""
+"""Evaluation of released scorers (docs/algorithms.md#evaluation)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def roc_auc(scores, labels) -> float:
 
 
 def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
-    """Empirical pairwise risk L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j) (ALGORITHMS.md §1).
+    """Empirical pairwise risk L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j) (docs/algorithms.md#pairwise-risk).
 
     ``Z`` are records already mapped by the public bounds, ``labels`` are ±1 (or 0/1, booleans).
     Opposite-label pairs score ``ℓ(wᵀ(x⁺ − x⁻))`` (both orders, so twice); same-label pairs contribute

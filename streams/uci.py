@@ -3,7 +3,7 @@
 Each data set has a :class:`UCISpec`: the file name and its sha256, the parser, the label mapping to
 ±1, the treatment of missing values and **public** per-feature bounds (``spec.lower``, ``spec.upper``).
 The bounds come from the data set's documentation or from domain knowledge, are written here as
-constants and are never computed from the data (ALGORITHMS.md §1): pass them to a learner as
+constants and are never computed from the data (docs/algorithms.md#public-bounds): pass them to a learner as
 ``bounds=(spec.lower, spec.upper)``. ``spec.bounds_source`` says where each one comes from.
 
 Labels: the event, or the rarer/positive finding, is +1 (the usual convention for AUC):

@@ -65,7 +65,7 @@ def giga(X, signs, steps, lam, center, radius, loss, w_start, release_rounds=(),
 
 
 def ledger(steps, lipschitz, smoothness, strong_convexity, diameter, buffer_size=None, pair_change=None):
-    """The sensitivity recursion of ALGORITHMS.md §3, one round at a time (Γ = 2G unless given)."""
+    """The sensitivity recursion of docs/algorithms.md#ledger-recursion, one round at a time (Γ = 2G unless given)."""
     change = 2 * lipschitz if pair_change is None else pair_change
     bound = 0.0
     out = []

@@ -1,4 +1,4 @@
-"""Tests of the public feature bounds (ALGORITHMS.md §1: every record must land in a domain of diameter 2).
+"""Tests of the public feature bounds (docs/algorithms.md#public-bounds: every record must land in a domain of diameter 2).
 
 The box map is checked against its definition ``z_k = 2(clip(x_k) − lo_k)/((hi_k − lo_k)·√d)`` and the
 norm map against ``x·min(1, B/‖x‖)/B``; the geometric claims (diameter 2, corners at distance exactly

@@ -77,8 +77,8 @@ def test_analytic_below_classic_for_small_eps(eps, delta):
 @pytest.mark.parametrize("n", [100, 256, 400, 614, 768])
 @pytest.mark.parametrize("eps", [0.5, 1.5, 2.5])
 def test_analytic_saving_at_paper_settings(n, eps):
-    """ALGORITHMS.md section 7: analytic needs 25-50 % less sigma than classic
-    (asserted with some slack: [20 %, 55 %])."""
+    """docs/algorithms.md#analytic-gaussian: analytic needs 21–49 % less sigma than classic at
+    these settings (asserted with some slack: [20 %, 55 %])."""
     delta = 1 / n
     a = gaussian_sigma(1.0, eps, delta)
     c = classic(1.0, eps, delta)

@@ -54,7 +54,7 @@ def test_reproduces_lemma4_under_its_conditions(alpha, smooth, lipschitz):
 @given(alpha=st.floats(0.05, 4.0), smooth=st.floats(0.5, 8.0), lipschitz=st.floats(0.5, 6.0))
 @settings(max_examples=30)
 def test_sharper_4G_over_alpha_t_once_the_map_contracts(alpha, smooth, lipschitz):
-    """ALGORITHMS.md §3: from t₀ ≥ (L+α)/α with η_t = 2/(αt), U_t ≤ 4G/(αt)."""
+    """docs/algorithms.md#ledger-closed-form: from t₀ ≥ (L+α)/α with η_t = 2/(αt), U_t ≤ 4G/(αt)."""
     L = smooth + alpha
     t0 = math.ceil((L + alpha) / alpha)
     t = np.arange(1, t0 + 800, dtype=float)

@@ -69,7 +69,7 @@ def test_lemma3_round_trip(eps, delta):
 
 
 def _cks_objective(a, rho, delta):
-    """The CKS bound at order a, written directly from ALGORITHMS.md section 7."""
+    """The CKS bound at order a, written directly from docs/algorithms.md#conversion-tight."""
     a = np.asarray(a, dtype=float)
     return a * rho + (math.log(1 / delta) + (a - 1) * np.log(1 - 1 / a) - np.log(a)) / (a - 1)
 
@@ -266,7 +266,7 @@ def test_returns_python_floats():
 
 
 # --------------------------------------------------------------------------
-# ALGORITHMS.md section 7 settings
+# docs/algorithms.md#conversions settings
 # --------------------------------------------------------------------------
 
 
@@ -310,7 +310,7 @@ def _pld_accountant(rho):
 def test_tight_matches_dp_accounting_rdp(rho, delta):
     ours = eps_from_rho(rho, delta, "tight")
     theirs = _rdp_accountant(rho).get_epsilon(delta)
-    # Absolute tolerance 1e-3 (ALGORITHMS.md: "agrees to 3 decimals").
+    # Absolute tolerance 1e-3 (docs/algorithms.md#dp-accounting-checks).
     assert abs(ours - theirs) <= 1e-3, (rho, delta, ours, theirs)
     # Their grid minimum cannot be below the exact infimum.
     assert ours <= theirs + 1e-12

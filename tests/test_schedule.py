@@ -1,4 +1,4 @@
-"""Tests of the public release schedule (ALGORITHMS.md §3, "Release schedule and per-release budget").
+"""Tests of the public release schedule (docs/algorithms.md#release-schedules).
 
 Expected rounds and shares are worked out by hand from the definitions in the schedule's docstring:
 rounds ``at`` / ``every`` / ``doubling``, limited by ``n`` (plus a release at n), ``horizon``, ``start``

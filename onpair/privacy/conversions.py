@@ -1,7 +1,7 @@
 """Conversions between zero-concentrated DP (rho) and (epsilon, delta)-DP.
 
 The library accounts in rho-zCDP (Gaussian releases compose by adding rho,
-see ALGORITHMS.md section 7) and reports or accepts budgets in
+see docs/algorithms.md#zcdp) and reports or accepts budgets in
 (epsilon, delta).  Three conversions are offered, from loosest to tightest:
 
 ``"lemma3"``

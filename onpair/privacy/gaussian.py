@@ -7,7 +7,7 @@ Two regimes are covered:
   valid for every epsilon > 0;
 * zCDP accounting: :func:`gaussian_rho` (the rho paid by one release) and
   :func:`sigma_for_rho` (the noise needed for a given rho share), which is
-  how the online learners calibrate each release (ALGORITHMS.md section 3,
+  how the online learners calibrate each release (docs/algorithms.md#release-calibration,
   sigma_k = U_{t_k} / sqrt(2 rho_k)).
 """
 

@@ -2,7 +2,7 @@
 
 Huai et al.'s Lemma 4 (``‖w_t − w'_t‖ ≤ 8G/(αt)``) only holds when the gradient map contracts, which
 needs ``t ≥ 16L²/α²`` with their step sizes; with the paper's λ = 10⁻³ that is never on a UCI data set
-(ALGORITHMS.md §3). The ledger is valid for **any** step-size schedule. Couple two runs on neighbouring
+(docs/algorithms.md#t1). The ledger is valid for **any** step-size schedule. Couple two runs on neighbouring
 streams that differ at position j (same randomness). With c_t = max(|1 − η_t α|, |1 − η_t L|) the
 contraction factor of the round-t gradient map (α-strongly convex, L-smooth objective) and projection
 being non-expansive:
@@ -13,7 +13,7 @@ being non-expansive:
 * always ``≤ diam(C)``.
 
 Γ bounds how much one pair's gradient can change, at the same w, when one record of the pair is
-replaced. ALGORITHMS.md §3 uses the generic Γ = 2G (two gradients of norm ≤ G); for the logistic and
+replaced. docs/algorithms.md#pair-change uses the generic Γ = 2G (two gradients of norm ≤ G); for the logistic and
 hinge AUC losses Γ = G (:meth:`onpair.losses.PairLoss.pair_change`, proof there, sampled worst cases
 in ``tests/test_losses.py``), which halves every sensitivity. Taking the worst j gives
 ``U_t = min(diam, max(c_t U_{t−1} + Γη_tκ_t, Γη_t))`` with U = 0 before the first step. G and Γ bound

@@ -1,6 +1,6 @@
 """Release schedules: when a private learner releases a model and how much zCDP budget each release gets.
 
-The privacy cost of an online learner is paid per **release**, not per update (ALGORITHMS.md §3).
+The privacy cost of an online learner is paid per **release**, not per update (docs/algorithms.md#release-schedules).
 A schedule is public and data-independent: the rounds at which models are released and the share ρ_k
 of the total budget ρ that release k receives, with Σ_k ρ_k ≤ ρ under every possible stream length.
 
