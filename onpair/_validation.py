@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .privacy import _checks
+from .privacy._checks import check_positive as _check_positive_number, check_rho as _check_rho
 
 
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
@@ -175,8 +175,8 @@ def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
     """A finite float > 0 (or ≥ 0), rejecting bools, strings, NaN and inf (one implementation:
     :mod:`onpair.privacy._checks`)."""
     if allow_zero:
-        return _checks.check_rho(value, name, allow_zero=True)
-    return _checks.check_positive(value, name)
+        return _check_rho(value, name, allow_zero=True)
+    return _check_positive_number(value, name)
 
 
 #: Radii outside this range make the loss constants (G/R, the ledger's 2R) overflow or underflow.

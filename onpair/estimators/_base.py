@@ -57,7 +57,7 @@ def _conversion_warning():
     return _sklearn_class("sklearn.exceptions", "DataConversionWarning") or UserWarning
 
 
-class _PairwiseEstimator:
+class PairwiseEstimator:
     """Shared scikit-learn API of the offline pairwise estimators (binary ranking / AUC tasks).
 
     Subclasses define ``__init__`` with keyword-only parameters stored verbatim, and

@@ -81,7 +81,7 @@ from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import sigmas_for_shares
-from ._base import _PairwiseEstimator, non_private_report, release_report
+from ._base import PairwiseEstimator, non_private_report, release_report
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
 
@@ -115,7 +115,7 @@ def default_step_size(loss, radius: float, lam: float) -> float:
     return float(radius) / (loss.lipschitz(radius) + float(lam) * float(radius))
 
 
-class GradientPerturbedGD(_PairwiseEstimator):
+class GradientPerturbedGD(PairwiseEstimator):
     """Private full-batch pairwise gradient descent by gradient perturbation (Kang et al. 2021, Alg. 1).
 
     T projected gradient steps on the pairwise empirical risk (plus (λ/2)‖θ‖²) from θ_0 = 0, each with

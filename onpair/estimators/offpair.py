@@ -31,13 +31,13 @@ from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
 from ..privacy.ledger import sensitivity_ledger
-from ._base import _PairwiseEstimator, non_private_report, perturbed, release_report
+from ._base import PairwiseEstimator, non_private_report, perturbed, release_report
 
 OUTPUTS = ("average", "last")
 MODES = ("ledger", "paper")
 
 
-class _OffPair(_PairwiseEstimator):
+class _OffPair(PairwiseEstimator):
     """Shared fit of OffPairStrC and OffPairC."""
 
     def _strong_convexity(self, n: int) -> float:

@@ -76,7 +76,7 @@ from ..matrix_geometry import constraint_code, constraint_diameter
 from ..metric_losses import get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.exceptions import PrivacyWarning
-from ._base import _PairwiseEstimator, non_private_report, perturbed, release_report
+from ._base import PairwiseEstimator, non_private_report, perturbed, release_report
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
 
@@ -117,7 +117,7 @@ def paper_sigma(n, T, eta, lipschitz, epsilon, delta):
     return math.sqrt(variance)
 
 
-class OutputPerturbedSGD(_PairwiseEstimator):
+class OutputPerturbedSGD(PairwiseEstimator):
     """(ε, δ)-DP SGD for pairwise AUC learning with a non-smooth loss (Yang et al. 2021, Alg. 2).
 
     Runs T steps of SGD in which each step pairs a fresh uniform draw with every earlier draw, averages

@@ -57,7 +57,7 @@ def _check_method(method):
     return method
 
 
-def _nudge(x, ok, up):
+def nudge_until(x, ok, up):
     """Move ``x`` by growing relative steps until ``ok(x)`` holds.
 
     Root finders land within a few ulps of the root, on either side.  The
@@ -83,7 +83,7 @@ def _nudge(x, ok, up):
 # --------------------------------------------------------------------------
 
 
-def _gaussian_delta(mu, epsilon):
+def gaussian_delta(mu, epsilon):
     """Exact delta(epsilon) of mu-GDP (equivalently of one Gaussian with
     sensitivity/sigma = mu): Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2).
 
@@ -103,7 +103,7 @@ def _gaussian_delta(mu, epsilon):
     return max(math.exp(log_pa) * -math.expm1(expo), 0.0)
 
 
-def _gaussian_mu(epsilon, delta):
+def gaussian_mu(epsilon, delta):
     """Largest mu such that mu-GDP satisfies (epsilon, delta)-DP.
 
     delta_mu(epsilon) is increasing in mu (from 0 at mu -> 0 to 1 as
@@ -113,7 +113,7 @@ def _gaussian_mu(epsilon, delta):
     """
 
     def h(mu):
-        return _gaussian_delta(mu, epsilon) - delta
+        return gaussian_delta(mu, epsilon) - delta
 
     lo = hi = 1.0
     if h(1.0) <= 0.0:
@@ -127,7 +127,7 @@ def _gaussian_mu(epsilon, delta):
             if lo == 0.0:  # pragma: no cover - epsilon > 0 prevents this
                 raise RuntimeError("could not bracket mu")
     mu = brentq(h, lo, hi, xtol=_XTOL, rtol=_RTOL, maxiter=_MAXITER)
-    return _nudge(mu, lambda m: h(m) <= 0.0, up=False)
+    return nudge_until(mu, lambda m: h(m) <= 0.0, up=False)
 
 
 # --------------------------------------------------------------------------
@@ -177,7 +177,7 @@ def _eps_gaussian(rho, delta, log_inv_delta):
     mu = math.sqrt(2.0 * rho)
 
     def h(e):
-        return _gaussian_delta(mu, e) - delta
+        return gaussian_delta(mu, e) - delta
 
     if h(0.0) <= 0.0:
         return 0.0
@@ -188,7 +188,7 @@ def _eps_gaussian(rho, delta, log_inv_delta):
         hi = 2.0 * hi + 1.0
     eps = brentq(h, 0.0, hi, xtol=_XTOL, rtol=_RTOL, maxiter=_MAXITER)
     # Report a definite upper bound: move up until the profile is below delta.
-    return _nudge(eps, lambda e: h(e) <= 0.0, up=True)
+    return nudge_until(eps, lambda e: h(e) <= 0.0, up=True)
 
 
 def eps_from_rho(rho, delta, method="tight"):
@@ -295,7 +295,7 @@ def rho_from_dp(epsilon, delta, method="tight"):
         # sqrt(L + eps) - sqrt(L) written without cancellation for eps << L.
         s = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
         rho = s * s
-        return _nudge(rho, lambda r: _eps_lemma3(r, L) <= epsilon, up=False)
+        return nudge_until(rho, lambda r: _eps_lemma3(r, L) <= epsilon, up=False)
 
     if method == "tight":
 
@@ -311,18 +311,18 @@ def rho_from_dp(epsilon, delta, method="tight"):
         while h(hi) <= 0.0:
             lo, hi = hi, 2.0 * hi
         rho = brentq(h, lo, hi, xtol=_XTOL, rtol=_RTOL, maxiter=_MAXITER)
-        return _nudge(rho, lambda r: h(r) <= 0.0, up=False)
+        return nudge_until(rho, lambda r: h(r) <= 0.0, up=False)
 
     # method == "gaussian"
-    mu = _gaussian_mu(epsilon, delta)
+    mu = gaussian_mu(epsilon, delta)
     rho = 0.5 * mu * mu
 
     def ok(r):
         # Both the exact inequality at the requested epsilon and the
         # round trip through eps_from_rho must hold.
         return (
-            _gaussian_delta(math.sqrt(2.0 * r), epsilon) <= delta
+            gaussian_delta(math.sqrt(2.0 * r), epsilon) <= delta
             and _eps_gaussian(r, delta, L) <= epsilon
         )
 
-    return _nudge(rho, ok, up=False)
+    return nudge_until(rho, ok, up=False)

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ._checks import check_delta, check_epsilon, check_positive, check_rho, check_sensitivity
-from .conversions import _gaussian_delta, _gaussian_mu, _nudge
+from .conversions import gaussian_delta, gaussian_mu, nudge_until
 from .exceptions import PrivacyWarning
 
 __all__ = ["gaussian_sigma", "gaussian_rho", "sigma_for_rho", "SIGMA_METHODS"]
@@ -100,11 +100,11 @@ def gaussian_sigma(sensitivity, epsilon, delta, method="analytic"):
     # The privacy profile depends on sensitivity and sigma only through
     # mu = sensitivity / sigma, and the same mu-GDP helper drives the exact
     # "gaussian" zCDP conversion, so both share one solver.
-    mu = _gaussian_mu(epsilon, delta)
+    mu = gaussian_mu(epsilon, delta)
     sigma = sensitivity / mu
     # sensitivity / (sensitivity / mu) can round to a hair above mu; move
     # sigma up until the inequality holds for the sigma actually returned.
-    return _nudge(sigma, lambda s: _gaussian_delta(sensitivity / s, epsilon) <= delta, up=True)
+    return nudge_until(sigma, lambda s: gaussian_delta(sensitivity / s, epsilon) <= delta, up=True)
 
 
 def gaussian_rho(sensitivity, sigma):
@@ -186,4 +186,4 @@ def sigma_for_rho(sensitivity, rho):
     if sensitivity == 0.0:
         return 0.0
     sigma = sensitivity / math.sqrt(2.0 * rho)
-    return _nudge(sigma, lambda s: _rho_of(sensitivity, s) <= rho, up=True)
+    return nudge_until(sigma, lambda s: _rho_of(sensitivity, s) <= rho, up=True)
