@@ -615,3 +615,14 @@ def test_refuses_copies(cls):
     for action in (copy.copy, copy.deepcopy, pickle.dumps):
         with pytest.raises(TypeError, match="to_state"):
             action(mech)
+
+
+@pytest.mark.parametrize("cls, name", [(TreeAggregation, "rho"), (TreeAggregation, "sensitivity"),
+                                       (TreeAggregation, "estimate_kind"), (TreeAggregation, "levels"),
+                                       (BandedToeplitz, "band"), (BandedToeplitz, "kappa2"),
+                                       (BandedToeplitz, "horizon"), (BandedToeplitz, "dim")])
+def test_calibrated_parameters_are_read_only(cls, name):
+    """The noise was calibrated to them: changing one afterwards would misreport the cost."""
+    mech = make(cls)
+    with pytest.raises(AttributeError):
+        setattr(mech, name, 1)

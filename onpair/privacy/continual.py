@@ -170,15 +170,35 @@ class PrefixSumMechanism(abc.ABC):
             PrefixSumMechanism._registry[cls.kind] = cls
 
     def __init__(self, *, dim, sensitivity, rho, horizon=None):
-        self.dim = _check_int(dim, "dim", maximum=2**31)
+        self._dim = _check_int(dim, "dim", maximum=2**31)
         _check_real(sensitivity, "sensitivity")
-        self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self._sensitivity = check_positive(sensitivity, "sensitivity")
         _check_real(rho, "rho")
-        self.rho = check_rho(rho, "rho", allow_zero=False)
-        self.horizon = None if horizon is None else _check_int(horizon, "horizon")
+        self._rho = check_rho(rho, "rho", allow_zero=False)
+        self._horizon = None if horizon is None else _check_int(horizon, "horizon")
         self._n_seen = 0
 
-    # -- public read-only -------------------------------------------------------------------------
+    # -- public read-only: the noise was calibrated to these, so they cannot be changed ---------------
+    @property
+    def dim(self) -> int:
+        """int: k, the length of every record."""
+        return self._dim
+
+    @property
+    def sensitivity(self) -> float:
+        """float: Δ, the public ℓ2 bound on the change of one record under replacement."""
+        return self._sensitivity
+
+    @property
+    def rho(self) -> float:
+        """float: the zCDP budget of the whole stream."""
+        return self._rho
+
+    @property
+    def horizon(self):
+        """int or None: records accepted in all (None: unbounded)."""
+        return self._horizon
+
     @property
     def n_seen(self) -> int:
         """int: records added so far."""
@@ -238,7 +258,7 @@ class PrefixSumMechanism(abc.ABC):
     def _check_block(self, V) -> np.ndarray:
         if not isinstance(V, np.ndarray):
             V = np.asarray(V)
-        if V.dtype.kind not in "fiu" or V.dtype.kind == "b":
+        if V.dtype.kind not in "fiu":
             raise TypeError(f"V must hold real numbers, got dtype {V.dtype}")
         if V.ndim != 2 or V.shape[1] != self.dim:
             raise ValueError(f"V must have shape (m, {self.dim}), got {V.shape}")
@@ -475,23 +495,23 @@ class TreeAggregation(PrefixSumMechanism):
             raise TypeError(f"estimate must be a str, one of {ESTIMATES}, got {estimate!r}")
         if estimate not in ESTIMATES:
             raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
-        self.estimate_kind = estimate
+        self._estimate_kind = estimate
         if self.horizon is not None:
-            self.levels = self.horizon.bit_length()
-            shares = np.full(self.levels, self.rho / self.levels)
+            self._levels = self.horizon.bit_length()
+            shares = np.full(self._levels, self.rho / self._levels)
         else:
-            self.levels = _UNBOUNDED_LEVELS
-            h = np.arange(1, self.levels + 1, dtype=np.float64)
+            self._levels = _UNBOUNDED_LEVELS
+            h = np.arange(1, self._levels + 1, dtype=np.float64)
             shares = self.rho * 6.0 / (math.pi ** 2 * h * h)
-        sigmas = sigmas_for_shares(np.full(self.levels, self.sensitivity), shares)
+        sigmas = sigmas_for_shares(np.full(self._levels, self.sensitivity), shares)
         if not np.all(np.isfinite(sigmas) & (sigmas > 0)):
             raise ValueError(f"sensitivity={self.sensitivity!r} and rho={self.rho!r} give a noise scale "
                              "that is not a finite positive number")
         self._sigmas = sigmas
         self._scales = sigmas.copy()  # what the kernel adds (tests set it to 0)
-        ls_var = np.empty(self.levels)
+        ls_var = np.empty(self._levels)
         ls_var[0] = sigmas[0] ** 2
-        for lvl in range(1, self.levels):
+        for lvl in range(1, self._levels):
             ls_var[lvl] = 1.0 / (1.0 / sigmas[lvl] ** 2 + 1.0 / (2.0 * ls_var[lvl - 1]))
         if estimate == "honaker":
             self._a = ls_var / sigmas ** 2
@@ -499,12 +519,22 @@ class TreeAggregation(PrefixSumMechanism):
             self._b = 1.0 - self._a
             self._level_var = ls_var
         else:
-            self._a = np.ones(self.levels)
-            self._b = np.zeros(self.levels)
+            self._a = np.ones(self._levels)
+            self._b = np.zeros(self._levels)
             self._level_var = sigmas ** 2
-        self._left_sums = np.zeros((self.levels, self.dim))
-        self._left_est = np.zeros((self.levels, self.dim))
+        self._left_sums = np.zeros((self._levels, self.dim))
+        self._left_est = np.zeros((self._levels, self.dim))
         self._work = np.zeros((2, self.dim))
+
+    @property
+    def levels(self) -> int:
+        """int: tree levels held: ⌊log₂ horizon⌋ + 1, or 63 when unbounded."""
+        return self._levels
+
+    @property
+    def estimate_kind(self) -> str:
+        """str: the constructor's ``estimate`` ("honaker" or "plain")."""
+        return self._estimate_kind
 
     def get_params(self) -> dict:
         return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho,
@@ -548,7 +578,7 @@ class TreeAggregation(PrefixSumMechanism):
     def _levels_in_use(self) -> int:
         """Levels shown in the privacy rows: all L with a horizon; those that released a node so far
         when unbounded (at least level 0)."""
-        return self.levels if self.horizon is not None else max(1, self._n_seen.bit_length())
+        return self._levels if self.horizon is not None else max(1, self._n_seen.bit_length())
 
     def describe(self):
         """Public summary of the tree.
@@ -570,10 +600,10 @@ class TreeAggregation(PrefixSumMechanism):
         """
         out = self._common_description()
         out.update(
-            estimate=self.estimate_kind, levels=self.levels,
+            estimate=self.estimate_kind, levels=self._levels,
             sigma=float(self._sigmas[0]) if self.horizon is not None else None,
             sigmas=self._sigmas.tolist(),
-            kappa2=self.levels if self.horizon is not None else None,
+            kappa2=self._levels if self.horizon is not None else None,
             rho_spent_bound=math.fsum(self._level_rho()),
         )
         return out
@@ -597,12 +627,12 @@ class TreeAggregation(PrefixSumMechanism):
 
     # -- state ---------------------------------------------------------------------------------------
     def _array_shapes(self):
-        shape = (self.levels, self.dim)
+        shape = (self._levels, self.dim)
         return {"left_sums": shape, "left_estimates": shape}
 
     def _live_mask(self, n):
         """Levels whose stored left node is still needed: the set bits of n."""
-        return np.array([(n >> h) & 1 == 1 for h in range(self.levels)])
+        return np.array([(n >> h) & 1 == 1 for h in range(self._levels)])
 
     def _export_arrays(self):
         live = self._live_mask(self._n_seen)[:, None]
@@ -674,10 +704,10 @@ class BandedToeplitz(PrefixSumMechanism):
 
     def __init__(self, *, dim, sensitivity, rho, band=DEFAULT_BAND, horizon=None):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
-        self.band = _check_int(band, "band", maximum=2**31)
-        self._band = self.band if self.horizon is None else min(self.band, self.horizon)
+        self._band_given = _check_int(band, "band", maximum=2**31)
+        self._band = self._band_given if self.horizon is None else min(self._band_given, self.horizon)
         self._c = sqrt_toeplitz_coefficients(self._band)
-        self.kappa2 = math.fsum(self._c * self._c)
+        self._kappa2 = math.fsum(self._c * self._c)
         self._sigma_nominal = float(sigmas_for_shares(np.array([self.sensitivity * math.sqrt(self.kappa2)]),
                                                       np.array([self.rho]))[0])
         if not (math.isfinite(self._sigma_nominal) and self._sigma_nominal > 0):
@@ -688,6 +718,16 @@ class BandedToeplitz(PrefixSumMechanism):
         self._prefix_sum = np.zeros(self.dim)
         self._noise_sum = np.zeros(self.dim)
         self._reset_tracker()
+
+    @property
+    def band(self) -> int:
+        """int: the band as given (``describe()['band_used']`` is min(band, horizon))."""
+        return self._band_given
+
+    @property
+    def kappa2(self) -> float:
+        """float: κ² = Σ_{j<band_used} c_j², the largest column norm² of C."""
+        return self._kappa2
 
     def get_params(self) -> dict:
         return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "band": self.band,
