@@ -8,6 +8,7 @@ and with ``variance(t)``. Seeds and significance levels are fixed.
 """
 
 import copy
+import json
 import math
 import pickle
 
@@ -376,7 +377,6 @@ def test_block_splitting_property(cut, config, seed):
 
 def round_trip(mech):
     scalars, arrays = mech.to_state()
-    import json
     scalars = json.loads(json.dumps(scalars))
     params = json.loads(json.dumps(mech.get_params()))
     return type(mech).from_state(params, scalars, arrays)

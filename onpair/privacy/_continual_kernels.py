@@ -22,10 +22,10 @@ S_t + σ·Σ_{s≤t} Y_s = S_t + σ(A C⁻¹ z)_t.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from .._config import NJIT_OPTIONS
+
 
 @njit(**NJIT_OPTIONS)
 def _first_nonfinite_row(V):
