@@ -1,7 +1,9 @@
 """Privacy accounting: conversions, the Gaussian mechanism, the zCDP accountant, the sensitivity
-ledger and release schedules. Everything here depends on public quantities only."""
+ledger, release schedules, and continual release of prefix sums (binary tree, banded square-root
+Toeplitz). Everything here except the mechanisms' state depends on public quantities only."""
 
 from .accountant import ZCDPAccountant
+from .continual import BandedToeplitz, PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients
 from .conversions import eps_from_rho, rho_from_dp
 from .exceptions import PrivacyBudgetExceeded, PrivacyWarning
 from .gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho
@@ -11,4 +13,5 @@ from .schedule import ReleaseSchedule
 __all__ = [
     "ZCDPAccountant", "eps_from_rho", "rho_from_dp", "PrivacyBudgetExceeded", "PrivacyWarning",
     "gaussian_rho", "gaussian_sigma", "sigma_for_rho", "sensitivity_ledger", "ReleaseSchedule",
+    "PrefixSumMechanism", "TreeAggregation", "BandedToeplitz", "sqrt_toeplitz_coefficients",
 ]

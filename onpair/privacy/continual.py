@@ -1,0 +1,847 @@
+"""Continual release of prefix sums: a private estimate of S_t = Σ_{s≤t} v_s after every record.
+
+A stream of vectors v_1, v_2, … ∈ R^k arrives one record at a time (or in blocks). Neighbouring
+streams differ in one record, replaced: ‖v_t − v'_t‖₂ ≤ Δ (the public ``sensitivity``; the caller
+guarantees it, e.g. by clipping). After every record the mechanism releases a noisy S_t. Every
+mechanism here is a Gaussian mechanism on a linear image E·V of the stream, followed by
+post-processing, so its zCDP cost is exact: ρ = Δ²·κ²/(2σ²) with κ the largest column norm of the
+encoder E (ALGORITHMS.md §9, §7; ``docs/continual_release.md``).
+
+* :class:`TreeAggregation`: the binary tree (Dwork, Naor, Pitassi, Rothblum 2010; Chan, Shi, Song
+  2011), with the bottom-up least-squares estimate of each complete subtree (Honaker 2015) or the
+  plain sum of popcount(t) nodes. A known horizon T (L = ⌊log₂T⌋ + 1 levels, κ² = L) or an unbounded
+  stream (level h gets ρ_h = ρ·6/(π²(h+1)²), which sums to less than ρ over all levels).
+* :class:`BandedToeplitz`: the square-root factorisation A = B·C of the prefix-sum matrix (c_j =
+  C(2j, j)/4^j; Fichtenberger, Henzinger, Upadhyay 2023) with C truncated to a band b, so that memory
+  and time are O(b·k) and the cost κ² = Σ_{j<b} c_j² does not depend on the stream length.
+
+Noise is drawn with NumPy from the caller's ``Generator`` (``rng.standard_normal``) in a fixed
+per-record order, so that a block equals its records fed one at a time, bit for bit; the compiled
+kernels (:mod:`onpair.privacy._continual_kernels`) only do the noise-free arithmetic.
+
+Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
+set) is k positions and is protected as a group of k: its cost is at most k²·ρ in zCDP (group
+privacy for a Gaussian mechanism: sensitivity kΔ).
+
+The state (:meth:`PrefixSumMechanism.to_state`) holds noiseless partial sums and the noise itself:
+it is as secret as the raw stream. For the same reason a mechanism refuses to be copied or pickled
+(a copy fed a neighbouring stream would release noise that cancels in the difference).
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+import math
+import numbers
+
+import numpy as np
+
+from ._checks import check_positive, check_rho
+from ._continual_kernels import (
+    _first_nonfinite_row,
+    _toeplitz_add_block,
+    _toeplitz_release,
+    _toeplitz_variance_advance,
+    _tree_add_block,
+    _tree_prefix,
+)
+from .exceptions import PrivacyBudgetExceeded
+from .gaussian import _rho_of, sigmas_for_shares
+
+__all__ = [
+    "PrefixSumMechanism",
+    "TreeAggregation",
+    "BandedToeplitz",
+    "sqrt_toeplitz_coefficients",
+    "DEFAULT_BAND",
+    "MAX_RECORDS",
+]
+
+#: The most records a mechanism accepts (positions stay exact in int64; 63 tree levels).
+MAX_RECORDS = 2**62
+
+#: Levels of an unbounded tree: record t ≤ 2^62 completes nodes up to level 62.
+_UNBOUNDED_LEVELS = 63
+
+#: Default band of :class:`BandedToeplitz`, chosen from ``bench/continual.py`` (docs/continual_release.md):
+#: with b = 64 the banded mechanism beats the least-squares tree up to horizons of about 2,000 records
+#: (at 10³: worst prefix variance 34 against 53, in units Δ²/(2ρ)) and keeps ~150,000 records/s at
+#: k = 462; a longer known horizon is better served by a larger band or the tree (see the table).
+DEFAULT_BAND = 64
+
+ESTIMATES = ("honaker", "plain")
+
+#: Standard normals drawn per chunk of a block (8 MiB): bounds the scratch memory of a long block.
+_CHUNK_VALUES = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------------------------------
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_int(value, name: str, minimum: int = 1, maximum: int = MAX_RECORDS) -> int:
+    """An integer argument: TypeError for a non-integer (bools included), ValueError outside the range."""
+    if not _is_int(value):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value!r}")
+    return int(value)
+
+
+def _check_real(value, name: str) -> None:
+    if isinstance(value, (bool, np.bool_)) or not (
+            isinstance(value, numbers.Real)
+            or (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu")):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+
+
+def _check_rng(rng) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (the caller's own, e.g. np.random.default_rng(seed)), "
+            f"got {rng!r}")
+
+
+def sqrt_toeplitz_coefficients(n):
+    """The first n coefficients c_j = C(2j, j)/4^j of the square root of the prefix-sum matrix.
+
+    They are the Taylor coefficients of (1 − x)^{−1/2}; the lower-triangular Toeplitz matrix C with
+    first column c satisfies C·C = A (the lower-triangular matrix of ones).
+
+    Parameters
+    ----------
+    n : int
+        Number of coefficients, ≥ 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n,), by the recursion c_j = c_{j−1}·(2j − 1)/(2j) (relative error below j ulps).
+
+    Examples
+    --------
+    >>> sqrt_toeplitz_coefficients(4).tolist()
+    [1.0, 0.5, 0.375, 0.3125]
+    """
+    n = _check_int(n, "n")
+    j = np.arange(1, n, dtype=np.float64)
+    return np.concatenate(([1.0], np.cumprod((2.0 * j - 1.0) / (2.0 * j))))
+
+
+def _popcount(x: int) -> int:
+    return bin(x).count("1")
+
+
+# ---------------------------------------------------------------------------------------------------
+# base class
+# ---------------------------------------------------------------------------------------------------
+class PrefixSumMechanism(abc.ABC):
+    """A continual-release mechanism for prefix sums of a stream of vectors (abstract base).
+
+    Subclasses: :class:`TreeAggregation`, :class:`BandedToeplitz`. Construct them with keyword
+    arguments only (a swapped ``sensitivity`` and ``rho`` would silently change the noise).
+
+    Attributes
+    ----------
+    dim : int
+        k, the length of every record.
+    sensitivity : float
+        Δ, the public ℓ2 bound on the change of one record under replacement.
+    rho : float
+        zCDP budget of the whole stream (with a horizon: of up to ``horizon`` records). The cost of the
+        noise actually drawn is at most this (``describe()['rho_spent_bound']``).
+    horizon : int or None
+        Records accepted in all; None for an unbounded stream.
+    n_seen : int
+        Records added so far (read-only).
+    """
+
+    #: Name in :meth:`describe` and in the state (``scalars['kind']``).
+    kind = ""
+    _registry: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            PrefixSumMechanism._registry[cls.kind] = cls
+
+    def __init__(self, *, dim, sensitivity, rho, horizon=None):
+        self._dim = _check_int(dim, "dim", maximum=2**31)
+        _check_real(sensitivity, "sensitivity")
+        self._sensitivity = check_positive(sensitivity, "sensitivity")
+        _check_real(rho, "rho")
+        self._rho = check_rho(rho, "rho", allow_zero=False)
+        self._horizon = None if horizon is None else _check_int(horizon, "horizon")
+        self._n_seen = 0
+
+    # -- public read-only: the noise was calibrated to these, so they cannot be changed ---------------
+    @property
+    def dim(self) -> int:
+        """int: k, the length of every record."""
+        return self._dim
+
+    @property
+    def sensitivity(self) -> float:
+        """float: Δ, the public ℓ2 bound on the change of one record under replacement."""
+        return self._sensitivity
+
+    @property
+    def rho(self) -> float:
+        """float: the zCDP budget of the whole stream."""
+        return self._rho
+
+    @property
+    def horizon(self):
+        """int or None: records accepted in all (None: unbounded)."""
+        return self._horizon
+
+    @property
+    def n_seen(self) -> int:
+        """int: records added so far."""
+        return self._n_seen
+
+    @property
+    def capacity(self) -> int:
+        """int: the most records this mechanism accepts in all (``horizon``, or 2^62)."""
+        return MAX_RECORDS if self.horizon is None else self.horizon
+
+    def get_params(self) -> dict:
+        """The constructor's arguments (JSON-able): ``type(m)(**m.get_params())`` is a fresh twin."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    @classmethod
+    def _param_names(cls):
+        return tuple(name for name, p in inspect.signature(cls.__init__).parameters.items()
+                     if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+    # -- adding records ---------------------------------------------------------------------------
+    def add_block(self, V, rng, *, return_estimates=False):
+        """Add records (rows of ``V``) in stream order and release the prefix estimates.
+
+        Parameters
+        ----------
+        V : array_like of float, shape (m, k)
+            The records; float64 C-contiguous is used in place, anything else real is converted.
+            m = 0 is allowed (nothing happens).
+        rng : numpy.random.Generator
+            The caller's generator; the only source of noise (never NumPy's global state). Normals
+            are drawn in a fixed per-record order, so ``add_block(V)`` equals ``add_block(V[:i])``
+            followed by ``add_block(V[i:])``, bit for bit, with the same generator.
+        return_estimates : bool, optional
+            Return the (m, k) prefix estimates after each record (default: return nothing).
+
+        Returns
+        -------
+        numpy.ndarray or None
+
+        Raises
+        ------
+        TypeError
+            ``rng`` is not a Generator, or ``V`` does not hold real numbers.
+        ValueError
+            ``V`` has the wrong shape or holds NaN/inf; :class:`PrivacyBudgetExceeded` (a ValueError)
+            if the block would take the stream past the horizon. Every check runs before any state
+            changes and before any noise is drawn.
+        """
+        V = self._check_block(V)
+        _check_rng(rng)
+        m = V.shape[0]
+        out = np.empty((m, self.dim)) if return_estimates else None
+        if m:
+            self._feed(V, rng, out)
+        return out
+
+    def _check_block(self, V) -> np.ndarray:
+        if not isinstance(V, np.ndarray):
+            V = np.asarray(V)
+        if V.dtype.kind not in "fiu":
+            raise TypeError(f"V must hold real numbers, got dtype {V.dtype}")
+        if V.ndim != 2 or V.shape[1] != self.dim:
+            raise ValueError(f"V must have shape (m, {self.dim}), got {V.shape}")
+        if V.dtype != np.float64:
+            V = V.astype(np.float64)
+        bad = _first_nonfinite_row(V)
+        if bad >= 0:
+            raise ValueError(f"V[{bad}] holds NaN or inf; nothing was added")
+        m = V.shape[0]
+        if self._n_seen + m > self.capacity:
+            what = f"horizon={self.horizon}" if self.horizon is not None else f"the limit of {MAX_RECORDS} records"
+            raise PrivacyBudgetExceeded(
+                f"adding {m} records to the {self._n_seen} already seen would exceed {what}; the budget "
+                f"rho={self.rho!r} covers no more. Nothing was added (the released estimates stay frozen)."
+            )
+        return V
+
+    def _feed(self, V, rng, out) -> None:
+        m, k = V.shape
+        step = max(1, _CHUNK_VALUES // (k * self._rows_per_record))
+        for lo in range(0, m, step):
+            hi = min(m, lo + step)
+            block = np.ascontiguousarray(V[lo:hi])
+            Z = rng.standard_normal((self._noise_rows(self._n_seen, hi - lo), k))
+            self._apply(block, Z, None if out is None else out[lo:hi])
+
+    #: Upper bound on the average normals per record in a chunk (chunk sizing only).
+    _rows_per_record = 1
+
+    @abc.abstractmethod
+    def _noise_rows(self, t0: int, m: int) -> int:
+        """Rows of standard normals (each of length k) that records t0+1 … t0+m consume."""
+
+    @abc.abstractmethod
+    def _apply(self, V, Z, out=None, nodes=None) -> None:
+        """Feed records with the given standard normals (C-contiguous float64; Z may be overwritten),
+        update the state and ``n_seen``. No checks: ``add_block`` has made them. Tests call it with
+        chosen noise to read the mechanism off as a linear map."""
+
+    # -- releases ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def estimate(self) -> np.ndarray:
+        """(k,) the released prefix estimate at ``n_seen`` (zeros before the first record)."""
+
+    def variance(self, t=None) -> float:
+        """Per-coordinate error variance of the prefix estimate after t records (public).
+
+        Parameters
+        ----------
+        t : int, optional
+            0 ≤ t ≤ ``capacity``; default ``n_seen``. The estimate at t is unbiased, with independent
+            coordinates of this variance.
+
+        Returns
+        -------
+        float
+        """
+        t = self._n_seen if t is None else _check_int(t, "t", minimum=0, maximum=self.capacity)
+        return 0.0 if t == 0 else self._variance(t)
+
+    @abc.abstractmethod
+    def _variance(self, t: int) -> float:
+        ...
+
+    @abc.abstractmethod
+    def describe(self) -> dict:
+        """Public summary: kind, noise scale(s), ρ, κ², band or levels, horizon."""
+
+    @abc.abstractmethod
+    def privacy_rows(self) -> list:
+        """Public accounting rows (bounded in number: one per tree level or per factorisation)."""
+
+    def _common_description(self) -> dict:
+        return {"kind": self.kind, "dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho,
+                "horizon": self.horizon, "n_seen": self._n_seen}
+
+    # -- persistence ------------------------------------------------------------------------------
+    def to_state(self):
+        """The state as JSON-able scalars and float64 arrays (copies), for persistence.
+
+        Returns
+        -------
+        (dict, dict of str to numpy.ndarray)
+            ``scalars`` = ``{"kind": str, "n_seen": int}``; ``arrays`` depend on the subclass. Rebuild
+            with ``cls.from_state(mech.get_params(), scalars, arrays)``. The arrays hold noiseless
+            partial sums of the stream and the noise: keep them as secret as the raw data.
+        """
+        return {"kind": self.kind, "n_seen": self._n_seen}, self._export_arrays()
+
+    @classmethod
+    def from_state(cls, params, scalars, arrays):
+        """Rebuild a mechanism from :meth:`get_params` and :meth:`to_state`, checking everything.
+
+        Parameters
+        ----------
+        params : dict
+            Constructor arguments, exactly the keyword names of the class.
+        scalars : dict
+            ``{"kind": str, "n_seen": int}``.
+        arrays : dict of str to numpy.ndarray
+            Exactly the arrays :meth:`to_state` gives, float64, of the expected shapes, finite and
+            consistent with ``n_seen`` (entries that ``n_seen`` says were never written are zero).
+
+        Returns
+        -------
+        PrefixSumMechanism
+            Of the class named by ``scalars['kind']`` (which must be ``cls`` or a subclass of it).
+
+        Raises
+        ------
+        ValueError
+            Naming the first thing that is wrong; a stored state is untrusted input.
+        """
+        if not isinstance(scalars, dict) or set(scalars) != {"kind", "n_seen"}:
+            raise ValueError(f"scalars must be a dict with exactly the keys 'kind' and 'n_seen', got {scalars!r}")
+        target = PrefixSumMechanism._registry.get(scalars["kind"]) if isinstance(scalars["kind"], str) else None
+        if target is None or not issubclass(target, cls):
+            raise ValueError(f"scalars['kind'] = {scalars['kind']!r} does not name a {cls.__name__}")
+        if not isinstance(params, dict) or set(params) != set(target._param_names()):
+            raise ValueError(f"params must be a dict with exactly the keys {sorted(target._param_names())}, "
+                             f"got {params!r}")
+        try:
+            mech = target(**params)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"params: {err}") from None
+        n_seen = scalars["n_seen"]
+        if not _is_int(n_seen) or not 0 <= n_seen <= mech.capacity:
+            raise ValueError(f"scalars['n_seen'] must be an integer in [0, {mech.capacity}], got {n_seen!r}")
+        n_seen = int(n_seen)
+        if not isinstance(arrays, dict):
+            raise ValueError(f"arrays must be a dict of arrays, got {type(arrays).__name__}")
+        expected = mech._array_shapes()
+        if set(arrays) != set(expected):
+            raise ValueError(f"arrays must have exactly the keys {sorted(expected)}, got {sorted(arrays)}")
+        checked = {}
+        for name, shape in expected.items():
+            value = arrays[name]
+            if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+                raise ValueError(f"arrays[{name!r}] must be a float64 numpy array, got "
+                                 f"{getattr(value, 'dtype', type(value).__name__)}")
+            if value.shape != shape:
+                raise ValueError(f"arrays[{name!r}] must have shape {shape}, got {value.shape}")
+            if not np.isfinite(value).all():
+                raise ValueError(f"arrays[{name!r}] holds NaN or inf")
+            checked[name] = np.array(value, dtype=np.float64, order="C", copy=True)
+        mech._import_arrays(n_seen, checked)
+        mech._n_seen = n_seen
+        return mech
+
+    @abc.abstractmethod
+    def _array_shapes(self) -> dict:
+        ...
+
+    @abc.abstractmethod
+    def _export_arrays(self) -> dict:
+        ...
+
+    @abc.abstractmethod
+    def _import_arrays(self, n_seen: int, arrays: dict) -> None:
+        """Check the arrays' consistency with n_seen (ValueError) and install them."""
+
+    # -- no copies --------------------------------------------------------------------------------
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            f"a {type(self).__name__} cannot be pickled or copied: it holds noiseless sums of the stream, "
+            "and a copy would reuse its noise. Persist it with to_state()/from_state().")
+
+    def __copy__(self):
+        self.__reduce_ex__(2)
+
+    def __deepcopy__(self, memo):
+        self.__reduce_ex__(2)
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params}; n_seen={self._n_seen})"
+
+
+# ---------------------------------------------------------------------------------------------------
+# binary tree
+# ---------------------------------------------------------------------------------------------------
+class TreeAggregation(PrefixSumMechanism):
+    """Binary-tree aggregation with the least-squares (Honaker) or the plain prefix estimate.
+
+    Node (h, j) releases the sum of records (j−1)·2^h + 1 … j·2^h plus N(0, σ_h² I) as soon as it is
+    complete. Each complete subtree is summarised bottom-up by the inverse-variance combination of
+    its node's own value and its two children's subtree estimates (var_0 = σ_0²,
+    var_h = 1/(1/σ_h² + 1/(2·var_{h−1}))); the prefix estimate at t adds the subtree estimates of the
+    nodes of the dyadic decomposition of [1, t], one per set bit of t, so its per-coordinate
+    variance is Σ var_h over those bits. ``estimate="plain"`` adds the nodes' own values instead
+    (variance Σ σ_h²; popcount(t)·σ² with a horizon). Memory: two (levels, k) arrays.
+
+    Budget. A record lies in exactly one node per level.
+
+    * ``horizon=T``: L = ⌊log₂T⌋ + 1 levels (the bit length of T), σ = Δ·√(L/(2ρ)) on every level,
+      κ² = L; after T records the mechanism refuses more (:class:`PrivacyBudgetExceeded`, a
+      ValueError, nothing changed): the caller keeps the last release, frozen.
+    * ``horizon=None``: level h gets ρ_h = ρ·6/(π²(h+1)²) (Σ_h ρ_h < ρ), σ_h = Δ/√(2ρ_h); any
+      number of records (up to 2^62) costs at most ρ.
+
+    Every σ carries the library's planning margin (× (1 + 10⁻⁹), :func:`~onpair.privacy.gaussian.
+    sigmas_for_shares`), so the cost of the noise drawn is a hair below ρ.
+
+    Parameters
+    ----------
+    dim : int
+        k ≥ 1.
+    sensitivity : float
+        Δ > 0 (ℓ2, replacement of one record).
+    rho : float
+        zCDP budget ρ > 0.
+    horizon : int or None, optional
+        Known stream length T ≥ 1, or None (unbounded).
+    estimate : {"honaker", "plain"}, optional
+        Prefix estimate (stored as the attribute ``estimate_kind``: ``estimate()`` is the release).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tree = TreeAggregation(dim=2, sensitivity=1.0, rho=0.5, horizon=8)
+    >>> est = tree.add_block(np.ones((5, 2)), np.random.default_rng(0), return_estimates=True)
+    >>> est.shape, tree.n_seen, tree.describe()["levels"]
+    ((5, 2), 5, 4)
+    >>> round(tree.variance(), 3) <= tree.describe()["sigma"] ** 2 * 2   # 5 = 101₂: two nodes
+    True
+    """
+
+    kind = "tree"
+    _rows_per_record = 2
+
+    def __init__(self, *, dim, sensitivity, rho, horizon=None, estimate="honaker"):
+        super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        if not isinstance(estimate, str):
+            raise TypeError(f"estimate must be a str, one of {ESTIMATES}, got {estimate!r}")
+        if estimate not in ESTIMATES:
+            raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
+        self._estimate_kind = estimate
+        if self.horizon is not None:
+            self._levels = self.horizon.bit_length()
+            shares = np.full(self._levels, self.rho / self._levels)
+        else:
+            self._levels = _UNBOUNDED_LEVELS
+            h = np.arange(1, self._levels + 1, dtype=np.float64)
+            shares = self.rho * 6.0 / (math.pi ** 2 * h * h)
+        sigmas = sigmas_for_shares(np.full(self._levels, self.sensitivity), shares)
+        if not np.all(np.isfinite(sigmas) & (sigmas > 0)):
+            raise ValueError(f"sensitivity={self.sensitivity!r} and rho={self.rho!r} give a noise scale "
+                             "that is not a finite positive number")
+        self._sigmas = sigmas
+        self._scales = sigmas.copy()  # what the kernel adds (tests set it to 0)
+        ls_var = np.empty(self._levels)
+        ls_var[0] = sigmas[0] ** 2
+        for lvl in range(1, self._levels):
+            ls_var[lvl] = 1.0 / (1.0 / sigmas[lvl] ** 2 + 1.0 / (2.0 * ls_var[lvl - 1]))
+        if estimate == "honaker":
+            self._a = ls_var / sigmas ** 2
+            self._a[0] = 1.0
+            self._b = 1.0 - self._a
+            self._level_var = ls_var
+        else:
+            self._a = np.ones(self._levels)
+            self._b = np.zeros(self._levels)
+            self._level_var = sigmas ** 2
+        self._left_sums = np.zeros((self._levels, self.dim))
+        self._left_est = np.zeros((self._levels, self.dim))
+        self._work = np.zeros((2, self.dim))
+
+    @property
+    def levels(self) -> int:
+        """int: tree levels held: ⌊log₂ horizon⌋ + 1, or 63 when unbounded."""
+        return self._levels
+
+    @property
+    def estimate_kind(self) -> str:
+        """str: the constructor's ``estimate`` ("honaker" or "plain")."""
+        return self._estimate_kind
+
+    def get_params(self) -> dict:
+        return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho,
+                "horizon": self.horizon, "estimate": self.estimate_kind}
+
+    def _noise_rows(self, t0, m):
+        t1 = t0 + m
+        # Σ_{t=1}^{n} (trailing zeros of t) = n − popcount(n); one more node (level 0) per record
+        return m + (t1 - _popcount(t1)) - (t0 - _popcount(t0))
+
+    def _apply(self, V, Z, out=None, nodes=None):
+        empty = np.empty((0, self.dim))
+        _tree_add_block(V, Z, self._n_seen, self._scales, self._a, self._b, self._left_sums,
+                        self._left_est, self._work, empty if out is None else out,
+                        empty if nodes is None else nodes)
+        self._n_seen += V.shape[0]
+
+    def estimate(self):
+        """The released prefix estimate at ``n_seen``: float64 (k,), zeros before the first record.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> TreeAggregation(dim=3, sensitivity=1.0, rho=1.0).estimate().tolist()
+        [0.0, 0.0, 0.0]
+        """
+        dest = np.empty(self.dim)
+        _tree_prefix(self._left_est, self._n_seen, dest)
+        return dest
+
+    def _variance(self, t):
+        return math.fsum(self._level_var[h] for h in range(t.bit_length()) if (t >> h) & 1)
+
+    def level_variances(self) -> np.ndarray:
+        """Per-coordinate variance of a complete subtree's estimate at each level (σ_h² when plain)."""
+        return self._level_var.copy()
+
+    def _level_rho(self) -> np.ndarray:
+        return np.array([_rho_of(self.sensitivity, s) for s in self._sigmas])
+
+    def _levels_in_use(self) -> int:
+        """Levels shown in the privacy rows: all L with a horizon; those that released a node so far
+        when unbounded (at least level 0)."""
+        return self._levels if self.horizon is not None else max(1, self._n_seen.bit_length())
+
+    def describe(self):
+        """Public summary of the tree.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``estimate``, ``dim``, ``sensitivity``, ``rho`` (the budget), ``rho_spent_bound``
+            (Σ_h Δ²/(2σ_h²) over every level that can ever exist: the cost of the whole stream,
+            ≤ ``rho``), ``horizon``, ``levels``, ``sigma`` (the common σ with a horizon, None when
+            unbounded), ``sigmas`` (per level), ``kappa2`` (L with a horizon: a record is in one node
+            per level; None when unbounded, where the levels have different σ_h), ``n_seen``.
+
+        Examples
+        --------
+        >>> d = TreeAggregation(dim=1, sensitivity=1.0, rho=2.0, horizon=1000).describe()
+        >>> d["levels"], d["kappa2"], round(d["sigma"], 6)
+        (10, 10, 1.581139)
+        """
+        out = self._common_description()
+        out.update(
+            estimate=self.estimate_kind, levels=self._levels,
+            sigma=float(self._sigmas[0]) if self.horizon is not None else None,
+            sigmas=self._sigmas.tolist(),
+            kappa2=self._levels if self.horizon is not None else None,
+            rho_spent_bound=math.fsum(self._level_rho()),
+        )
+        return out
+
+    def privacy_rows(self):
+        """One row per tree level: ``what``, ``level``, ``nodes_released`` (so far), ``sigma`` and
+        ``rho`` (Δ²/(2σ_h²): the level's share, paid once per record since a record is in one node
+        of the level). With a horizon all L levels are listed; unbounded, the levels that have
+        released a node so far (the later ones are paid for by the remaining share of ρ).
+
+        Examples
+        --------
+        >>> rows = TreeAggregation(dim=1, sensitivity=1.0, rho=1.0, horizon=4).privacy_rows()
+        >>> [(r["level"], r["nodes_released"]) for r in rows]
+        [(0, 0), (1, 0), (2, 0)]
+        """
+        rho = self._level_rho()
+        return [{"what": f"tree level {h}", "level": h, "nodes_released": self._n_seen >> h,
+                 "sigma": float(self._sigmas[h]), "rho": float(rho[h])}
+                for h in range(self._levels_in_use())]
+
+    # -- state ---------------------------------------------------------------------------------------
+    def _array_shapes(self):
+        shape = (self._levels, self.dim)
+        return {"left_sums": shape, "left_estimates": shape}
+
+    def _live_mask(self, n):
+        """Levels whose stored left node is still needed: the set bits of n."""
+        return np.array([(n >> h) & 1 == 1 for h in range(self._levels)])
+
+    def _export_arrays(self):
+        live = self._live_mask(self._n_seen)[:, None]
+        # rows of the cleared bits are stale (never read again): exported as zeros, so that a state
+        # is a function of n_seen and the live nodes only, and can be checked against n_seen
+        return {"left_sums": np.where(live, self._left_sums, 0.0),
+                "left_estimates": np.where(live, self._left_est, 0.0)}
+
+    def _import_arrays(self, n_seen, arrays):
+        dead = ~self._live_mask(n_seen)
+        for name, value in arrays.items():
+            rows = np.flatnonzero(dead & np.any(value != 0.0, axis=1))
+            if rows.size:
+                raise ValueError(
+                    f"arrays[{name!r}] row {int(rows[0])} is not zero, but n_seen={n_seen} has bit "
+                    f"{int(rows[0])} clear: no node of that level is pending (inconsistent with n_seen)")
+        self._left_sums = arrays["left_sums"]
+        self._left_est = arrays["left_estimates"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# banded square-root Toeplitz factorisation
+# ---------------------------------------------------------------------------------------------------
+class BandedToeplitz(PrefixSumMechanism):
+    """The square-root factorisation of the prefix-sum matrix, banded (a Gaussian matrix mechanism).
+
+    With A the lower-triangular matrix of ones, A = B·C where C is lower-triangular Toeplitz with the
+    square-root coefficients c_j = C(2j, j)/4^j (:func:`sqrt_toeplitz_coefficients`) truncated to the
+    band b, and B = A·C⁻¹. The mechanism releases B(CV + Z) = S + B·Z, Z ~ N(0, σ²I), computed
+    online in O(b·k) memory: Y = C⁻¹Z by Y_t = (Z_t − Σ_{j=1}^{b−1} c_j Y_{t−j})/c_0, then
+    (BZ)_t = Σ_{s≤t} Y_s. With b ≥ T it is the exact square-root factorisation (B = C).
+
+    Budget. κ² = max column norm² of C = Σ_{j<b'} c_j² with b' = min(b, horizon) (b when
+    unbounded), independent of the stream length; σ = Δ·κ/√(2ρ) (× (1 + 10⁻⁹)), so any number of
+    records costs at most ρ. With a horizon, more records are refused as in
+    :class:`TreeAggregation`.
+
+    Error. The estimate at t is S_t plus noise of per-coordinate variance σ²‖B_{t,:}‖² =
+    σ²·Σ_{n<t} β_n², β the prefix sums of γ, the coefficients of 1/C(x). For t ≤ b it grows like
+    σ²·ln(t)/π; beyond the band, β tends to 1/Σ_{j<b} c_j ≈ √(π/(4b)) and the variance grows
+    linearly in t: the band should be of the order of the horizon (see docs/continual_release.md).
+
+    Parameters
+    ----------
+    dim : int
+        k ≥ 1.
+    sensitivity : float
+        Δ > 0 (ℓ2, replacement of one record).
+    rho : float
+        zCDP budget ρ > 0.
+    band : int, optional
+        b ≥ 1 (b = 1 releases S_t + Σ_{s≤t} Z_s: input perturbation). Default :data:`DEFAULT_BAND`.
+    horizon : int or None, optional
+        Known stream length T; bands beyond T are cut to T (the same releases for less noise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mech = BandedToeplitz(dim=2, sensitivity=1.0, rho=0.5, band=4)
+    >>> mech.add_block(np.ones((3, 2)), np.random.default_rng(0)) is None
+    True
+    >>> mech.estimate().shape, mech.describe()["kappa2"]
+    ((2,), 1.48828125)
+    >>> round(mech.variance(1), 4)   # σ² = Δ²κ²/(2ρ) at t = 1 (B's first row is (1))
+    1.4883
+    """
+
+    kind = "banded_toeplitz"
+
+    def __init__(self, *, dim, sensitivity, rho, band=DEFAULT_BAND, horizon=None):
+        super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        self._band_given = _check_int(band, "band", maximum=2**31)
+        self._band = self._band_given if self.horizon is None else min(self._band_given, self.horizon)
+        self._c = sqrt_toeplitz_coefficients(self._band)
+        self._kappa2 = math.fsum(self._c * self._c)
+        self._sigma_nominal = float(sigmas_for_shares(np.array([self.sensitivity * math.sqrt(self.kappa2)]),
+                                                      np.array([self.rho]))[0])
+        if not (math.isfinite(self._sigma_nominal) and self._sigma_nominal > 0):
+            raise ValueError(f"sensitivity={self.sensitivity!r} and rho={self.rho!r} give a noise scale "
+                             "that is not a finite positive number")
+        self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
+        self._ring = np.zeros((self._band - 1, self.dim))
+        self._prefix_sum = np.zeros(self.dim)
+        self._noise_sum = np.zeros(self.dim)
+        self._reset_tracker()
+
+    @property
+    def band(self) -> int:
+        """int: the band as given (``describe()['band_used']`` is min(band, horizon))."""
+        return self._band_given
+
+    @property
+    def kappa2(self) -> float:
+        """float: κ² = Σ_{j<band_used} c_j², the largest column norm² of C."""
+        return self._kappa2
+
+    def get_params(self) -> dict:
+        return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "band": self.band,
+                "horizon": self.horizon}
+
+    def _noise_rows(self, t0, m):
+        return m
+
+    def _apply(self, V, Z, out=None, nodes=None):
+        _toeplitz_add_block(V, Z, self._n_seen, self._c, self._sigma, self._ring, self._prefix_sum,
+                            self._noise_sum, np.empty((0, self.dim)) if out is None else out)
+        self._n_seen += V.shape[0]
+
+    def estimate(self):
+        """The released prefix estimate S_t + σ(BZ)_t at t = ``n_seen``: float64 (k,).
+
+        Examples
+        --------
+        >>> BandedToeplitz(dim=2, sensitivity=1.0, rho=1.0).estimate().tolist()
+        [0.0, 0.0]
+        """
+        dest = np.empty(self.dim)
+        _toeplitz_release(self._prefix_sum, self._noise_sum, self._sigma, dest)
+        return dest
+
+    # -- variance: a public series, advanced lazily --------------------------------------------------
+    def _reset_tracker(self):
+        # n_done, γ ring, β_{n_done−1}, Σ_{n<n_done} β², converged (then β is final and n_done is where)
+        self._tracker = (0, np.zeros(max(self._band - 1, 0)), 0.0, 0.0, False)
+
+    def _series_sum(self, t):
+        """Σ_{n<t} β_n², a function of t alone: the stored series is continued when t is ahead of it
+        and recomputed from the start when t is behind it; past convergence it is closed-form."""
+        n_done, ring, beta, sumsq, converged = self._tracker
+        if t < n_done:
+            ring = np.zeros_like(ring)
+            beta, sumsq, n_stop, converged = _toeplitz_variance_advance(self._c, ring, 0, t, 0.0, 0.0)
+            return sumsq + (t - n_stop) * beta * beta if converged else sumsq
+        if not converged:
+            beta, sumsq, n_stop, converged = _toeplitz_variance_advance(self._c, ring, n_done, t, beta, sumsq)
+            self._tracker = (n_stop, ring, beta, sumsq, converged)
+            n_done = n_stop
+        return sumsq + (t - n_done) * beta * beta if converged else sumsq
+
+    def _variance(self, t):
+        return self._sigma_nominal ** 2 * self._series_sum(t)
+
+    def describe(self):
+        """Public summary of the factorisation.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``dim``, ``sensitivity``, ``rho`` (budget), ``rho_spent_bound`` (Δ²κ²/(2σ²) ≤ ρ,
+            for any number of records), ``horizon``, ``band`` (as given), ``band_used``
+            (min(band, horizon)), ``kappa2`` (Σ_{j<band_used} c_j²), ``sigma``, ``n_seen``.
+
+        Examples
+        --------
+        >>> d = BandedToeplitz(dim=1, sensitivity=1.0, rho=1.0, band=2).describe()
+        >>> d["band_used"], d["kappa2"]
+        (2, 1.25)
+        """
+        out = self._common_description()
+        out.update(band=self.band, band_used=self._band, kappa2=self.kappa2, sigma=self._sigma_nominal,
+                   rho_spent_bound=self._rho_spent())
+        return out
+
+    def _rho_spent(self):
+        return _rho_of(self.sensitivity * math.sqrt(self.kappa2), self._sigma_nominal)
+
+    def privacy_rows(self):
+        """One row for the factorisation: ``what``, ``level`` (None), ``nodes_released`` (noisy
+        outputs so far, one per record), ``sigma``, ``kappa2`` and ``rho`` (Δ²κ²/(2σ²), the whole
+        stream's cost).
+
+        Examples
+        --------
+        >>> [r["nodes_released"] for r in BandedToeplitz(dim=1, sensitivity=1.0, rho=1.0).privacy_rows()]
+        [0]
+        """
+        return [{"what": f"banded square-root Toeplitz factorisation (band {self._band})", "level": None,
+                 "nodes_released": self._n_seen, "sigma": self._sigma_nominal, "kappa2": self.kappa2,
+                 "rho": self._rho_spent()}]
+
+    # -- state ---------------------------------------------------------------------------------------
+    def _array_shapes(self):
+        return {"prefix_sum": (self.dim,), "noise_sum": (self.dim,), "noise_history": (self._band - 1, self.dim)}
+
+    def _export_arrays(self):
+        R = self._band - 1
+        history = np.zeros((R, self.dim))
+        # history[j−1] = Y_{n+1−j} for j = 1 … R, newest first (zero where n + 1 − j < 1): the rows
+        # record n + 1 needs, in a canonical order that does not depend on the ring's position
+        for j in range(1, min(R, self._n_seen) + 1):
+            history[j - 1] = self._ring[(self._n_seen - j) % R]
+        return {"prefix_sum": self._prefix_sum.copy(), "noise_sum": self._noise_sum.copy(),
+                "noise_history": history}
+
+    def _import_arrays(self, n_seen, arrays):
+        R = self._band - 1
+        history = arrays["noise_history"]
+        filled = min(R, n_seen)
+        rows = np.flatnonzero(np.any(history[filled:] != 0.0, axis=1))
+        if rows.size:
+            raise ValueError(f"arrays['noise_history'] row {filled + int(rows[0])} is not zero, but only "
+                             f"{n_seen} records were seen (inconsistent with n_seen)")
+        if n_seen == 0:
+            for name in ("prefix_sum", "noise_sum"):
+                if np.any(arrays[name] != 0.0):
+                    raise ValueError(f"arrays[{name!r}] is not zero, but n_seen=0 (inconsistent with n_seen)")
+        ring = np.zeros((R, self.dim))
+        for j in range(1, filled + 1):
+            ring[(n_seen - j) % R] = history[j - 1]
+        self._ring = ring
+        self._prefix_sum = arrays["prefix_sum"]
+        self._noise_sum = arrays["noise_sum"]
