@@ -183,7 +183,7 @@ class PairwiseEstimator:
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
         """The public bounds map, built as the online learners build it, checked against the records."""
-        from ..learners.base import make_bounds
+        from ..learners.stream import make_bounds
 
         result = make_bounds(getattr(self, "bounds", None), getattr(self, "norm_bound", None))
         if result.n_features is not None and result.n_features != n_features:

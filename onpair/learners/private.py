@@ -217,12 +217,6 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             state, reader, self._rho_budget, t, replay,
             model_check=lambda vector: self._task.membership_error(vector, dim, self._radius), size=size)
 
-    def _snapshot_written(self):
-        if self.seed is None:
-            # The snapshot holds the noise generator's state; the live learner must not share it, or the
-            # original and a resumed copy would add the same noise (which cancels in their difference).
-            self._noise_rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence()))
-
     # -- what a user may see -----------------------------------------------------------------------
     @property
     def model(self) -> np.ndarray:

@@ -47,7 +47,7 @@ from ._continual_kernels import (
     _tree_prefix,
 )
 from .exceptions import PrivacyBudgetExceeded
-from .gaussian import _rho_of, sigmas_for_shares
+from .gaussian import gaussian_rho, sigmas_for_shares
 
 __all__ = [
     "PrefixSumMechanism",
@@ -573,7 +573,7 @@ class TreeAggregation(PrefixSumMechanism):
         return self._level_var.copy()
 
     def _level_rho(self) -> np.ndarray:
-        return np.array([_rho_of(self.sensitivity, s) for s in self._sigmas])
+        return np.array([gaussian_rho(self.sensitivity, s) for s in self._sigmas])
 
     def _levels_in_use(self) -> int:
         """Levels shown in the privacy rows: all L with a horizon; those that released a node so far
@@ -797,7 +797,7 @@ class BandedToeplitz(PrefixSumMechanism):
         return out
 
     def _rho_spent(self):
-        return _rho_of(self.sensitivity * math.sqrt(self.kappa2), self._sigma_nominal)
+        return gaussian_rho(self.sensitivity * math.sqrt(self.kappa2), self._sigma_nominal)
 
     def privacy_rows(self):
         """One row for the factorisation: ``what``, ``level`` (None), ``nodes_released`` (noisy

@@ -1,0 +1,164 @@
+"""Models from released per-class statistics: post-processing, free of any further privacy cost.
+
+The released prefix sum of the rows v(z) (:mod:`onpair._statistics_kernels`) gives, per class c, a
+noisy count n̂_c, sum ŝ_c and second moment M̂_c. From these:
+
+* :func:`class_statistics`: means μ_c = ŝ_c/n̂_c and covariances C_c = M̂_c/n̂_c − μ_cμ_cᵀ (projected onto
+  the PSD cone), with the counts floored at a public level so that a class with few records cannot
+  blow up its mean;
+* :func:`pairwise_square_model`: the exact minimiser of the regularised pairwise square loss over all
+  opposite-label pairs,
+  (1/(n₊n₋)) Σ_{i∈P, j∈N} (1 − wᵀ(x_i − x_j))² + (λ/2)‖w‖² = 1 − 2wᵀd + wᵀ(C₊ + C₋ + ddᵀ)w + (λ/2)‖w‖²,
+  d = μ₊ − μ₋, whose gradient vanishes at (C₊ + C₋ + λ/2·I + ddᵀ)w = d, i.e. (Sherman–Morrison)
+  w = A⁻¹d/(1 + dᵀA⁻¹d) with A = C₊ + C₋ + (λ/2)I. As λ → ∞ its direction is the centroid
+  difference d (:func:`centroid_model`);
+* :func:`within_class_metric`: the inverse of the regularised pooled within-class covariance (an
+  RCA-type Mahalanobis metric) for the metric task;
+* :func:`noise_ridge`: the ridge a noisy covariance needs, computed from public quantities only (the
+  noise scale of the release and the released counts).
+
+Everything here reads released values and public constants only (docs/algorithms.md#continual-release).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._statistics_kernels import _unpack_vech, block_length
+
+
+@dataclass(frozen=True)
+class ClassStatistics:
+    """Per-class statistics decoded from one release (all public).
+
+    Attributes
+    ----------
+    counts : ndarray of float64, shape (C,)
+        Released counts, floored at ``count_floor``.
+    means : ndarray of float64, shape (C, d)
+    covariances : ndarray of float64, shape (C, d, d)
+        Projected onto the PSD cone.
+    count_sd, sum_sd, moment_sd : float
+        Standard deviation of the noise on one released count, one coordinate of a sum and one entry
+        (in orthonormal coordinates) of a second moment: public (the mechanism's variance and the weights).
+    count_floor : float
+        The floor applied to the counts.
+    """
+
+    counts: np.ndarray
+    means: np.ndarray
+    covariances: np.ndarray
+    count_sd: float
+    sum_sd: float
+    moment_sd: float
+    count_floor: float
+
+
+def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, noise_variance: float,
+                     count_floor: float = 1.0) -> ClassStatistics:
+    """Decode a released prefix sum into per-class counts, means and covariances.
+
+    Parameters
+    ----------
+    estimate : ndarray of float64, shape (C·q,)
+        The released prefix sum of the rows v(z).
+    n_classes : int
+        C.
+    dim : int
+        d.
+    weights : (a, b, m)
+        The public block weights.
+    noise_variance : float
+        Per-coordinate variance of the release's noise (0 without noise).
+    count_floor : float, default 1
+        Counts below ``max(count_floor, 2·count_sd)`` are raised to it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onpair._statistics_kernels import statistics_rows
+    >>> Z = np.array([[0.1, 0.2], [0.3, -0.2], [-0.5, 0.1]]); codes = np.array([0, 0, 1])
+    >>> stats = class_statistics(statistics_rows(Z, codes, 2, (1, 1, 1)).sum(axis=0), 2, 2, (1, 1, 1), 0.0)
+    >>> stats.counts.tolist(), stats.means[0].round(3).tolist()
+    ([2.0, 1.0], [0.2, 0.0])
+    """
+    a, b, m = (float(w) for w in weights)
+    q = block_length(dim)
+    blocks = np.asarray(estimate, dtype=np.float64).reshape(n_classes, q)
+    sd = math.sqrt(max(float(noise_variance), 0.0))
+    count_sd = sd / a if a > 0 else math.inf
+    floor = max(float(count_floor), 2.0 * count_sd) if math.isfinite(count_sd) else math.inf
+    counts = np.empty(n_classes)
+    means = np.zeros((n_classes, dim))
+    covariances = np.zeros((n_classes, dim, dim))
+    second = np.empty((dim, dim))
+    for c in range(n_classes):
+        counts[c] = max(blocks[c, 0] / a, floor) if a > 0 else floor
+        if b > 0:
+            means[c] = blocks[c, 1:1 + dim] / (b * counts[c])
+        if m > 0:
+            _unpack_vech(blocks[c, 1 + dim:], dim, second)
+            cov = second / (m * counts[c]) - np.outer(means[c], means[c])
+            covariances[c] = psd_projection(cov)
+    return ClassStatistics(counts, means, covariances, count_sd, sd / b if b > 0 else math.inf,
+                           sd / m if m > 0 else math.inf, floor)
+
+
+def psd_projection(M: np.ndarray) -> np.ndarray:
+    """The nearest PSD matrix in the Frobenius norm (negative eigenvalues set to zero)."""
+    S = 0.5 * (M + M.T)
+    values, vectors = np.linalg.eigh(S)
+    return (vectors * np.maximum(values, 0.0)) @ vectors.T
+
+
+def noise_ridge(stats: ClassStatistics, classes=None) -> float:
+    """The spectral norm that the noise of the covariances C_c (c in ``classes``, default all) is
+    expected to reach, from public quantities: a symmetric d×d matrix of independent entries with
+    standard deviation s has spectral norm about 2s√d, and the noise of C_c = M̂_c/n̂_c − … has entries
+    of standard deviation about ``moment_sd``/n̂_c. A ridge of this size keeps C₊ + C₋ + λI from being
+    dominated by noise directions; as the counts grow it vanishes like 1/n."""
+    if not math.isfinite(stats.moment_sd):
+        return 0.0
+    d = stats.means.shape[1]
+    picked = range(stats.counts.size) if classes is None else classes
+    return 2.0 * math.sqrt(d) * stats.moment_sd * math.fsum(1.0 / stats.counts[c] for c in picked)
+
+
+def pairwise_square_model(stats: ClassStatistics, lam: float, positive: int = 1, negative: int = 0) -> np.ndarray:
+    """The exact minimiser of the regularised pairwise square loss over all opposite-label pairs.
+
+    w = A⁻¹d/(1 + dᵀA⁻¹d) with A = C₊ + C₋ + (λ/2)I and d = μ₊ − μ₋ (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stats = ClassStatistics(np.array([5.0, 5.0]), np.array([[0.0, 0.0], [0.2, 0.0]]),
+    ...                         np.stack([np.eye(2) * 0.01] * 2), 0.0, 0.0, 0.0, 1.0)
+    >>> pairwise_square_model(stats, lam=0.0).round(4).tolist()   # d = (0.2, 0), A = 0.02·I
+    [0.3333, 0.0]
+    """
+    d = stats.means[positive] - stats.means[negative]
+    A = stats.covariances[positive] + stats.covariances[negative] + 0.5 * float(lam) * np.eye(d.size)
+    try:
+        solved = np.linalg.solve(A, d)
+    except np.linalg.LinAlgError:
+        solved = np.linalg.lstsq(A, d, rcond=None)[0]
+    return solved / (1.0 + float(d @ solved))
+
+
+def centroid_model(stats: ClassStatistics, positive: int = 1, negative: int = 0) -> np.ndarray:
+    """d = μ₊ − μ₋: the direction of the pairwise square model as λ → ∞ (the private centroid scorer)."""
+    return stats.means[positive] - stats.means[negative]
+
+
+def within_class_metric(stats: ClassStatistics, lam: float) -> np.ndarray:
+    """W = (S_w + λI)⁻¹ with S_w the count-weighted pooled within-class covariance (an RCA-type metric:
+    directions along which classes are spread out weigh less). Symmetric positive definite for λ > 0."""
+    weights = stats.counts / stats.counts.sum()
+    pooled = np.tensordot(weights, stats.covariances, axes=1)
+    d = pooled.shape[0]
+    W = np.linalg.inv(pooled + float(lam) * np.eye(d))
+    return 0.5 * (W + W.T)
