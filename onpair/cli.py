@@ -169,7 +169,7 @@ def replay(args) -> dict:
             "objective": metric_objective(model, Z_train, y[train], loss_name),
         }
     else:
-        quality = {"auc": roc_auc(learner.decision_function(X[test]), y[test]),
+        quality = {"auc": roc_auc(y[test], learner.decision_function(X[test])),
                    "objective": pairwise_risk(model, Z_train, y[train], loss_name)}
     result = {
         "dataset": name, "task": args.task, "algo": args.algo, "loss": loss_name, "mode": args.mode,

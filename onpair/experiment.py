@@ -134,7 +134,7 @@ def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loa
                             quality = ("knn", knn_accuracy(Z_train @ factor.T, y[train], Z_test @ factor.T,
                                                            y[test], k=3))
                         else:
-                            quality = ("auc", roc_auc(Z_test @ model, y[test]))
+                            quality = ("auc", roc_auc(y[test], Z_test @ model))
                         results.setdefault((quality[0], dataset, config, label, n), []).append(quality[1])
                         if measure == "objective":
                             if task == "metric":

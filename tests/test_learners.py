@@ -241,12 +241,12 @@ def test_private_learner_beats_chance_and_nonprivate_beats_private():
     Xt, yt = _data(14, n=2000)
     private = OnPairStrC(epsilon=2.0, bounds=(0, 1), n=2000, seed=0).learn_many(X, y)
     giga = PairwiseGIGA(bounds=(0, 1)).learn_many(X, y)
-    auc_private = _auc(private.decision_function(Xt), yt)
-    auc_giga = _auc(giga.decision_function(Xt), yt)
+    auc_private = _auc(yt, private.decision_function(Xt))
+    auc_giga = _auc(yt, giga.decision_function(Xt))
     assert auc_giga > 0.8 and auc_private > 0.7
 
 
-def _auc(scores, y):
+def _auc(y, scores):  # scikit-learn's order, as onpair.metrics.roc_auc
     ranks = stats.rankdata(scores)
     pos = y > 0
     n1, n0 = pos.sum(), (~pos).sum()

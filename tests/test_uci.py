@@ -223,7 +223,7 @@ def test_streaming_the_spec_into_a_learner(shared):
     for X, y in source.iter_blocks(128):
         learner.learn_many(X, y)
     X, y, _ = load("pima")
-    assert roc_auc(learner.decision_function(X), y) > 0.7
+    assert roc_auc(y, learner.decision_function(X)) > 0.7
 
 
 # -- the source -----------------------------------------------------------------------------------------

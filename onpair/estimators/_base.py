@@ -326,7 +326,7 @@ class _PairwiseEstimator:
 
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
-        return roc_auc(self.decision_function(X), y == self.classes_[1])
+        return roc_auc(y == self.classes_[1], self.decision_function(X))
 
 
 def _codes_in_public_classes(y, classes, metric):
