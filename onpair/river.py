@@ -21,9 +21,10 @@ Records
   ``"unknown_features"``). ``unknown_features="raise"`` makes it a ``ValueError`` instead, in
   ``learn_*`` and in ``predict_*``. Undeclared values are not read, so they are not validated.
 * **Values** must be real numbers (``int``, ``float``, ``bool``, NumPy scalars) and finite. A
-  string, ``None``, NaN, infinity or a complex number raises a ``ValueError`` that names the
-  feature, the value and the record's stream position; the model, its counters and its budget are
-  left exactly as they were.
+  string, ``None`` or another non-number raises a ``TypeError``, and NaN, infinity or a complex
+  number a ``ValueError`` (scikit-learn's and NumPy's convention), each naming the feature, the value
+  and the record's stream position; the model, its counters and its budget are left exactly as
+  they were. A record that is not a dict (a data frame for ``learn_many``) is a ``TypeError``.
 * **Labels** are booleans, 0/1 or −1/+1, mixed freely; anything else is a ``ValueError`` with
   nothing changed. ``predict_proba_one`` answers with the labels seen: the first negative label
   learned and the first positive one (``{False: …, True: …}`` until then, which compares equal
@@ -262,7 +263,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
     def _vector(self, x, order, feature_set, where):
         """(values as a float64 array in ``order``, undeclared keys, whether a declared key is missing)."""
         if not isinstance(x, dict):
-            raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+            raise TypeError(f"x must be a dict of features ({where}), got {type(x).__name__}")
         unknown = x.keys() - feature_set
         if unknown and self._raise_unknown:
             raise ValueError(f"x has the feature {_first(unknown)!r} ({where}), which is not one of the model's "
@@ -407,7 +408,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         negative, positive = self._labels
         if self._order is None:
             if not isinstance(x, dict):
-                raise ValueError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
+                raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return {negative: 0.5, positive: 0.5}
         vector, _, _ = self._vector(x, self._order, self._feature_set, "record to predict")
         p = float(self._probabilities(vector[None, :])[0])
@@ -699,7 +700,7 @@ def _sorted_keys(keys):
 def _order_from_first_record(x, where: str):
     """The feature order (sorted keys) and key set that the first record fixes; ValueError if it cannot."""
     if not isinstance(x, dict):
-        raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+        raise TypeError(f"x must be a dict of features ({where}), got {type(x).__name__}")
     if not x:
         raise ValueError(f"the first record has no features ({where}): pass features=[...] or a "
                          "non-empty record")
@@ -720,13 +721,15 @@ def _describe(value) -> str:
 
 
 def _check_values(order, values, where, prefix="x"):
-    """Raise a ValueError naming the first value that is not a finite real number."""
+    """Raise for the first value that is not a finite real number, naming it: TypeError for a value that
+    is not a number (a string, None, an object), ValueError for a complex or non-finite number."""
     for name, value in zip(order, values):
         if isinstance(value, (bool, np.bool_)):
             continue
         if not isinstance(value, numbers.Number) or isinstance(value, (complex, np.complexfloating)):
-            raise ValueError(f"{prefix}[{name!r}] = {value!r} ({where}): features must be real numbers, "
-                             f"got {_describe(value)}")
+            error = ValueError if isinstance(value, numbers.Number) else TypeError  # complex: a value error
+            raise error(f"{prefix}[{name!r}] = {value!r} ({where}): features must be real numbers, "
+                        f"got {_describe(value)}")
         try:
             number = float(value)
         except (TypeError, ValueError, OverflowError):
@@ -741,7 +744,7 @@ def _frame(X):
     try:
         return utils.dataframe.into_frame(X)
     except TypeError:
-        raise ValueError(f"X must be a data frame (pandas, or another backend river reads), got "
+        raise TypeError(f"X must be a data frame (pandas, or another backend river reads), got "
                          f"{type(X).__name__}") from None
 
 
@@ -989,7 +992,7 @@ class MetricTransformer(_DictRecords, base.SupervisedTransformer, base.Transform
         """``{prefix + "0": …, …}``: x mapped under the learner's visible (released) metric."""
         if self._order is None:
             if not isinstance(x, dict):
-                raise ValueError(f"x must be a dict of features (record to transform), got {type(x).__name__}")
+                raise TypeError(f"x must be a dict of features (record to transform), got {type(x).__name__}")
             return {}
         vector, _, _ = self._vector(x, self._order, self._feature_set, "record to transform")
         if self.learner._dim is None:
@@ -1109,7 +1112,7 @@ class _MetricDistance(_DictRecords):
             return order, self._transformer._feature_set
         for record in (a, b):
             if not isinstance(record, dict):
-                raise ValueError(f"records must be dicts of features, got {type(record).__name__}")
+                raise TypeError(f"records must be dicts of features, got {type(record).__name__}")
         order = _sorted_keys(a.keys() | b.keys())
         return order, frozenset(order)
 

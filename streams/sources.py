@@ -11,7 +11,9 @@ Every source has the same interface (:class:`Source`):
 * ``source.report``: what the last pass read, yielded and skipped, and why.
 
 Reading a file never holds more than one block of parsed records in memory. Malformed input stops the
-stream with a :class:`RecordError` (a ``ValueError``) naming the file, the line, the field and the value;
+stream with a :class:`RecordError` (a ``ValueError``) naming the file, the line, the field and the value
+(a :class:`RecordTypeError`, also a ``TypeError``, when a record of Python values holds a value that is
+not a number; in a text file every field is text, and one that does not parse is a ``RecordError``);
 with ``on_error="skip"`` the record is skipped instead and counted in ``report`` (by reason, with the
 first messages kept). Nothing is dropped silently: a value that does not parse, a non-finite value, a
 missing value without a declared fill, a label outside the label map and a row with the wrong number
@@ -33,7 +35,7 @@ from collections.abc import Mapping, Sized
 import numpy as np
 
 __all__ = ["Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",
-           "DEFAULT_BLOCK_SIZE"]
+           "RecordTypeError", "DEFAULT_BLOCK_SIZE"]
 
 DEFAULT_BLOCK_SIZE = 1024
 MAX_REPORTED_ERRORS = 100  # messages kept in report["errors"]; the counts are always complete
@@ -60,6 +62,16 @@ class RecordError(ValueError):
         self.line = line
         self.field = field
         self.reason = reason
+
+
+class RecordTypeError(RecordError, TypeError):
+    """A :class:`RecordError` whose value has the wrong type: a string, ``None`` or another object
+    where a number is expected in a record of Python values (:class:`RiverSource`).
+
+    It is a ``TypeError``, as NumPy and scikit-learn raise for a non-numeric feature, and still a
+    :class:`RecordError` and a ``ValueError``, so ``except RecordError`` and ``except ValueError``
+    catch it as before, and ``on_error="skip"`` skips it like any malformed record.
+    """
 
 
 def _check_block_size(block_size) -> int:
@@ -207,7 +219,7 @@ class ArraySource(Source):
 
     def __init__(self, X, y, *, feature_names=None, on_error: str = "raise"):
         if isinstance(X, (str, bytes)):
-            raise ValueError(f"X must be a numeric array, got a string {X!r}")
+            raise TypeError(f"X must be a numeric array, got a string {X!r}")
         if getattr(getattr(X, "dtype", None), "kind", None) == "c":
             raise ValueError("X has complex values: features must be real numbers")
         try:
@@ -217,7 +229,8 @@ class ArraySource(Source):
         except np.exceptions.ComplexWarning:
             raise ValueError("X has complex values: features must be real numbers") from None
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"X must be a numeric array; could not convert it to float64 ({exc})") from None
+            raise _conversion_error(X, exc)(f"X must be a numeric array; could not convert it to float64 "
+                                            f"({exc})") from None
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (records × features), got shape {X.shape}")
         y = np.asarray(y)
@@ -264,6 +277,20 @@ class ArraySource(Source):
             X = X.view()
             X.flags.writeable = False
             yield X, y
+
+
+def _conversion_error(X, exc) -> type:
+    """The exception class for an array NumPy could not convert to float64: TypeError when a value is
+    not a number (a string, an object), ValueError for a value out of range or a ragged shape."""
+    if isinstance(exc, OverflowError):
+        return ValueError
+    if isinstance(exc, TypeError):
+        return TypeError
+    try:
+        rectangular = np.asarray(X, dtype=object).ndim == 2
+    except ValueError:
+        rectangular = False
+    return TypeError if rectangular else ValueError  # a rectangular block failed on a value: a string
 
 
 class _Columns:
@@ -821,8 +848,9 @@ class RiverSource(Source):
         for name in names:
             value = x[name]
             if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
-                self._skip(RecordError(f"{where}: record {position}, feature {name!r}: {value!r} is not a number",
-                                       source=where, line=position, field=name, reason="unparseable value"))
+                error = RecordError if isinstance(value, numbers.Number) else RecordTypeError  # complex: a value
+                self._skip(error(f"{where}: record {position}, feature {name!r}: {value!r} is not a real number",
+                                 source=where, line=position, field=name, reason="unparseable value"))
                 return None
             try:
                 value = float(value)

@@ -431,7 +431,7 @@ def test_non_numeric_dtypes_are_refused(kind, entry):
     call = {"fit": lambda: OffPairStrC(bounds=(0, 1)).fit(bad, y),
             "learn_many": lambda: PairwiseGIGA(bounds=(0, 1)).learn_many(bad, y),
             "decision_function": lambda: fitted("OffPairStrC").decision_function(bad)}[entry]
-    with pytest.raises((ValueError, TypeError), match=r"\bX\b"):
+    with pytest.raises(TypeError, match=r"\bX\b"):  # strings and dates are not numbers: a TypeError
         quiet(call)
 
 

@@ -78,12 +78,35 @@ def test_array_source_iter_dicts_uses_feature_names():
 @pytest.mark.parametrize("X, y, message", [
     (np.zeros((3, 2)), np.zeros(2), "3 records but y has 2"),
     (np.zeros(3), np.zeros(3), "2-D"),
-    ([["a", "b"]], [1], "numeric"),
     (np.zeros((2, 2)), np.zeros((2, 1)), "y must be 1-D"),
+    ([[1.0, 2.0], [3.0]], [1, 0], "numeric"),
 ])
 def test_array_source_rejects_bad_shapes(X, y, message):
     with pytest.raises(ValueError, match=message):
         ArraySource(X, y)
+
+
+@pytest.mark.parametrize("X", [[["a", "b"]], [[1.0, {}]], "ab"], ids=repr)
+def test_array_source_non_numeric_values_are_a_type_error(X):
+    with pytest.raises(TypeError, match="numeric"):
+        ArraySource(X, [1])
+
+
+def test_river_source_non_number_is_a_record_type_error_still_caught_as_before():
+    from streams import RecordTypeError
+
+    with pytest.raises(RecordTypeError) as info:
+        list(RiverSource([({"a": 1.0, "b": "high"}, 1)]))
+    # Still a RecordError and a ValueError (documented), and also a TypeError (the convention).
+    assert isinstance(info.value, RecordError) and isinstance(info.value, ValueError)
+    assert isinstance(info.value, TypeError)
+    assert info.value.field == "b" and info.value.reason == "unparseable value"
+    with pytest.raises(RecordError, match="is not a real number") as info:
+        list(RiverSource([({"a": 1j}, 1)]))
+    assert not isinstance(info.value, TypeError)  # a complex number: a wrong value
+    src = RiverSource([({"a": 1.0}, 1), ({"a": None}, 0), ({"a": 2.0}, 1)], on_error="skip")
+    assert [x.tolist() for x, _ in src] == [[1.0], [2.0]]
+    assert src.report["skipped_reasons"] == {"unparseable value": 1}
 
 
 def test_array_source_non_finite_raises_or_is_skipped_and_counted():
