@@ -314,9 +314,13 @@ class _Columns:
         if not self.features:
             raise ValueError(f"{where}: no feature columns left (target={target!r}, drop={drop!r})")
         self.feature_names = tuple(self.column_name(k) for k in self.features)
-        if label_map is not None and not isinstance(label_map, Mapping):
-            raise ValueError(f"label_map must be a mapping from the label as written to the label, got {label_map!r}")
-        self.label_map = None if label_map is None else {str(key): value for key, value in label_map.items()}
+        if label_map is not None and not (isinstance(label_map, Mapping) or callable(label_map)):
+            raise ValueError(f"label_map must be a mapping from the label as written to the label, or a "
+                             f"callable, got {label_map!r}")
+        if label_map is None or isinstance(label_map, Mapping):
+            self.label_map = None if label_map is None else {str(key): value for key, value in label_map.items()}
+        else:
+            self.label_map = label_map  # a callable of the label as written
         if isinstance(missing_values, str):
             missing_values = (missing_values,)
         self.missing_values = frozenset(str(v).strip() for v in missing_values)
@@ -334,8 +338,12 @@ class _Columns:
         # float() parses the common case fast; when a missing marker itself parses as a number
         # ("nan", "-999") every field goes through the checked path.
         self._fast = not any(_parses_as_float(v) for v in self.missing_values)
-        self.y_dtype = (np.float64 if self.label_map is None
-                        else np.asarray(list(self.label_map.values())).dtype)
+        if self.label_map is None:
+            self.y_dtype = np.float64
+        elif isinstance(self.label_map, dict):
+            self.y_dtype = np.asarray(list(self.label_map.values())).dtype
+        else:
+            self.y_dtype = object  # whatever the callable returns
 
     def _index(self, column, what) -> int:
         if isinstance(column, str):
@@ -417,6 +425,14 @@ class _Columns:
     def parse_label(self, raw, line, source):
         token = raw.strip()
         k = self.target
+        if self.label_map is not None and not isinstance(self.label_map, dict):
+            try:
+                return self.label_map(token)
+            except (KeyError, ValueError, TypeError) as exc:
+                source._skip(RecordError(
+                    f"{self.where}: line {line}, {self.field(k)}: label {raw!r} is refused by label_map ({exc})",
+                    source=self.where, line=line, field=self.field(k), reason="unknown label"))
+                return None
         if self.label_map is not None:
             if token not in self.label_map:
                 source._skip(RecordError(
@@ -436,6 +452,11 @@ class _Columns:
                 field=self.field(k), reason="unparseable label"))
             return None
         return value
+
+
+def _typed(y: np.ndarray) -> np.ndarray:
+    """Labels from a callable label map (an object array) as NumPy types them (ints, floats, strings)."""
+    return np.array(y.tolist()) if y.dtype == object else y
 
 
 def _parses_as_float(token: str) -> bool:
@@ -487,11 +508,11 @@ class _TextSource(Source):
             y[m] = label
             m += 1
             if m == block_size:
-                yield X, y
+                yield X, _typed(y)
                 X = y = None
                 m = 0
         if m:
-            yield X[:m], y[:m]
+            yield X[:m], _typed(y[:m])
 
 
 class CSVSource(_TextSource):
@@ -511,9 +532,10 @@ class CSVSource(_TextSource):
         The column names, for a file without a header (mutually exclusive with ``header=True``).
         Without names or a header, columns are called ``x0, x1, ...`` and the first row fixes their number.
     delimiter : str, default ","
-    label_map : mapping, optional
-        Label as written (a string, stripped of spaces) → label; a label outside the map is an error.
-        Without it, labels must be finite numbers.
+    label_map : mapping or callable, optional
+        Label as written (a string, stripped of spaces) → label; a label outside the map is an error. A
+        callable gets the label as written and returns the label (raising ``KeyError``, ``ValueError``
+        or ``TypeError`` makes the row malformed). Without it, labels must be finite numbers.
     missing_values : str or sequence of str, optional
         Tokens that mean "missing" (e.g. ``"?"``). A missing feature is an error unless ``fill`` is given.
     fill : float or array-like of shape (n_features,), optional
@@ -680,7 +702,7 @@ class ARFFSource(_TextSource):
                                  "can be features (drop it, or make it the target)")
         target_name = names[self._columns.target]
         self._target_values = self._nominal.get(target_name)
-        if self._target_values is not None and self._columns.label_map is not None:
+        if self._target_values is not None and isinstance(self._columns.label_map, dict):
             unknown = set(self._columns.label_map) - self._target_values
             if unknown:
                 raise ValueError(f"{self.path}: label_map keys {sorted(unknown)!r} are not values of the "

@@ -386,3 +386,14 @@ def test_csv_malformed_quoting_is_located_or_skipped(tmp_path):
         assert src.report["skipped_reasons"] == {"malformed line": 1}
     finally:
         csv_module.field_size_limit(previous)
+
+
+def test_csv_label_map_may_be_a_callable(tmp_path):
+    path = write(tmp_path / "t.csv", "1,2,yes\n3,4,no\n5,6,maybe\n")
+    src = CSVSource(path, label_map=lambda label: {"yes": 1, "no": -1}[label], on_error="skip")
+    assert [(x.tolist(), y) for x, y in src] == [([1.0, 2.0], 1), ([3.0, 4.0], -1)]
+    assert src.report["skipped_reasons"] == {"unknown label": 1}
+    with pytest.raises(RecordError, match=r"line 3, field 3 \('x2'\): label 'maybe' is refused by label_map"):
+        list(CSVSource(path, label_map=lambda label: {"yes": 1, "no": -1}[label]))
+    with pytest.raises(ValueError, match="label_map must be a mapping"):
+        list(CSVSource(path, label_map=3))
