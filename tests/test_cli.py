@@ -30,7 +30,13 @@ def test_replay_phishing_json_has_the_documented_keys(capsys):
     assert 0.5 < result["auc"] <= 1.0
 
 
+#: Hepatitis and Retinopathy hold records outside their specs' public bounds: the learners clip them and
+#: warn (the command shows the warning on stderr). Filtered in the tests that replay them on purpose.
+CLIPPED_UCI_RECORDS = pytest.mark.filterwarnings("ignore:records lay outside the declared feature bounds:UserWarning")
+
+
 @pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+@CLIPPED_UCI_RECORDS
 @pytest.mark.parametrize("algo", ["onpairstrc", "onpairc", "giga", "offpairstrc", "offpairc", "gradient", "sgd"])
 @pytest.mark.parametrize("dataset", ["hepatitis", "pima", "retinopathy", "wdbc"])
 def test_replay_every_algorithm_on_every_uci_data_set(capsys, algo, dataset):
@@ -56,6 +62,7 @@ def test_paper_mode_runs_and_is_reported(capsys, algo):
     assert result["mode"] == "paper"
 
 
+@CLIPPED_UCI_RECORDS
 def test_sgd_json_is_strict_and_reports_what_is_proven(capsys):
     if not HAS_DATA:
         pytest.skip("needs ONPAIR_DATA with the UCI files (make test sets it)")

@@ -599,8 +599,9 @@ def test_predict_proba_one_scores_exactly_as_decision_function():
 
     records = list(river_datasets.Phishing())[:400]
     model = PrivatePairwiseClassifier(epsilon=2.0, bounds=(0.2, 0.8), seed=0)  # some records clipped
-    for x, y in records[:300]:
-        model.learn_one(x, y)
+    with pytest.warns(UserWarning, match="outside the declared feature bounds"):
+        for x, y in records[:300]:
+            model.learn_one(x, y)
     w = model._inner.model
     norm = np.linalg.norm(w)
     for x, _ in records[300:]:
