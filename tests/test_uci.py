@@ -181,7 +181,8 @@ def test_pima_bounds_are_the_clinical_ranges():
 
 def test_wdbc_bounds_cover_the_documented_maxima():
     """Upper bounds are the documented maxima rounded outward: at least the maximum, not much more."""
-    sklearn_datasets = pytest.importorskip("sklearn.datasets", reason="scikit-learn (a test dependency: pip install '.[test]') is not installed")
+    sklearn_datasets = pytest.importorskip(
+        "sklearn.datasets", reason="scikit-learn (a test dependency: pip install '.[test]') is not installed")
     descr = sklearn_datasets.load_breast_cancer().DESCR
     maxima = [float(m) for m in re.findall(r"^[a-z ]+\((?:mean|standard error|worst)\):\s+\S+\s+(\S+)\s*$",
                                            descr, flags=re.M)]
