@@ -342,7 +342,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         """Learn a data frame of records (pandas, or any frame river's ``utils.dataframe`` reads),
         exactly as ``learn_one`` on each row in order would.
 
-        A column that is absent reads as 0; a NaN is an error (fill it first), as in a dict."""
+        A column that is absent reads as 0; a NaN is an error (fill it first), as in a dict. A frame of
+        0 rows is a no-op (nothing learned or spent), as the learners' ``learn_many`` of 0 records."""
         frame = _frame(X)
         columns = list(frame.columns)
         labels = _series_values(y)
