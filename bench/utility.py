@@ -77,19 +77,19 @@ def evaluate(dataset, seeds):
         order = np.random.default_rng(seed).permutation(len(y))
         train, test = order[:n_train], order[n_train:]
         delta = 1.0 / n_train
-        twin.append(roc_auc(PairwiseGIGA(bounds=(lower, upper)).learn_many(X[train], y[train])
-                            .decision_function(X[test]), y[test]))
+        twin_model = PairwiseGIGA(bounds=(lower, upper)).learn_many(X[train], y[train])
+        twin.append(roc_auc(y[test], twin_model.decision_function(X[test])))
         Z_train, _ = bounds.transform(X[train])
         Z_test, _ = bounds.transform(X[test])
         for e in EPSILONS:
             rng = np.random.default_rng([seed, int(e * 10)])
             scores["Private centroid baseline"][e].append(
-                roc_auc(centroid_baseline(Z_train, y[train], Z_test, e, delta, rng), y[test]))
+                roc_auc(y[test], centroid_baseline(Z_train, y[train], Z_test, e, delta, rng)))
             for key, make in models.items():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     learner = make(e, delta, seed).learn_many(X[train], y[train])
-                scores[key][e].append(roc_auc(learner.decision_function(X[test]), y[test]))
+                scores[key][e].append(roc_auc(y[test], learner.decision_function(X[test])))
     lines = [f"### {name}: n_train = {n_train}, n_test = {len(y) - n_train}, d = {X.shape[1]}, "
              f"δ = 1/n, {seeds} random splits (mean ± std of test AUC)", "",
              "| model | " + " | ".join(f"ε = {e}" for e in EPSILONS) + " |",

@@ -24,8 +24,8 @@ def main():
     for split in range(10):
         order = np.random.default_rng(split).permutation(len(y))
         train, test = order[:n_train], order[n_train:]
-        twin.append(roc_auc(PairwiseGIGA(bounds=spec.bounds).learn_many(X[train], y[train])
-                            .decision_function(X[test]), y[test]))
+        twin_model = PairwiseGIGA(bounds=spec.bounds).learn_many(X[train], y[train])
+        twin.append(roc_auc(y[test], twin_model.decision_function(X[test])))
         for name in rows:
             scores = []
             for eps in EPSILONS:
@@ -37,7 +37,7 @@ def main():
                     else:
                         model = OffPairStrC(epsilon=eps, delta=1e-5, bounds=spec.bounds, random_state=split)
                         model.fit(X[train], y[train])
-                scores.append(roc_auc(model.decision_function(X[test]), y[test]))
+                scores.append(roc_auc(y[test], model.decision_function(X[test])))
             rows[name].append(scores)
     print(f"Pima, n_train = {n_train}, δ = 1e-5, test AUC over 10 splits "
           f"(non-private twin: {np.mean(twin):.3f})\n")

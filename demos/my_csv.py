@@ -45,7 +45,7 @@ def main():
         if len(report["releases"]) > before and held_y:
             Xh, yh = np.vstack(held_X), np.concatenate(held_y)
             print(f"release at record {report['releases'][-1]['round']:>5}: held-out AUC "
-                  f"{roc_auc(learner.decision_function(Xh), yh):.3f}, ε spent so far "
+                  f"{roc_auc(yh, learner.decision_function(Xh)):.3f}, ε spent so far "
                   f"{report['epsilon_spent']:.3f}")
     print(f"\nread {source.report['rows_read']} rows, skipped {source.report['rows_skipped']}; "
           f"final status: {learner.privacy_report()['status']}")

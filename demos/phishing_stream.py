@@ -41,14 +41,14 @@ def main():
             releases = learner.privacy_report()["releases"]
             for release in releases[seen_releases:]:
                 lines.append(f"  release at round {release['round']:>4}: test AUC "
-                             f"{roc_auc(learner.decision_function(X_test), y_test):.3f} "
+                             f"{roc_auc(y_test, learner.decision_function(X_test)):.3f} "
                              f"(sensitivity {release['sensitivity']:.4f}, sigma {release['sigma']:.4f})")
             seen_releases = len(releases)
             bar.update(hi - lo, suffix=f"releases: {seen_releases}")
     print("\n".join(lines))
     report = learner.privacy_report()
-    print(f"\nPrivate model (last release): test AUC {roc_auc(learner.decision_function(X_test), y_test):.3f}")
-    print(f"Non-private twin (Pairwise GIGA): test AUC {roc_auc(twin.decision_function(X_test), y_test):.3f}")
+    print(f"\nPrivate model (last release): test AUC {roc_auc(y_test, learner.decision_function(X_test)):.3f}")
+    print(f"Non-private twin (Pairwise GIGA): test AUC {roc_auc(y_test, twin.decision_function(X_test)):.3f}")
     print(f"Privacy spent: rho {report['rho_spent']:.4f} of {report['rho_budget']:.4f} "
           f"-> epsilon {report['epsilon_spent']:.3f} at delta {report['delta']:g} "
           f"({len(report['releases'])} releases, accounting '{report['accounting']}')")

@@ -31,8 +31,8 @@ def main():
             report = learner.privacy_report()
             if report["releases"] and report["releases"][-1]["round"] == learner.n_seen:
                 r = report["releases"][-1]
-                print(f"record {learner.n_seen:>5}: private AUC {roc_auc(learner.decision_function(X[held]), y[held]):.3f}"
-                      f" | non-private {roc_auc(twin.decision_function(X[held]), y[held]):.3f}"
+                print(f"record {learner.n_seen:>5}: private AUC {roc_auc(y[held], learner.decision_function(X[held])):.3f}"
+                      f" | non-private {roc_auc(y[held], twin.decision_function(X[held])):.3f}"
                       f" | ρ this release {r['rho']:.4f}, ε spent {report['epsilon_spent']:.3f}")
 
 

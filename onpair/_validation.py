@@ -1,8 +1,18 @@
 """Input validation for every public entry point.
 
 A failed call must change no state and spend no budget, so the learners validate a whole block before
-touching anything. Errors are ``ValueError`` that name the argument, the record (its position in the
-stream, 1-based, and its index in the call) and the offending value.
+touching anything. Errors name the argument, the record (its position in the stream, 1-based, and its
+index in the call) and the offending value. Their type follows NumPy and scikit-learn:
+
+* a feature of the wrong **type** (a string, a dict, a date, any object that is not a number; a whole
+  argument that is a string, or a dict where an array is expected) is a ``TypeError``;
+* a number of the wrong **value** (NaN, ±inf, an integer beyond the float range, a complex number,
+  as scikit-learn's "Complex data not supported"), and a wrong **shape** (ragged or nested records,
+  a missing dimension, the wrong number of features), is a ``ValueError``.
+
+``None`` inside an array is NumPy's missing value: it reads as NaN, so it is a ``ValueError`` ("must be
+finite"). Labels are judged by their value: a label outside the label domain is a ``ValueError``
+whatever its type, as scikit-learn's "Unknown label type".
 """
 
 from __future__ import annotations
@@ -17,7 +27,10 @@ from .privacy._checks import check_positive as _check_positive_number, check_rho
 
 
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a C-contiguous float64 (m, d) array of finite values, or raise ``ValueError``."""
+    """Return ``X`` as a C-contiguous float64 (m, d) array of finite values.
+
+    A non-numeric feature raises ``TypeError``; a non-finite value, a complex value or a wrong shape
+    raises ``ValueError`` (see the module docstring)."""
     arr = _as_float_array(X, name, lambda exc: _locate_unconvertible(X, name, stream_offset, exc))
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (records × features), got shape {arr.shape}")
@@ -31,24 +44,25 @@ def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.n
     if bad.any():
         i, k = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(
-            f"{name}[{i}, {k}] = {arr[i, k]!r} (record {i} of this call, stream position "
-            f"{stream_offset + i + 1}, feature {k}): features must be finite"
+            f"{name}[{i}, {k}] = {float(arr[i, k])!r} (record {i} of this call, stream position "
+            f"{stream_offset + i + 1}, feature {k}{_column_name(X, k)}): features must be finite"
         )
     return np.ascontiguousarray(arr)
 
 
 def _as_float_array(X, name: str, describe_failure) -> np.ndarray:
-    """A float64 copy of ``X``; strings, dates and complex values (also as scalars inside a list or an
-    object array, which NumPy would cast with only a ComplexWarning) are a ValueError naming ``name``."""
+    """A float64 copy of ``X``. Strings and dates are a TypeError naming ``name``; complex values (also
+    as scalars inside a list or an object array, which NumPy would cast with only a ComplexWarning) a
+    ValueError. ``describe_failure(exc)`` gives ``(exception class, message)`` when NumPy cannot convert."""
     if isinstance(X, (str, bytes)):
-        raise ValueError(f"{name} must be numeric, got a string {X!r}")
+        raise TypeError(f"{name} must be numeric, got a string {X!r}")
     if _is_complex(X):
         raise ValueError(f"{name} has complex values: features must be real numbers")
     kind = getattr(getattr(X, "dtype", None), "kind", None)
     if kind in ("U", "S", "M", "m"):
         first = X.flat[0].item() if X.size else None
-        raise ValueError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {X.dtype}, "
-                         f"first value {first!r}): features must be numbers")
+        raise TypeError(f"{name} holds {'dates or times' if kind in 'Mm' else 'strings'} (dtype {X.dtype}, "
+                        f"first value {first!r}): features must be numbers")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
@@ -56,7 +70,8 @@ def _as_float_array(X, name: str, describe_failure) -> np.ndarray:
     except np.exceptions.ComplexWarning:
         raise ValueError(f"{name} has complex values: features must be real numbers") from None
     except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(describe_failure(exc)) from None
+        error, message = describe_failure(exc)
+        raise error(message) from None
 
 
 def _is_complex(X) -> bool:
@@ -65,28 +80,62 @@ def _is_complex(X) -> bool:
     return dtype is not None and np.issubdtype(dtype, np.complexfloating)
 
 
-def _locate_unconvertible(X, name, stream_offset, exc) -> str:
-    """Name the first element of ``X`` that does not convert to a finite-or-not float."""
+def is_frame(X) -> bool:
+    """A data frame (pandas and the like): iterating it gives its column names, not its rows."""
+    return getattr(X, "columns", None) is not None and hasattr(X, "__array__")
+
+
+def _column_name(X, k: int) -> str:
+    """``", column 'age'"`` for a data frame's column ``k``, else ``""``."""
+    if not is_frame(X):
+        return ""
     try:
-        rows = list(X)
+        return f", column {X.columns[k]!r}"
+    except (IndexError, KeyError, TypeError):
+        return ""
+
+
+def _locate_unconvertible(X, name, stream_offset, exc):
+    """``(exception class, message)`` naming the first element of ``X`` that does not convert to a float:
+    TypeError for a value that is not a number (a string, a dict, an object), ValueError for one that
+    is out of range (an integer beyond the float range), complex, or a nested sequence (a shape error)."""
+    try:
+        rows = np.asarray(X, dtype=object) if is_frame(X) else list(X)
         for i, row in enumerate(rows):
             for k, value in enumerate(row):
-                try:
-                    if isinstance(value, (complex, np.complexfloating)):
-                        raise TypeError
-                    float(value)
-                except (TypeError, ValueError, OverflowError):
-                    return (f"{name}[{i}, {k}] = {value!r} (record {i} of this call, stream position "
-                            f"{stream_offset + i + 1}, feature {k}): features must be real numbers")
+                error, reason = _element_failure(value)
+                if error is not None:
+                    return error, (f"{name}[{i}, {k}] = {value!r} (record {i} of this call, stream position "
+                                   f"{stream_offset + i + 1}, feature {k}{_column_name(X, k)}): {reason}")
     except TypeError:
         pass
-    return f"{name} must be a numeric array; could not convert it ({exc})"
+    # Nothing to point at: NumPy's TypeError is about X's type (a generator, an object), its ValueError
+    # about X's shape (ragged rows).
+    return (TypeError if isinstance(exc, TypeError) else ValueError), (
+        f"{name} must be a numeric array; could not convert it ({exc})")
+
+
+def _element_failure(value):
+    """``(None, None)`` when ``value`` converts to a float, else ``(exception class, reason)``."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return ValueError, "features must be real numbers, not complex"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ValueError, (f"features must be numbers, not a {type(value).__name__} (nested or ragged "
+                            "records: each record must be a flat row of the same length)")
+    try:
+        float(value)
+    except OverflowError:
+        return ValueError, "the number is beyond the float64 range"
+    except (TypeError, ValueError) as exc:
+        # A string or an object is the wrong type (NumPy's own reason, in brackets, is what tools match).
+        return TypeError, f"features must be real numbers, not {type(value).__name__} ({exc})"
+    return None, None
 
 
 def as_feature_vector(x, n_features, stream_offset: int, name: str = "x") -> np.ndarray:
     """One record as a (1, d) block (see :func:`as_feature_block`)."""
     if isinstance(x, dict):
-        raise ValueError(f"{name} is a dict: use onpair.river for dict records, or pass an array")
+        raise TypeError(f"{name} is a dict: use onpair.river for dict records, or pass an array")
     arr = _as_float_array(x, name, lambda exc: _locate_unconvertible([x], name, stream_offset, exc))
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of features, got shape {arr.shape}")

@@ -145,8 +145,11 @@ class FeatureBounds:
             peak = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(X.shape[0])
             safe_peak = np.where(peak > 0, peak, 1.0)
             unit_norms = np.linalg.norm(X / safe_peak[:, None], axis=1)  # ‖x‖ / peak, in [1, √d]
-            clipped = unit_norms > self.norm / safe_peak
-            Z = X / self.norm
+            # norm/peak overflows to inf for a tiny (subnormal) peak, and X/norm for a huge record: inf
+            # rightly reads "inside" in the first, and the second only happens in rows clipped below.
+            with np.errstate(over="ignore"):
+                clipped = unit_norms > self.norm / safe_peak
+                Z = X / self.norm
             if clipped.any():
                 Z[clipped] = X[clipped] / safe_peak[clipped, None] / unit_norms[clipped, None]
             return Z, clipped

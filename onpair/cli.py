@@ -37,22 +37,181 @@ def _load(source: str, args):
     if args.lower is None or args.upper is None:
         raise ValueError("a CSV source needs public feature bounds: --lower and --upper (never computed "
                          "from the data)")
-    src = CSVSource(source, header=args.header, target=args.label_column, on_error=args.on_error)
-    X, y = _collect(src)
+    label_map, positive = _label_reading(args)
+    src = CSVSource(source, header=args.header, target=args.label_column, label_map=label_map,
+                    on_error=args.on_error)
+    X, y = _collect_csv(src, args)
+    if src.report.get("rows_skipped"):
+        hint = _header_hint(source, args)
+        print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}"
+              + (f" ({hint})" if hint else ""), file=sys.stderr)
     if args.task != "metric":  # the metric task takes any number of classes as they are
-        if args.positive_label is not None:
+        if positive is not None:
             # A public label domain: the positive class is fixed whatever values the data holds.
-            y = np.where(y == args.positive_label, 1, -1)
+            if not np.any(y == positive):
+                seen = label_map.seen if isinstance(label_map, _OneAgainstRest) else np.unique(y).tolist()
+                raise ValueError(f"{source}: no row has the label --positive-label {args.positive_label!r}; the "
+                                 f"labels are {_listing(seen)}")
+            y = np.where(y == positive, 1, -1)
         else:
             labels = np.unique(y)
             if labels.size != 2:
                 raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2 "
                                  "(or give --positive-label)")
             y = np.where(y == labels.max(), 1, -1)
-    if src.report.get("rows_skipped"):
-        print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}",
-              file=sys.stderr)
     return X, y, (_floats(args.lower), _floats(args.upper)), source
+
+
+class _OneAgainstRest:
+    """The label map of ``--positive-label TEXT`` without ``--label-map``: the positive label as written
+    reads as 1, every other label as −1 (the labels seen are kept, a few, for the messages)."""
+
+    def __init__(self, positive: str):
+        self.positive = positive
+        self.seen = []
+
+    def __call__(self, token: str) -> float:
+        if len(self.seen) < 6 and token not in self.seen:
+            self.seen.append(token)
+        return 1.0 if token == self.positive else -1.0
+
+
+def _number(text: str):
+    """``text`` as a finite float, or None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) else None
+
+
+def _parse_label_map(text: str) -> dict:
+    """``--label-map no=0,yes=1`` as {"no": 0.0, "yes": 1.0}; a ValueError naming the flag otherwise."""
+    mapping = {}
+    for item in text.split(","):
+        label, equals, value = item.rpartition("=")
+        label = label.strip()
+        number = _number(value.strip())
+        if not equals or not label or number is None:
+            raise ValueError(f"--label-map takes LABEL=NUMBER pairs separated by commas (e.g. --label-map "
+                             f"no=0,yes=1), got {item!r} in {text!r}")
+        if label in mapping:
+            raise ValueError(f"--label-map names the label {label!r} twice")
+        mapping[label] = number
+    return mapping
+
+
+def _label_reading(args):
+    """(label_map for CSVSource, the positive label's value after it, or None) from --label-map and
+    --positive-label."""
+    label_map = _parse_label_map(args.label_map) if args.label_map is not None else None
+    text = args.positive_label
+    if text is None:
+        return label_map, None
+    text = text.strip()
+    if label_map is not None:
+        if text in label_map:
+            return label_map, label_map[text]
+        number = _number(text)
+        if number is None or number not in label_map.values():
+            raise ValueError(f"--positive-label {text!r} is neither a label of --label-map ({_listing(label_map)}) "
+                             f"nor one of its values ({_listing(sorted(set(label_map.values())))})")
+        return label_map, number
+    number = _number(text)
+    if number is not None:
+        return None, number  # labels written as numbers: compared as numbers (1 and 1.0 are one label)
+    if not text:
+        raise ValueError("--positive-label is empty")
+    return _OneAgainstRest(text), 1.0
+
+
+def _listing(values, limit: int = 5) -> str:
+    values = list(values)
+    shown = ", ".join(repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else repr(v)
+                      for v in values[:limit])
+    return shown + (", …" if len(values) > limit else "")
+
+
+def _first_row(path: str):
+    """(line number, fields) of the first non-blank row of a CSV file, or None."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        reader = csv.reader(f)
+        for fields in reader:
+            if fields and any(field.strip() for field in fields):
+                return reader.line_num, fields
+    return None
+
+
+def _header_hint(path: str, args) -> str:
+    """'line 1 looks like column names: pass --header' when it does and --header is not given, else ''."""
+    if args.header:
+        return ""
+    first = _first_row(path)
+    if first is None:
+        return ""
+    line, fields = first
+    if any(_number(field.strip()) is not None or not field.strip() for field in fields):
+        return ""
+    return f"line {line} looks like column names ({_listing([f.strip() for f in fields], 4)}): pass --header"
+
+
+def _label_tokens(src, args) -> list:
+    """The distinct labels as written in the label column (a second pass, on the failure path only)."""
+    from streams import CSVSource
+
+    seen = _OneAgainstRest("")
+    probe = CSVSource(src.path, header=args.header, target=args.label_column, label_map=seen, on_error="skip")
+    for _ in probe.iter_blocks(4096):
+        if len(seen.seen) > 5:
+            break
+    return seen.seen
+
+
+def _collect_csv(src, args):
+    """_collect for a CSV file, with messages that name the command's flags: a header row without
+    --header, labels written as text without --label-map, every row skipped."""
+    from streams import RecordError
+
+    try:
+        blocks = list(src.iter_blocks(4096))
+    except RecordError as exc:
+        hint = _header_hint(src.path, args) if exc.line == (_first_row(src.path) or (None,))[0] else ""
+        message = str(exc)
+        if not hint and exc.reason == "unparseable label":
+            hint = _label_hint(_label_tokens(src, args))
+            message = message.replace(" (pass label_map to read labels written as text)", "")  # the library's words
+        raise ValueError(f"{message}; {hint}" if hint else message) from None
+    report = src.report
+    if not blocks:
+        if report["rows_read"] == 0:
+            raise ValueError(f"{src.path}: the file holds no records")
+        # on_error="skip" and nothing survived: say why, in the command's terms.
+        reasons = report["skipped_reasons"]
+        why = []
+        if "unparseable label" in reasons:
+            why.append(_label_hint(_label_tokens(src, args)))
+        if "unknown label" in reasons:
+            why.append(f"labels are not in --label-map ({report['errors'][0] if report['errors'] else ''})")
+        header = _header_hint(src.path, args)
+        if header:
+            why.append(header)
+        if not why:
+            why.append(f"{reasons}; the first: {report['errors'][0]}" if report["errors"] else f"{reasons}")
+        raise ValueError(f"{src.path}: every row was skipped ({report['rows_skipped']} of {report['rows_read']}): "
+                         + "; ".join(why))
+    return np.vstack([b for b, _ in blocks]), np.concatenate([np.asarray(t) for _, t in blocks])
+
+
+def _label_hint(tokens) -> str:
+    """What to pass when the labels are written as text."""
+    text = [t for t in tokens if _number(t) is None]
+    if not text:
+        return "labels must be finite numbers; pass --label-map LABEL=NUMBER,..."
+    example = ",".join(f"{t}={v}" for t, v in zip(sorted(text)[:2], (0, 1)))
+    return (f"labels {_listing(text)} are not numbers; pass --label-map (e.g. --label-map {example}) or "
+            f"--positive-label (e.g. --positive-label {sorted(text)[-1]})")
 
 
 def _floats(text: str):
@@ -108,6 +267,11 @@ def _check_replay_args(args) -> None:
         raise ValueError(f"--block-size must be a positive integer, got {args.block_size}")
     if args.constraint is not None and args.task != "metric":
         raise ValueError("--constraint is for --task metric")
+    if args.positive_label is not None and args.task == "metric":
+        raise ValueError("--positive-label is for --task auc (the metric task keeps every class)")
+    if (args.label_map is not None or args.positive_label is not None) and args.source in DATASETS:
+        raise ValueError("--label-map and --positive-label are for CSV sources (the bundled data sets have "
+                         "their labels mapped already)")
     if args.release_every is not None and args.release_every < 1:
         raise ValueError(f"--release-every must be a positive integer, got {args.release_every}")
     for flag, value in (("--lower", args.lower), ("--upper", args.upper)):
@@ -169,7 +333,7 @@ def replay(args) -> dict:
             "objective": metric_objective(model, Z_train, y[train], loss_name),
         }
     else:
-        quality = {"auc": roc_auc(learner.decision_function(X[test]), y[test]),
+        quality = {"auc": roc_auc(y[test], learner.decision_function(X[test])),
                    "objective": pairwise_risk(model, Z_train, y[train], loss_name)}
     result = {
         "dataset": name, "task": args.task, "algo": args.algo, "loss": loss_name, "mode": args.mode,
@@ -276,10 +440,14 @@ def build_parser() -> argparse.ArgumentParser:
     csv.add_argument("--upper", help="public upper bounds: one number or one per feature, comma-separated")
     csv.add_argument("--label-column", type=int, default=-1, help="label column index (default: last)")
     csv.add_argument("--header", action="store_true", help="the first row holds column names")
-    csv.add_argument("--positive-label", type=float, default=None, metavar="VALUE",
-                     help="the label value of the positive class; every other value is negative (default: "
-                          "the larger of exactly two values found, which makes the label values part of "
-                          "what must be public)")
+    csv.add_argument("--label-map", default=None, metavar="LABEL=NUMBER,...",
+                     help="read labels written as text: each label as written and the number it stands for, "
+                          "e.g. --label-map no=0,yes=1 (a label not in the map is a malformed row)")
+    csv.add_argument("--positive-label", default=None, metavar="LABEL",
+                     help="the label of the positive class, as written (a number such as 1, or text such as "
+                          "yes; with --label-map, a label or its number); every other label is negative "
+                          "(default: the larger of exactly two values found, which makes the label values "
+                          "part of what must be public)")
     csv.add_argument("--on-error", choices=("raise", "skip"), default="raise",
                      help="a malformed row stops the replay (raise) or is skipped and counted (skip)")
     ep = sub.add_parser(

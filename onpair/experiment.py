@@ -31,8 +31,11 @@ added, since the objective's scale is set by the radius R) and, when matplotlib 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -42,6 +45,7 @@ from .estimators import OffPairC, OffPairStrC
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
 from .matrix_geometry import metric_factor
 from .metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
+from .privacy import PrivacyWarning
 
 EPSILONS = (0.5, 1.5, 2.5)
 SMALL = tuple(range(40, 91, 10))
@@ -56,6 +60,57 @@ FIGURES = {
 }
 #: Figures of the metric-learning task (Huai Example 1).
 METRIC_FIGURES = (5, 6)
+#: Warnings that the protocol triggers on purpose, in almost every run: (category, message pattern, the
+#: note the results table carries instead, once). Only these are held back, and only around the
+#: experiment's own runs; any other warning is passed on as it came.
+PROTOCOL_WARNINGS = (
+    (PrivacyWarning, re.compile(r"delta = \S+ ≥ 1/n = "),
+     "δ = 1/n, the paper's protocol, in every configuration: the library warns at δ ≥ 1/n (a mechanism that "
+     "publishes one random record in the clear satisfies such a δ; prefer δ ≪ 1/n)."),
+    (PrivacyWarning, re.compile(r"mode='paper': T₁ = \d+ ≥ n = \d+"),
+     "paper: with the paper's constants the warm-up T₁ is at least n, so the algorithm never leaves it and "
+     "every output is a random point of C (ALGORITHMS.md §3); this is what the paper rows show."),
+    (PrivacyWarning, re.compile(r"\w+: the release schedule ends at round 0; "),
+     "paper (OnPairStrC, OnPairC): as T₁ ≥ n, the release schedule holds no release at all, so the model "
+     "stays its data-independent start (the library warns that it is frozen at round 0)."),
+    (PrivacyWarning, re.compile(r"mode='paper' with epsilon = \S+: Alg\. 3's σ is the classic Gaussian mechanism"),
+     "paper, ε ≥ 1 (OffPairStrC, OffPairC): Alg. 3's σ is the classic Gaussian mechanism, proven for ε < 1 "
+     "only; the report's epsilon_spent gives what that σ really achieves."),
+    (UserWarning, re.compile(r"records lay outside the declared feature bounds"),
+     "Records outside a data set's public bounds (its spec in streams.uci) are clipped to them, as the "
+     "learners do with any record."),
+)
+
+
+@contextlib.contextmanager
+def _protocol_warnings(counts: Counter):
+    """Hold back the :data:`PROTOCOL_WARNINGS` raised inside, counting them in ``counts`` (by note);
+    re-issue every other warning unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for record in caught:
+        for category, pattern, note in PROTOCOL_WARNINGS:
+            if issubclass(record.category, category) and pattern.match(str(record.message)):
+                counts[note] += 1
+                break
+        else:
+            warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
+
+
+def protocol_notes(counts: Counter) -> str:
+    """The Markdown notes on the settings the library warned about, one line each, with how often."""
+    if not counts:
+        return ""
+    lines = ["### Settings the library warns about", "",
+             "The protocol's settings make the library warn in nearly every run; those warnings were held back "
+             "during the runs and are reported here once (with how many times each was raised):", ""]
+    for _, _, note in PROTOCOL_WARNINGS:
+        if counts[note]:
+            lines.append(f"* {note} ({counts[note]} warnings)")
+    return "\n".join(lines) + "\n"
+
+
 NAMES = {"hepatitis": "Hepatitis", "wdbc": "Cancer (WDBC)", "pima": "Diabetes (Pima)",
          "retinopathy": "Diabetic Retinopathy"}
 
@@ -96,16 +151,18 @@ def _fit(learner, X, y):
     return learner.coef_
 
 
-def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loaded=None) -> dict:
+def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loaded=None, warned=None) -> dict:
     """Results of one figure: {(measure, dataset, config, label, n): [values over permutations]}, for the
     figure's measure and, always, the test AUC (the objective's scale is set by the radius R, so the
     AUC is what compares configurations). ``loaded`` (a dict) keeps the data sets read by earlier
-    figures: each file is read and checked once per run."""
+    figures: each file is read and checked once per run. ``warned`` (a Counter) counts the
+    :data:`PROTOCOL_WARNINGS` held back (see :func:`protocol_notes`)."""
     from streams import load
 
     algorithm, datasets, sizes, measure = FIGURES[figure]
     task = "metric" if figure in METRIC_FIGURES else "auc"
     loaded = {} if loaded is None else loaded
+    warned = Counter() if warned is None else warned
     results = {}
     for dataset in datasets:
         if dataset not in loaded:
@@ -123,18 +180,21 @@ def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loa
                     for config in ("paper", "library"):
                         results.setdefault(("knn", dataset, config, "Euclidean", n), []).append(euclid)
                 for config in ("paper", "library"):
-                    runs = [("NonPrivate", _baseline(config, bounds, task))]
-                    runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm, task)) for e in EPSILONS]
+                    # The protocol's own settings (δ = 1/n, the paper's constants) warn at construction
+                    # and at fit, in nearly every run: those warnings go to the table's notes, once.
+                    with _protocol_warnings(warned):
+                        runs = [("NonPrivate", _baseline(config, bounds, task))]
+                        runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm, task))
+                                 for e in EPSILONS]
                     for label, learner in runs:
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")  # paper mode warns that T₁ ≥ n, by design
+                        with _protocol_warnings(warned):
                             model = _fit(learner, X[train], y[train])
                         if task == "metric":
                             factor = metric_factor(model)
                             quality = ("knn", knn_accuracy(Z_train @ factor.T, y[train], Z_test @ factor.T,
                                                            y[test], k=3))
                         else:
-                            quality = ("auc", roc_auc(Z_test @ model, y[test]))
+                            quality = ("auc", roc_auc(y[test], Z_test @ model))
                         results.setdefault((quality[0], dataset, config, label, n), []).append(quality[1])
                         if measure == "objective":
                             if task == "metric":
@@ -224,15 +284,19 @@ def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4, 5, 6), data_dir=N
     os.makedirs(out, exist_ok=True)
     sections = ["# Huai et al. (2020), AUC maximisation and metric learning: the paper's constants and the "
                 "library's defaults", "",
-                __doc__.strip().split("\n\n")[1], ""]
+                *__doc__.strip().split("\n\n")[1:3], ""]  # the protocol and its two configurations
     loaded = {}
+    warned = Counter()
     written = []
     for figure in figures:
-        results = run_figure(figure, permutations, data_dir, progress, loaded)
+        results = run_figure(figure, permutations, data_dir, progress, loaded, warned)
         sections.append(markdown(figure, results, permutations))
         png = os.path.join(out, f"figure_{figure}.png")
         if plot(figure, results, png):
             written.append(png)
+    notes = protocol_notes(warned)
+    if notes:
+        sections.insert(5, notes)  # after the title, the protocol and its configurations
     table = os.path.join(out, "huai_results.md")
     atomic_write_text(table, "\n".join(sections).rstrip() + "\n")
     return [table, *written]

@@ -6,32 +6,37 @@ import numpy as np
 from scipy.stats import rankdata
 
 
-def roc_auc(scores, labels) -> float:
+def roc_auc(y_true, y_score) -> float:
     """Area under the ROC curve by the Mann–Whitney statistic, ties counted one half.
+
+    The arguments come in scikit-learn's order (``sklearn.metrics.roc_auc_score(y_true, y_score)``):
+    the labels first, then the scores. Swapping them is not always an error, and when it is not, the
+    result is wrong (with 0/1 labels and scores in [0, 1] both orders run).
 
     Parameters
     ----------
-    scores : array-like of float
-        Higher means "more likely positive".
-    labels : array-like
-        Positive class: 1, +1 or True; everything else (0, −1, False) is negative.
+    y_true : array-like
+        The labels. Positive class: 1, +1 or True; everything else (0, −1, False) is negative.
+    y_score : array-like of float
+        The scores; higher means "more likely positive".
 
     Examples
     --------
-    >>> roc_auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+    >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    scores = _real_vector(scores, "scores")
-    labels = np.asarray(labels)
+    scores = _real_vector(y_score, "y_score")
+    labels = np.asarray(y_true)
     if scores.ndim != 1 or scores.shape != labels.shape:
-        raise ValueError(f"scores and labels must be 1-D of the same length, got {scores.shape} and {labels.shape}")
+        raise ValueError(f"y_true and y_score must be 1-D of the same length, got {labels.shape} and "
+                         f"{scores.shape}")
     if not np.all(np.isfinite(scores)):
-        raise ValueError("scores must be finite")
+        raise ValueError("y_score must be finite")
     positive = (labels == 1) | (labels == True)  # noqa: E712 (booleans and ±1/0-1 labels alike)
     n_pos = int(positive.sum())
     n_neg = positive.size - n_pos
     if n_pos == 0 or n_neg == 0:
-        raise ValueError("AUC needs at least one positive and one negative label")
+        raise ValueError("AUC needs at least one positive and one negative label in y_true")
     ranks = rankdata(scores)  # average ranks: a tie counts one half
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
 

@@ -24,12 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 from .fetch import ChecksumError, DownloadError, fetch, resolve_data_dir
-from .sources import DEFAULT_BLOCK_SIZE, ARFFSource, ArraySource, CSVSource, RecordError, RiverSource, Source
+from .sources import (DEFAULT_BLOCK_SIZE, ARFFSource, ArraySource, CSVSource, RecordError, RecordTypeError,
+                      RiverSource, Source)
 from .uci import SPECS, UCISource, UCISpec, get_spec, load
 
 __all__ = ["iter_blocks", "Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",
-           "UCISource", "UCISpec", "SPECS", "get_spec", "load", "fetch", "resolve_data_dir", "ChecksumError",
-           "DownloadError", "DEFAULT_BLOCK_SIZE"]
+           "RecordTypeError", "UCISource", "UCISpec", "SPECS", "get_spec", "load", "fetch", "resolve_data_dir",
+           "ChecksumError", "DownloadError", "DEFAULT_BLOCK_SIZE"]
 
 
 def iter_blocks(X, y, block_size: int = 1024):

@@ -11,7 +11,9 @@ Every source has the same interface (:class:`Source`):
 * ``source.report``: what the last pass read, yielded and skipped, and why.
 
 Reading a file never holds more than one block of parsed records in memory. Malformed input stops the
-stream with a :class:`RecordError` (a ``ValueError``) naming the file, the line, the field and the value;
+stream with a :class:`RecordError` (a ``ValueError``) naming the file, the line, the field and the value
+(a :class:`RecordTypeError`, also a ``TypeError``, when a record of Python values holds a value that is
+not a number; in a text file every field is text, and one that does not parse is a ``RecordError``);
 with ``on_error="skip"`` the record is skipped instead and counted in ``report`` (by reason, with the
 first messages kept). Nothing is dropped silently: a value that does not parse, a non-finite value, a
 missing value without a declared fill, a label outside the label map and a row with the wrong number
@@ -33,7 +35,7 @@ from collections.abc import Mapping, Sized
 import numpy as np
 
 __all__ = ["Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",
-           "DEFAULT_BLOCK_SIZE"]
+           "RecordTypeError", "DEFAULT_BLOCK_SIZE"]
 
 DEFAULT_BLOCK_SIZE = 1024
 MAX_REPORTED_ERRORS = 100  # messages kept in report["errors"]; the counts are always complete
@@ -60,6 +62,16 @@ class RecordError(ValueError):
         self.line = line
         self.field = field
         self.reason = reason
+
+
+class RecordTypeError(RecordError, TypeError):
+    """A :class:`RecordError` whose value has the wrong type: a string, ``None`` or another object
+    where a number is expected in a record of Python values (:class:`RiverSource`).
+
+    It is a ``TypeError``, as NumPy and scikit-learn raise for a non-numeric feature, and still a
+    :class:`RecordError` and a ``ValueError``, so ``except RecordError`` and ``except ValueError``
+    catch it as before, and ``on_error="skip"`` skips it like any malformed record.
+    """
 
 
 def _check_block_size(block_size) -> int:
@@ -207,7 +219,7 @@ class ArraySource(Source):
 
     def __init__(self, X, y, *, feature_names=None, on_error: str = "raise"):
         if isinstance(X, (str, bytes)):
-            raise ValueError(f"X must be a numeric array, got a string {X!r}")
+            raise TypeError(f"X must be a numeric array, got a string {X!r}")
         if getattr(getattr(X, "dtype", None), "kind", None) == "c":
             raise ValueError("X has complex values: features must be real numbers")
         try:
@@ -217,7 +229,8 @@ class ArraySource(Source):
         except np.exceptions.ComplexWarning:
             raise ValueError("X has complex values: features must be real numbers") from None
         except (TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"X must be a numeric array; could not convert it to float64 ({exc})") from None
+            raise _conversion_error(X, exc)(f"X must be a numeric array; could not convert it to float64 "
+                                            f"({exc})") from None
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (records × features), got shape {X.shape}")
         y = np.asarray(y)
@@ -266,6 +279,20 @@ class ArraySource(Source):
             yield X, y
 
 
+def _conversion_error(X, exc) -> type:
+    """The exception class for an array NumPy could not convert to float64: TypeError when a value is
+    not a number (a string, an object), ValueError for a value out of range or a ragged shape."""
+    if isinstance(exc, OverflowError):
+        return ValueError
+    if isinstance(exc, TypeError):
+        return TypeError
+    try:
+        rectangular = np.asarray(X, dtype=object).ndim == 2
+    except ValueError:
+        rectangular = False
+    return TypeError if rectangular else ValueError  # a rectangular block failed on a value: a string
+
+
 class _Columns:
     """Which column is the label, which are features, and how each field is parsed."""
 
@@ -287,9 +314,13 @@ class _Columns:
         if not self.features:
             raise ValueError(f"{where}: no feature columns left (target={target!r}, drop={drop!r})")
         self.feature_names = tuple(self.column_name(k) for k in self.features)
-        if label_map is not None and not isinstance(label_map, Mapping):
-            raise ValueError(f"label_map must be a mapping from the label as written to the label, got {label_map!r}")
-        self.label_map = None if label_map is None else {str(key): value for key, value in label_map.items()}
+        if label_map is not None and not (isinstance(label_map, Mapping) or callable(label_map)):
+            raise ValueError(f"label_map must be a mapping from the label as written to the label, or a "
+                             f"callable, got {label_map!r}")
+        if label_map is None or isinstance(label_map, Mapping):
+            self.label_map = None if label_map is None else {str(key): value for key, value in label_map.items()}
+        else:
+            self.label_map = label_map  # a callable of the label as written
         if isinstance(missing_values, str):
             missing_values = (missing_values,)
         self.missing_values = frozenset(str(v).strip() for v in missing_values)
@@ -307,8 +338,12 @@ class _Columns:
         # float() parses the common case fast; when a missing marker itself parses as a number
         # ("nan", "-999") every field goes through the checked path.
         self._fast = not any(_parses_as_float(v) for v in self.missing_values)
-        self.y_dtype = (np.float64 if self.label_map is None
-                        else np.asarray(list(self.label_map.values())).dtype)
+        if self.label_map is None:
+            self.y_dtype = np.float64
+        elif isinstance(self.label_map, dict):
+            self.y_dtype = np.asarray(list(self.label_map.values())).dtype
+        else:
+            self.y_dtype = object  # whatever the callable returns
 
     def _index(self, column, what) -> int:
         if isinstance(column, str):
@@ -390,6 +425,14 @@ class _Columns:
     def parse_label(self, raw, line, source):
         token = raw.strip()
         k = self.target
+        if self.label_map is not None and not isinstance(self.label_map, dict):
+            try:
+                return self.label_map(token)
+            except (KeyError, ValueError, TypeError) as exc:
+                source._skip(RecordError(
+                    f"{self.where}: line {line}, {self.field(k)}: label {raw!r} is refused by label_map ({exc})",
+                    source=self.where, line=line, field=self.field(k), reason="unknown label"))
+                return None
         if self.label_map is not None:
             if token not in self.label_map:
                 source._skip(RecordError(
@@ -409,6 +452,11 @@ class _Columns:
                 field=self.field(k), reason="unparseable label"))
             return None
         return value
+
+
+def _typed(y: np.ndarray) -> np.ndarray:
+    """Labels from a callable label map (an object array) as NumPy types them (ints, floats, strings)."""
+    return np.array(y.tolist()) if y.dtype == object else y
 
 
 def _parses_as_float(token: str) -> bool:
@@ -460,11 +508,11 @@ class _TextSource(Source):
             y[m] = label
             m += 1
             if m == block_size:
-                yield X, y
+                yield X, _typed(y)
                 X = y = None
                 m = 0
         if m:
-            yield X[:m], y[:m]
+            yield X[:m], _typed(y[:m])
 
 
 class CSVSource(_TextSource):
@@ -484,9 +532,10 @@ class CSVSource(_TextSource):
         The column names, for a file without a header (mutually exclusive with ``header=True``).
         Without names or a header, columns are called ``x0, x1, ...`` and the first row fixes their number.
     delimiter : str, default ","
-    label_map : mapping, optional
-        Label as written (a string, stripped of spaces) → label; a label outside the map is an error.
-        Without it, labels must be finite numbers.
+    label_map : mapping or callable, optional
+        Label as written (a string, stripped of spaces) → label; a label outside the map is an error. A
+        callable gets the label as written and returns the label (raising ``KeyError``, ``ValueError``
+        or ``TypeError`` makes the row malformed). Without it, labels must be finite numbers.
     missing_values : str or sequence of str, optional
         Tokens that mean "missing" (e.g. ``"?"``). A missing feature is an error unless ``fill`` is given.
     fill : float or array-like of shape (n_features,), optional
@@ -653,7 +702,7 @@ class ARFFSource(_TextSource):
                                  "can be features (drop it, or make it the target)")
         target_name = names[self._columns.target]
         self._target_values = self._nominal.get(target_name)
-        if self._target_values is not None and self._columns.label_map is not None:
+        if self._target_values is not None and isinstance(self._columns.label_map, dict):
             unknown = set(self._columns.label_map) - self._target_values
             if unknown:
                 raise ValueError(f"{self.path}: label_map keys {sorted(unknown)!r} are not values of the "
@@ -821,8 +870,9 @@ class RiverSource(Source):
         for name in names:
             value = x[name]
             if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
-                self._skip(RecordError(f"{where}: record {position}, feature {name!r}: {value!r} is not a number",
-                                       source=where, line=position, field=name, reason="unparseable value"))
+                error = RecordError if isinstance(value, numbers.Number) else RecordTypeError  # complex: a value
+                self._skip(error(f"{where}: record {position}, feature {name!r}: {value!r} is not a real number",
+                                 source=where, line=position, field=name, reason="unparseable value"))
                 return None
             try:
                 value = float(value)

@@ -328,12 +328,17 @@ class UCISource(Source):
 
     Examples
     --------
-    >>> src = UCISource("wdbc")                                    # doctest: +SKIP
-    >>> len(src), src.n_features                                   # doctest: +SKIP
+    (These examples read the data files: the doctests skip them when ``$ONPAIR_DATA`` lacks them.)
+
+    >>> from onpair import OnPairStrC
+    >>> src = UCISource("wdbc")
+    >>> len(src), src.n_features
     (569, 30)
-    >>> learner = OnPairStrC(epsilon=1.0, delta=1e-3, bounds=src.spec.bounds)   # doctest: +SKIP
-    >>> for X, y in src.iter_blocks(256):                          # doctest: +SKIP
-    ...     learner.learn_many(X, y)
+    >>> learner = OnPairStrC(epsilon=1.0, delta=1e-3, bounds=src.spec.bounds, n=len(src))
+    >>> for X, y in src.iter_blocks(256):
+    ...     _ = learner.learn_many(X, y)
+    >>> learner.n_seen
+    569
     """
 
     def __init__(self, name: str, data_dir=None, *, missing="midpoint", verify: bool = True,
@@ -415,8 +420,10 @@ def load(name: str, data_dir=None, *, missing="midpoint", verify: bool = True):
 
     Examples
     --------
-    >>> X, y, spec = load("pima")                                  # doctest: +SKIP
-    >>> X.shape, int((y == 1).sum())                               # doctest: +SKIP
+    (This example reads the data file: the doctests skip it when ``$ONPAIR_DATA`` lacks it.)
+
+    >>> X, y, spec = load("pima")
+    >>> X.shape, int((y == 1).sum())
     ((768, 8), 268)
     """
     source = UCISource(name, data_dir, missing=missing, verify=verify)

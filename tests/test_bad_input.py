@@ -1,7 +1,9 @@
-"""Bad input to the online learners: a clear ``ValueError`` and no change of state or budget.
+"""Bad input to the online learners: a clear error and no change of state or budget.
 
-Contract (``onpair._validation``): errors are ``ValueError`` naming the argument, the record (index in
-the call and 1-based stream position) and the offending value; a whole block is validated before
+Contract (``onpair._validation``): errors name the argument, the record (index in the call and 1-based
+stream position) and the offending value; a feature of the wrong type (a string, a dict) is a
+``TypeError``, a wrong value or shape a ``ValueError`` (NumPy's and scikit-learn's convention); a whole
+block is validated before
 anything is touched, so a failed call spends no budget, draws no noise and learns nothing. The last
 claim is checked twice: on the internal state directly, and by running a twin learner (same seed) that
 never saw the bad call and must end up bit-for-bit identical.
@@ -146,6 +148,11 @@ BAD_CALLS = [
 ]
 
 
+#: Calls whose features have the wrong type: TypeError (every other bad call is a ValueError).
+WRONG_TYPE = {"one_string", "one_string_array", "one_object_string", "one_dict", "many_object_string",
+              "many_string"}
+
+
 @pytest.fixture(scope="module", params=list(LEARNERS), ids=list(LEARNERS))
 def learner_name(request):
     return request.param
@@ -158,8 +165,9 @@ def test_bad_call_raises_names_it_and_changes_nothing(learner_name, call_id, met
     before = snapshot(learner)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a failed call must not even warn (e.g. about clipping)
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(TypeError if call_id in WRONG_TYPE else ValueError) as info:
             getattr(learner, method)(*copy.deepcopy(args))
+    assert not isinstance(info.value, ValueError if call_id in WRONG_TYPE else TypeError)
     message = str(info.value)
     for needle in needles:
         assert needle in message, (needle, message)
@@ -243,7 +251,7 @@ def test_step_sizes_too_short_is_refused_before_anything_changes():
 # -- known bugs ---------------------------------------------------------------------------------------
 def test_string_feature_error_names_the_record():
     learner = PairwiseGIGA().learn_many(X_FIRST, Y_FIRST)
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(TypeError) as info:
         learner.learn_many(_object_block_with_string(), [1] * 10)
     assert "record 5" in str(info.value) or "X[5, 2]" in str(info.value)
     assert f"stream position {P}" in str(info.value)
@@ -392,7 +400,7 @@ def test_decision_function_bad_input(name):
         learner.decision_function(np.array([[np.inf, 0.1, 0.1]]))
     with pytest.raises(ValueError, match="2-D"):
         learner.decision_function(np.zeros(D))
-    with pytest.raises(ValueError, match="X"):
+    with pytest.raises(TypeError, match="X"):
         learner.decision_function("abc")
     assert_same_state(before, snapshot(learner))
     # a good call still works and scores with the visible model

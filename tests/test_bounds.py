@@ -6,6 +6,7 @@ norm map against ``x·min(1, B/‖x‖)/B``; the geometric claims (diameter 2, c
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -254,3 +255,14 @@ def test_box_whose_width_overflows():
     assert np.all(np.isfinite(Z))
     assert not clipped.any()
     assert np.linalg.norm(Z[1] - Z[0]) == pytest.approx(2.0, rel=1e-12)
+
+
+def test_norm_bound_tiny_and_huge_records_raise_no_floating_point_warning():
+    # norm/peak overflows for a subnormal peak, X/norm for a huge record under a small bound: both are
+    # handled (inf reads "inside"; the huge row is clipped and recomputed), so neither may warn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Z, clipped = FeatureBounds(norm=1.0).transform(np.array([[5e-324, 0.0], [0.0, 1e-310]]))
+        assert clipped.tolist() == [False, False] and np.all(np.isfinite(Z))
+        Z, clipped = FeatureBounds(norm=1e-8).transform(np.array([[1e305, 0.0]]))
+        assert clipped.tolist() == [True] and Z.tolist() == [[1.0, 0.0]]

@@ -1,6 +1,7 @@
 """`onpair experiment huai`: the protocol runs end to end and writes its table (and plots if possible)."""
 
 import os
+import warnings
 
 import pytest
 
@@ -13,9 +14,16 @@ HAS_DATA = all(os.path.exists(os.path.join(os.environ.get("ONPAIR_DATA", ""), f)
 
 @pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
 def test_one_permutation_of_every_figure_writes_the_table(tmp_path, capsys):
-    status = main(["experiment", "huai", "--out", str(tmp_path), "--permutations", "1"])
+    with warnings.catch_warnings():
+        # The protocol's deliberate settings (δ = 1/n, the paper's constants) are reported in the table,
+        # not warned about once per run: under warnings-as-errors the experiment still runs.
+        warnings.simplefilter("error")
+        status = main(["experiment", "huai", "--out", str(tmp_path), "--permutations", "1"])
     assert status == 0
     table = (tmp_path / "huai_results.md").read_text()
+    assert table.count("### Settings the library warns about") == 1
+    for _, _, note in experiment.PROTOCOL_WARNINGS:
+        assert table.count(note) == 1, note
     for figure in (1, 2, 3, 4, 5, 6):
         assert f"### Figure {figure}" in table
     # Every (configuration, ε or baseline) row has one cell per training size.
@@ -32,3 +40,18 @@ def test_one_permutation_of_every_figure_writes_the_table(tmp_path, capsys):
 def test_bad_arguments_fail_with_status_1(tmp_path, capsys):
     assert main(["experiment", "huai", "--out", str(tmp_path), "--figures", "9"]) == 1
     assert "figure" in capsys.readouterr().err
+
+
+def test_only_the_protocols_own_warnings_are_held_back():
+    counts = experiment.Counter()
+    with pytest.warns(Warning) as caught:
+        with experiment._protocol_warnings(counts):
+            warnings.warn("delta = 0.02 ≥ 1/n = 0.02: a mechanism that publishes …", experiment.PrivacyWarning)
+            warnings.warn("delta = 0.01 ≥ 1/n = 0.01: a mechanism that publishes …", experiment.PrivacyWarning)
+            warnings.warn("something else", UserWarning)
+            warnings.warn("delta = 0.5 ≥ 1/n = 0.5", RuntimeWarning)  # the right words, another category
+    assert [str(w.message) for w in caught] == ["something else", "delta = 0.5 ≥ 1/n = 0.5"]
+    assert sum(counts.values()) == 2 and len(counts) == 1
+    notes = experiment.protocol_notes(counts)
+    assert "δ = 1/n" in notes and "(2 warnings)" in notes
+    assert experiment.protocol_notes(experiment.Counter()) == ""

@@ -449,4 +449,4 @@ def test_bad_data_raises_and_changes_nothing(case):
 def test_auc_of_the_scores_is_the_estimators_score():
     X, y = _balanced(80, seed=9)
     est = GradientPerturbedGD(T=2, bounds=(0, 1), random_state=1).fit(X, y)
-    assert est.score(X, y) == pytest.approx(roc_auc(est.decision_function(X), y == 1))
+    assert est.score(X, y) == pytest.approx(roc_auc(y == 1, est.decision_function(X)))

@@ -431,7 +431,7 @@ def test_non_numeric_dtypes_are_refused(kind, entry):
     call = {"fit": lambda: OffPairStrC(bounds=(0, 1)).fit(bad, y),
             "learn_many": lambda: PairwiseGIGA(bounds=(0, 1)).learn_many(bad, y),
             "decision_function": lambda: fitted("OffPairStrC").decision_function(bad)}[entry]
-    with pytest.raises((ValueError, TypeError), match=r"\bX\b"):
+    with pytest.raises(TypeError, match=r"\bX\b"):  # strings and dates are not numbers: a TypeError
         quiet(call)
 
 
@@ -782,7 +782,7 @@ def test_records_inside_extreme_bounds_give_a_finite_model(make, scale):
 def test_roc_auc_on_hostile_scores(scores, data):
     labels = data.draw(st.lists(st.sampled_from([-1, 1, 0, True, False]), min_size=len(scores),
                                 max_size=len(scores)))
-    exc, auc = outcome(roc_auc, scores, labels)
+    exc, auc = outcome(roc_auc, labels, scores)
     if exc is not None:
         assert isinstance(exc, ValueError) and re.search("score|label", str(exc)), exc
     else:
@@ -791,18 +791,18 @@ def test_roc_auc_on_hostile_scores(scores, data):
 
 def test_roc_auc_documented_label_handling():
     # Documented: 1, +1 or True are positive, everything else is negative (so 2, 0.5 and NaN are negatives).
-    assert roc_auc([0.1, 0.2, 0.3], [2, 0.5, 1]) == 1.0
-    assert roc_auc([0.3, 0.2, 0.1], [np.nan, -1, 1]) == 0.0
+    assert roc_auc([2, 0.5, 1], [0.1, 0.2, 0.3]) == 1.0
+    assert roc_auc([np.nan, -1, 1], [0.3, 0.2, 0.1]) == 0.0
     with pytest.raises(ValueError, match="positive and one negative"):
-        roc_auc([0.1, 0.2], ["1", "0"])  # strings are not 1: no positive at all
+        roc_auc(["1", "0"], [0.1, 0.2])  # strings are not 1: no positive at all
     with pytest.raises(ValueError, match="same length"):
-        roc_auc([0.1, 0.2, 0.3], [1, 0])
+        roc_auc([1, 0], [0.1, 0.2, 0.3])
 
 
 @pytest.mark.parametrize("scores", [np.array([1 + 5j, 2 - 5j]), [1 + 5j, 2], ["a", "b"]], ids=repr)
 def test_roc_auc_refuses_non_real_scores_naming_them(scores):
-    exc, _ = outcome(roc_auc, scores, [0, 1])
-    assert isinstance(exc, ValueError) and "scores" in str(exc), f"{type(exc).__name__}: {exc}"
+    exc, _ = outcome(roc_auc, [0, 1], scores)
+    assert isinstance(exc, ValueError) and "y_score" in str(exc), f"{type(exc).__name__}: {exc}"
 
 
 def test_pairwise_risk_is_finite_on_duplicates_and_extremes():

@@ -117,8 +117,9 @@ def test_sigma_is_ledger_sensitivity_over_sqrt_two_rho(accounting):
 def test_paper_mode_reproduces_algorithm_1():
     n, eps, delta, lam, radius = 400, 1.0, 1.0 / 400, 3.0, 0.1
     X, y = _data(5, n=n)
-    learner = OnPairStrC(epsilon=eps, delta=delta, lam=lam, radius=radius, bounds=(0, 1), n=n, mode="paper",
-                         seed=2).learn_many(X, y)
+    with pytest.warns(PrivacyWarning, match=r"delta = 0\.0025 ≥ 1/n"):  # δ = 1/n as in the paper: warned
+        learner = OnPairStrC(epsilon=eps, delta=delta, lam=lam, radius=radius, bounds=(0, 1), n=n, mode="paper",
+                             seed=2).learn_many(X, y)
     L, alpha = 4.0 + lam, lam
     T1 = max(math.ceil(16 * L**2 / alpha**2), 7)
     log_inv = math.log(1 / delta)
@@ -241,12 +242,12 @@ def test_private_learner_beats_chance_and_nonprivate_beats_private():
     Xt, yt = _data(14, n=2000)
     private = OnPairStrC(epsilon=2.0, bounds=(0, 1), n=2000, seed=0).learn_many(X, y)
     giga = PairwiseGIGA(bounds=(0, 1)).learn_many(X, y)
-    auc_private = _auc(private.decision_function(Xt), yt)
-    auc_giga = _auc(giga.decision_function(Xt), yt)
+    auc_private = _auc(yt, private.decision_function(Xt))
+    auc_giga = _auc(yt, giga.decision_function(Xt))
     assert auc_giga > 0.8 and auc_private > 0.7
 
 
-def _auc(scores, y):
+def _auc(y, scores):  # scikit-learn's order, as onpair.metrics.roc_auc
     ranks = stats.rankdata(scores)
     pos = y > 0
     n1, n0 = pos.sum(), (~pos).sum()
@@ -259,7 +260,9 @@ def test_a_warning_raised_as_an_error_leaves_the_learner_untouched():
     X, y = _data(15, n=120)
     X_out = X.copy()
     X_out[5, 0] = 7.0  # outside the box
-    reference = OnPairStrC(bounds=(0, 1), horizon=100, seed=0).learn_many(X_out, y)
+    # The reference gets, as warnings, the two that the learner below gets as errors.
+    with pytest.warns(UserWarning, match="clipped"), pytest.warns(PrivacyWarning, match="frozen"):
+        reference = OnPairStrC(bounds=(0, 1), horizon=100, seed=0).learn_many(X_out, y)
     learner = OnPairStrC(bounds=(0, 1), horizon=100, seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

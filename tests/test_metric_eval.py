@@ -112,13 +112,17 @@ def test_knn_labels_unseen_in_training_are_wrong():
     (lambda: knn_accuracy([[0.0], [1.0]], "ab", [[0.0]], [0]), "train_y must be a sequence"),
     (lambda: knn_accuracy([[0.0], [np.nan]], [0, 1], [[0.0]], [0]), r"train_X\[1, 0\] = .*nan.*must be finite"),
     (lambda: knn_accuracy([[0.0], [1.0]], [0, 1], [[np.inf]], [0]), r"test_X\[0, 0\] = .*inf.*must be finite"),
-    (lambda: knn_accuracy([[0.0], [1.0]], [0, 1], [["a"]], [0]), "test_X"),
     (lambda: knn_accuracy([[0.0], [1.0]], [0, 1], np.zeros((0, 1)), [], k=1), "test_X has no records"),
     (lambda: knn_accuracy([[0.0], [1.0]], [[0], {}], [[0.0]], [0], k=1), "hashable labels"),
 ])
 def test_knn_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_knn_non_numeric_records_are_a_type_error():
+    with pytest.raises(TypeError, match=r"test_X holds strings|test_X\[0, 0\] = 'a'"):
+        knn_accuracy([[0.0], [1.0]], [0, 1], [["a"]], [0])
 
 
 # -- metric_objective -------------------------------------------------------------------------------

@@ -74,7 +74,8 @@ def test_paper_mode_sigma_is_algorithm_3_as_printed():
 
 def test_paper_mode_with_the_papers_lambda_only_averages_random_points():
     X, y = _data(3)
-    with pytest.warns(PrivacyWarning, match="random points"):
+    with pytest.warns(PrivacyWarning, match="random points"), \
+            pytest.warns(PrivacyWarning, match="epsilon = 1.0: Alg. 3's σ is the classic Gaussian mechanism"):
         est = OffPairStrC(lam=1e-3, radius=1.0, bounds=(0, 1), mode="paper", output="average",
                           random_state=0).fit(X, y)
     with pytest.warns(PrivacyWarning):

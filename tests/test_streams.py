@@ -78,12 +78,35 @@ def test_array_source_iter_dicts_uses_feature_names():
 @pytest.mark.parametrize("X, y, message", [
     (np.zeros((3, 2)), np.zeros(2), "3 records but y has 2"),
     (np.zeros(3), np.zeros(3), "2-D"),
-    ([["a", "b"]], [1], "numeric"),
     (np.zeros((2, 2)), np.zeros((2, 1)), "y must be 1-D"),
+    ([[1.0, 2.0], [3.0]], [1, 0], "numeric"),
 ])
 def test_array_source_rejects_bad_shapes(X, y, message):
     with pytest.raises(ValueError, match=message):
         ArraySource(X, y)
+
+
+@pytest.mark.parametrize("X", [[["a", "b"]], [[1.0, {}]], "ab"], ids=repr)
+def test_array_source_non_numeric_values_are_a_type_error(X):
+    with pytest.raises(TypeError, match="numeric"):
+        ArraySource(X, [1])
+
+
+def test_river_source_non_number_is_a_record_type_error_still_caught_as_before():
+    from streams import RecordTypeError
+
+    with pytest.raises(RecordTypeError) as info:
+        list(RiverSource([({"a": 1.0, "b": "high"}, 1)]))
+    # Still a RecordError and a ValueError (documented), and also a TypeError (the convention).
+    assert isinstance(info.value, RecordError) and isinstance(info.value, ValueError)
+    assert isinstance(info.value, TypeError)
+    assert info.value.field == "b" and info.value.reason == "unparseable value"
+    with pytest.raises(RecordError, match="is not a real number") as info:
+        list(RiverSource([({"a": 1j}, 1)]))
+    assert not isinstance(info.value, TypeError)  # a complex number: a wrong value
+    src = RiverSource([({"a": 1.0}, 1), ({"a": None}, 0), ({"a": 2.0}, 1)], on_error="skip")
+    assert [x.tolist() for x, _ in src] == [[1.0], [2.0]]
+    assert src.report["skipped_reasons"] == {"unparseable value": 1}
 
 
 def test_array_source_non_finite_raises_or_is_skipped_and_counted():
@@ -363,3 +386,14 @@ def test_csv_malformed_quoting_is_located_or_skipped(tmp_path):
         assert src.report["skipped_reasons"] == {"malformed line": 1}
     finally:
         csv_module.field_size_limit(previous)
+
+
+def test_csv_label_map_may_be_a_callable(tmp_path):
+    path = write(tmp_path / "t.csv", "1,2,yes\n3,4,no\n5,6,maybe\n")
+    src = CSVSource(path, label_map=lambda label: {"yes": 1, "no": -1}[label], on_error="skip")
+    assert [(x.tolist(), y) for x, y in src] == [([1.0, 2.0], 1), ([3.0, 4.0], -1)]
+    assert src.report["skipped_reasons"] == {"unknown label": 1}
+    with pytest.raises(RecordError, match=r"line 3, field 3 \('x2'\): label 'maybe' is refused by label_map"):
+        list(CSVSource(path, label_map=lambda label: {"yes": 1, "no": -1}[label]))
+    with pytest.raises(ValueError, match="label_map must be a mapping"):
+        list(CSVSource(path, label_map=3))

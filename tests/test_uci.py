@@ -181,7 +181,8 @@ def test_pima_bounds_are_the_clinical_ranges():
 
 def test_wdbc_bounds_cover_the_documented_maxima():
     """Upper bounds are the documented maxima rounded outward: at least the maximum, not much more."""
-    sklearn_datasets = pytest.importorskip("sklearn.datasets")
+    sklearn_datasets = pytest.importorskip(
+        "sklearn.datasets", reason="scikit-learn (a test dependency: pip install '.[test]') is not installed")
     descr = sklearn_datasets.load_breast_cancer().DESCR
     maxima = [float(m) for m in re.findall(r"^[a-z ]+\((?:mean|standard error|worst)\):\s+\S+\s+(\S+)\s*$",
                                            descr, flags=re.M)]
@@ -223,7 +224,7 @@ def test_streaming_the_spec_into_a_learner(shared):
     for X, y in source.iter_blocks(128):
         learner.learn_many(X, y)
     X, y, _ = load("pima")
-    assert roc_auc(learner.decision_function(X), y) > 0.7
+    assert roc_auc(y, learner.decision_function(X)) > 0.7
 
 
 # -- the source -----------------------------------------------------------------------------------------

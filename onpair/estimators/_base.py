@@ -127,6 +127,11 @@ class PairwiseEstimator:
         integer ``random_state`` two fits draw the *same* noise, which cancels in their difference, so a
         seed is for reproducible experiments only.
 
+        ``X`` needs at least 2 records (the loss is over pairs): with 0 records (``fit([], [])``
+        included) or 1, ``fit`` raises ``ValueError`` ("X has 0 records; fit needs at least 2") and the
+        estimator is left as it was. (The online learners' ``learn_many`` differs on purpose: a stream
+        may deliver an empty block, and learning nothing from it is a no-op.)
+
         Returns
         -------
         self
@@ -198,7 +203,7 @@ class PairwiseEstimator:
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
         if _complex_dtype(X) or _complex_dtype(y):
             raise ValueError("Complex data not supported")
-        X = _feature_block(X, None)
+        X = _feature_block(X, None, purpose="fit", minimum=2)
         if isinstance(y, (list, tuple)):  # plain Python sequences: check the element types first
             values = list(y)
             kinds = set()
@@ -278,7 +283,7 @@ class PairwiseEstimator:
         from ..matrix_geometry import metric_factor
 
         self._check_fitted()
-        X = _feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = _feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
         Z, _ = self.bounds_.transform(X)
         return Z @ metric_factor(self.coef_).T
 
@@ -326,7 +331,7 @@ class PairwiseEstimator:
 
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
-        return roc_auc(self.decision_function(X), y == self.classes_[1])
+        return roc_auc(y == self.classes_[1], self.decision_function(X))
 
 
 def _codes_in_public_classes(y, classes, metric):
@@ -360,25 +365,34 @@ def _complex_dtype(values) -> bool:
     return dtype is not None and np.issubdtype(dtype, np.complexfloating)
 
 
-def _feature_block(X, n_features, owner=None) -> np.ndarray:
-    """as_feature_block with the shape messages scikit-learn's tooling looks for."""
+def _feature_block(X, n_features, owner=None, purpose="prediction", minimum=1) -> np.ndarray:
+    """as_feature_block with the shape messages scikit-learn's tooling looks for.
+
+    ``purpose`` names the caller in the message for an empty ``X`` (``fit`` needs ``minimum=2``
+    records: one pair). A data frame keeps its column names for the messages."""
+    from .._validation import is_frame
+
+    array = X
     if not isinstance(X, (str, bytes, np.ndarray)):
         try:
-            X = np.asarray(X)  # array-likes (lists, objects with __array__) to one array first
+            array = np.asarray(X)  # array-likes (lists, objects with __array__) to one array first
         except (TypeError, ValueError):
             pass  # ragged input: as_feature_block below names the problem
-    shape = getattr(X, "shape", ())
+    shape = getattr(array, "shape", ())
+    if len(shape) in (1, 2) and shape[0] == 0:  # fit([], []) included: no records, whatever the width
+        need = "one record" if minimum == 1 else f"{minimum} records (one pair)"
+        raise ValueError(f"X has 0 records; {purpose} needs at least {need}. "
+                         f"Found array with 0 sample(s) (shape={shape}) while a minimum of {minimum} is required.")
     if len(shape) == 1:
         raise ValueError(f"Expected a 2-D array, got a 1-D array of shape {shape}. Reshape your data with "
                          "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one record.")
     if len(shape) == 2 and shape[1] == 0:
         raise ValueError(f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required.")
-    if len(shape) == 2 and shape[0] == 0:
-        raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 2 is required.")
     if n_features is not None and len(shape) == 2 and shape[1] != n_features:
         raise ValueError(f"X has {shape[1]} features, but {owner} is expecting {n_features} features as input")
     try:
-        return as_feature_block(X, n_features, 0, name="X")
+        # A data frame goes in as it is, so that a message names its column, not its position only.
+        return as_feature_block(X if is_frame(X) else array, n_features, 0, name="X")
     except ValueError as exc:
         if "must be finite" in str(exc):  # say "NaN or infinity" in the words tools look for
             raise ValueError(f"{exc} (Input X contains NaN or infinity)") from None

@@ -238,6 +238,8 @@ class OutputPerturbedSGD(PairwiseEstimator):
         """Fit on ``X`` (n, d) with two-class labels ``y`` and release one model (see the class docstring).
 
         The parameters are checked before the data is read; a failed fit leaves the estimator as it was.
+        ``X`` needs at least 2 records: 0 records (``fit([], [])`` included) or 1 is a ``ValueError``
+        ("X has 0 records; fit needs at least 2 records").
         """
         self._checked_params()
         return super().fit(X, y)

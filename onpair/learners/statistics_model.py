@@ -138,7 +138,7 @@ def pairwise_square_model(stats: ClassStatistics, lam: float, positive: int = 1,
     >>> stats = ClassStatistics(np.array([5.0, 5.0]), np.array([[0.0, 0.0], [0.2, 0.0]]),
     ...                         np.stack([np.eye(2) * 0.01] * 2), 0.0, 0.0, 0.0, 1.0)
     >>> pairwise_square_model(stats, lam=0.0).round(4).tolist()   # d = (0.2, 0), A = 0.02·I
-    [0.3333, 0.0]
+    [3.3333, 0.0]
     """
     d = stats.means[positive] - stats.means[negative]
     A = stats.covariances[positive] + stats.covariances[negative] + 0.5 * float(lam) * np.eye(d.size)

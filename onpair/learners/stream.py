@@ -98,7 +98,10 @@ class StreamLearner:
     def learn_many(self, X, y):
         """Learn from a block of records, exactly as repeated :meth:`learn_one` would.
 
-        An empty block (0 records with the right number of features) learns nothing.
+        A block of 0 records (shape ``(0, d)``, with 0 labels) is a no-op: nothing is learned, spent or
+        released, and a fresh learner does not fix its number of features from it. It is still
+        validated: a block that is not 2-D, or whose ``d`` differs from the learner's, is an error.
+        (The offline estimators' ``fit`` refuses 0 records instead: it has one release to make.)
 
         Returns
         -------

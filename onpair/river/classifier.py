@@ -250,7 +250,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         """Learn a data frame of records (pandas, or any frame river's ``utils.dataframe`` reads),
         exactly as ``learn_one`` on each row in order would.
 
-        A column that is absent reads as 0; a NaN is an error (fill it first), as in a dict."""
+        A column that is absent reads as 0; a NaN is an error (fill it first), as in a dict. A frame of
+        0 rows is a no-op (nothing learned or spent), as the learners' ``learn_many`` of 0 records."""
         frame = as_frame(X)
         labels = series_values(y)
         if len(labels) != len(frame):
@@ -296,7 +297,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         negative, positive = self._labels
         if self._records.order is None:
             if not isinstance(x, dict):
-                raise ValueError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
+                raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return {negative: 0.5, positive: 0.5}
         vector, _, _ = self._records.vector(x, "record to predict")
         p = float(self._probabilities(vector[None, :])[0])

@@ -193,7 +193,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         """``{prefix + "0": …, …}``: x mapped under the learner's visible (released) metric."""
         if self._records.order is None:
             if not isinstance(x, dict):
-                raise ValueError(f"x must be a dict of features (record to transform), got {type(x).__name__}")
+                raise TypeError(f"x must be a dict of features (record to transform), got {type(x).__name__}")
             return {}
         vector, _, _ = self._records.vector(x, "record to transform")
         if self.learner.dimension is None:
@@ -299,7 +299,7 @@ class _MetricDistance:
             return order, self._transformer._records.feature_set
         for record in (a, b):
             if not isinstance(record, dict):
-                raise ValueError(f"records must be dicts of features, got {type(record).__name__}")
+                raise TypeError(f"records must be dicts of features, got {type(record).__name__}")
         order = sorted_keys(a.keys() | b.keys())
         return order, frozenset(order)
 

@@ -14,9 +14,10 @@ The rules (:class:`RecordMapper`), for :class:`~onpair.river.PrivatePairwiseClas
   ``"unknown_features"``). ``unknown_features="raise"`` makes it a ``ValueError`` instead, in
   ``learn_*`` and in ``predict_*``. Undeclared values are not read, so they are not validated.
 * **Values** must be real numbers (``int``, ``float``, ``bool``, NumPy scalars) and finite. A
-  string, ``None``, NaN, infinity or a complex number raises a ``ValueError`` that names the
-  feature, the value and the record's stream position; the model, its counters and its budget are
-  left exactly as they were.
+  string, ``None`` or another non-number raises a ``TypeError``, and NaN, infinity or a complex
+  number a ``ValueError`` (scikit-learn's and NumPy's convention), each naming the feature, the value
+  and the record's stream position; the model, its counters and its budget are left exactly as
+  they were. A record that is not a dict (a data frame for ``learn_many``) is a ``TypeError``.
 * The caller's dict is never stored: values are copied into a new array at each call.
 
 The counts are committed only once the learner has accepted a record (:meth:`RecordMapper.commit`), so
@@ -80,7 +81,7 @@ class RecordMapper:
         if raise_unknown is None:
             raise_unknown = self.raise_unknown
         if not isinstance(x, dict):
-            raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+            raise TypeError(f"x must be a dict of features ({where}), got {type(x).__name__}")
         unknown = x.keys() - feature_set
         if unknown and raise_unknown:
             raise ValueError(f"x has the feature {sorted_keys(unknown)[0]!r} ({where}), which is not one of the "
@@ -189,7 +190,7 @@ def sorted_keys(keys) -> tuple:
 def order_from_first_record(x, where: str):
     """The feature order (sorted keys) and key set that the first record fixes; ValueError if it cannot."""
     if not isinstance(x, dict):
-        raise ValueError(f"x must be a dict of features ({where}), got {type(x).__name__}")
+        raise TypeError(f"x must be a dict of features ({where}), got {type(x).__name__}")
     if not x:
         raise ValueError(f"the first record has no features ({where}): pass features=[...] or a "
                          "non-empty record")
@@ -206,13 +207,15 @@ def _describe(value) -> str:
 
 
 def check_values(order, values, where, prefix="x"):
-    """Raise a ValueError naming the first value that is not a finite real number."""
+    """Raise for the first value that is not a finite real number, naming it: TypeError for a value that
+    is not a number (a string, None, an object), ValueError for a complex or non-finite number."""
     for name, value in zip(order, values):
         if isinstance(value, (bool, np.bool_)):
             continue
         if not isinstance(value, numbers.Number) or isinstance(value, (complex, np.complexfloating)):
-            raise ValueError(f"{prefix}[{name!r}] = {value!r} ({where}): features must be real numbers, "
-                             f"got {_describe(value)}")
+            error = ValueError if isinstance(value, numbers.Number) else TypeError  # complex: a value error
+            raise error(f"{prefix}[{name!r}] = {value!r} ({where}): features must be real numbers, "
+                        f"got {_describe(value)}")
         try:
             number = float(value)
         except (TypeError, ValueError, OverflowError):
@@ -226,8 +229,8 @@ def as_frame(X):
     try:
         return utils.dataframe.into_frame(X)
     except TypeError:
-        raise ValueError(f"X must be a data frame (pandas, or another backend river reads), got "
-                         f"{type(X).__name__}") from None
+        raise TypeError(f"X must be a data frame (pandas, or another backend river reads), got "
+                        f"{type(X).__name__}") from None
 
 
 def series_values(y) -> list:

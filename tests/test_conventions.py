@@ -1,0 +1,154 @@
+"""The ecosystems' conventions for bad input, the same at every entry point.
+
+* A feature of the wrong **type** (a string, a dict, an object) is a ``TypeError`` with NumPy's reason
+  in its message (what scikit-learn's ``check_dtype_object`` matches); a wrong **value** (NaN, ±inf, a
+  complex number) or **shape** is a ``ValueError``. Both name the record and the feature.
+* A data frame's message names the column and the value (not the first letter of the column's name).
+* 0 records: ``fit`` refuses them (``ValueError``, "X has 0 records"), ``learn_many`` learns nothing
+  from them but still checks their shape.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from onpair import GradientPerturbedGD, OffPairC, OffPairStrC, OnPairC, OnPairStrC, OutputPerturbedSGD, PairwiseGIGA
+
+ESTIMATORS = {
+    "OffPairStrC": lambda: OffPairStrC(bounds=(0, 1), random_state=0),
+    "OffPairC": lambda: OffPairC(bounds=(0, 1), random_state=0),
+    "OutputPerturbedSGD": lambda: OutputPerturbedSGD(bounds=(0, 1), T=20, random_state=0),
+    "GradientPerturbedGD": lambda: GradientPerturbedGD(bounds=(0, 1), T=2, random_state=0),
+}
+LEARNERS = {
+    "OnPairStrC": lambda: OnPairStrC(bounds=(0, 1), n=100, seed=0),
+    "OnPairC": lambda: OnPairC(bounds=(0, 1), n=100, seed=0),
+    "PairwiseGIGA": lambda: PairwiseGIGA(bounds=(0, 1)),
+}
+SKLEARN_TYPE_MESSAGE = re.compile("argument must be .* string.* number")  # check_dtype_object's pattern
+
+
+def _data(m=8, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 1, (m, d)), np.where(np.arange(m) % 2 == 0, 1, 0)
+
+
+def _entry_points():
+    """(name, call(X, y)) for every public call that takes feature blocks."""
+    X0, y0 = _data()
+    for name, make in ESTIMATORS.items():
+        yield f"{name}.fit", lambda X, y, make=make: make().fit(X, y)
+        yield f"{name}.decision_function", lambda X, y, make=make: make().fit(X0, y0).decision_function(X)
+    for name, make in LEARNERS.items():
+        yield f"{name}.learn_many", lambda X, y, make=make: make().learn_many(X, y)
+        yield f"{name}.learn_one", lambda X, y, make=make: make().learn_one(X[3], y[3])
+        yield f"{name}.decision_function", lambda X, y, make=make: make().learn_many(X0, y0).decision_function(X)
+
+
+ENTRY_POINTS = dict(_entry_points())
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("value", [{"foo": "bar"}, "abc", object()], ids=["dict", "string", "object"])
+def test_a_non_numeric_feature_is_a_type_error_naming_the_record(entry, value):
+    X, y = _data()
+    X = X.astype(object)
+    X[3, 1] = value
+    with pytest.raises(TypeError) as info:
+        ENTRY_POINTS[entry](X, y)
+    assert not isinstance(info.value, ValueError)
+    message = str(info.value)
+    record = "x[0, 1]" if entry.endswith("learn_one") else "X[3, 1]"
+    assert f"{record} = {value!r}" in message and "feature 1" in message, message
+    if isinstance(value, dict):
+        assert SKLEARN_TYPE_MESSAGE.search(message), message
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("value", [np.nan, np.inf, 1j], ids=["nan", "inf", "complex"])
+def test_a_wrong_number_is_a_value_error_naming_the_record(entry, value):
+    X, y = _data()
+    X = X.astype(object)
+    X[3, 1] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning: the imaginary part is never dropped silently
+        with pytest.raises(ValueError) as info:
+            ENTRY_POINTS[entry](X, y)
+    assert not isinstance(info.value, TypeError)
+    record = "x[0, 1]" if entry.endswith("learn_one") else "X[3, 1]"
+    assert record in str(info.value), str(info.value)
+
+
+class _Frame:
+    """What the validation sees of a pandas DataFrame (a test dependency onpair does not have): iterating
+    gives the column names, ``columns`` holds them, ``__array__`` gives the values (object dtype for a
+    frame with a string column; converting it to float fails on the string, as in pandas)."""
+
+    def __init__(self, data: dict):
+        self._data = data
+        self.columns = list(data)
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __len__(self):
+        return len(next(iter(self._data.values())))
+
+    def __array__(self, dtype=None, copy=None):
+        values = np.array(list(zip(*self._data.values())), dtype=object)
+        return values if dtype is None else values.astype(dtype)
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRY_POINTS if not e.endswith("learn_one")])
+def test_a_data_frame_message_names_the_column_and_the_value(entry):
+    X, y = _data()
+    frame = _Frame({"height": X[:, 0], "age": ["41", "35", "unknown", "50", "8", "19", "62", "27"],
+                    "weight": X[:, 2]})
+    with pytest.raises(TypeError) as info:
+        ENTRY_POINTS[entry](frame, y)
+    message = str(info.value)
+    assert "X[2, 1] = 'unknown'" in message and "column 'age'" in message, message
+    assert "= 'a'" not in message  # not the first letter of the column name
+    nan_frame = _Frame({"height": X[:, 0], "age": [41.0, np.nan, 1, 2, 3, 4, 5, 6], "weight": X[:, 2]})
+    with pytest.raises(ValueError, match=r"X\[1, 1\] = nan .*column 'age'.*must be finite"):
+        ENTRY_POINTS[entry](nan_frame, y)
+
+
+# -- 0 records ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("X, y", [([], []), (np.empty((0, 3)), np.empty(0))], ids=["lists", "array"])
+def test_fit_with_0_records_says_so(name, X, y):
+    estimator = ESTIMATORS[name]()
+    with pytest.raises(ValueError, match=r"^X has 0 records; fit needs at least 2 records") as info:
+        estimator.fit(X, y)
+    assert "Reshape your data" not in str(info.value)
+    assert not hasattr(estimator, "coef_")
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_fit_with_1_record_says_so(name):
+    with pytest.raises(ValueError, match="at least 2 records"):
+        ESTIMATORS[name]().fit([[0.5, 0.5, 0.5]], [1])
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_learn_many_with_0_records_is_a_checked_no_op(name):
+    learner = LEARNERS[name]().learn_many(*_data())
+    before = (learner.n_seen, learner.model.copy())
+    assert learner.learn_many(np.empty((0, 3)), []) is learner
+    assert (learner.n_seen, learner.model.tolist()) == (before[0], before[1].tolist())
+    with pytest.raises(ValueError, match="X has 2 features per record but the learner expects 3"):
+        learner.learn_many(np.empty((0, 2)), [])
+    with pytest.raises(ValueError, match="2-D"):
+        learner.learn_many([], [])
+    with pytest.raises(ValueError, match="X has 0 records but y has 1 labels"):
+        learner.learn_many(np.empty((0, 3)), [1])
+
+
+@pytest.mark.parametrize("name", list(LEARNERS) + list(ESTIMATORS))
+def test_the_0_record_behaviour_is_documented(name):
+    cls = type((LEARNERS | ESTIMATORS)[name]())
+    doc = (cls.learn_many if name in LEARNERS else cls.fit).__doc__
+    assert "0 records" in doc, doc
