@@ -1,18 +1,20 @@
 """onpair: differentially private pairwise learning (AUC maximisation, bipartite ranking) on streams.
 
-Online learners (Huai et al. 2020): :class:`OnPairStrC`, :class:`OnPairC`, and the non-private
-:class:`PairwiseGIGA`. Offline estimators with scikit-learn's API (Huai et al. Alg. 3, 4):
+Online learners: :class:`OnPairStats` (continually released class statistics: a useful private model
+at every round), Huai et al.'s :class:`OnPairStrC` and :class:`OnPairC`, and the non-private
+:class:`PairwiseGIGA`. Offline estimators with scikit-learn's API: :class:`OffPairStats` (one release of
+the class statistics), Huai et al.'s Alg. 3, 4
 :class:`OffPairStrC`, :class:`OffPairC`, Kang et al.'s :class:`GradientPerturbedGD` and Yang et al.'s
 :class:`OutputPerturbedSGD`. Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
 from .bounds import FeatureBounds
-from .estimators import GradientPerturbedGD, OffPairC, OffPairStrC, OutputPerturbedSGD
-from .learners import OnPairC, OnPairStrC, PairwiseGIGA
+from .estimators import GradientPerturbedGD, OffPairC, OffPairStats, OffPairStrC, OutputPerturbedSGD
+from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from .persistence import load
 from .privacy import PrivacyBudgetExceeded, PrivacyWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "FeatureBounds", "PrivacyBudgetExceeded",
+__all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "FeatureBounds", "PrivacyBudgetExceeded",
            "PrivacyWarning", "load", "__version__"]

@@ -86,6 +86,192 @@ def _unpack_vech(vech, d, out):
             idx += 1
 
 
+@njit(**NJIT_OPTIONS)
+def _statistics_row(z, code, weights, row):
+    """Write the contribution v(z) of one record into ``row`` (the single-record form of
+    :func:`_statistics_rows`, the same arithmetic).
+
+    Parameters
+    ----------
+    z : ndarray of float64, shape (d,)
+        The mapped record; read only.
+    code : int
+        Its class code.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    row : ndarray of float64, shape (C·q,)
+        Overwritten: v(z), zero outside block ``code``.
+    """
+    d = z.shape[0]
+    q = 1 + d + d * (d + 1) // 2
+    root2 = math.sqrt(2.0)
+    a, b, mw = weights[0], weights[1], weights[2]
+    row[:] = 0.0
+    base = code * q
+    row[base] = a
+    for k in range(d):
+        row[base + 1 + k] = b * z[k]
+    idx = base + 1 + d
+    for k in range(d):
+        xk = z[k]
+        row[idx] = mw * xk * xk
+        idx += 1
+        for l in range(k + 1, d):
+            row[idx] = mw * root2 * xk * z[l]
+            idx += 1
+
+
+@njit(**NJIT_OPTIONS)
+def _decode_statistics(estimate, n_classes, d, weights, floor, counts, means, covariances):
+    """Per-class counts, means and covariances from a released prefix sum of the rows v(z).
+
+    Parameters
+    ----------
+    estimate : ndarray of float64, shape (C·q,)
+        The released prefix sum; read only.
+    n_classes : int
+        C.
+    d : int
+        Number of features.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m), a > 0 and b > 0; read only.
+    floor : float
+        Counts below it are raised to it.
+    counts : ndarray of float64, shape (C,)
+        Overwritten: n̂_c = max(estimate/a, floor).
+    means : ndarray of float64, shape (C, d)
+        Overwritten: μ_c = ŝ_c/(b·n̂_c).
+    covariances : ndarray of float64, shape (C, d, d)
+        Overwritten: M̂_c/(m·n̂_c) − μ_cμ_cᵀ, symmetric, not projected (zero when m = 0).
+    """
+    q = 1 + d + d * (d + 1) // 2
+    inv_root2 = 1.0 / math.sqrt(2.0)
+    a, b, mw = weights[0], weights[1], weights[2]
+    for c in range(n_classes):
+        base = c * q
+        n = estimate[base] / a
+        if n < floor:
+            n = floor
+        counts[c] = n
+        for k in range(d):
+            means[c, k] = estimate[base + 1 + k] / (b * n)
+        idx = base + 1 + d
+        for k in range(d):
+            for l in range(k, d):
+                if mw > 0.0:
+                    value = estimate[idx] / (mw * n)
+                    if l != k:
+                        value *= inv_root2
+                    value -= means[c, k] * means[c, l]
+                else:
+                    value = 0.0
+                covariances[c, k, l] = value
+                covariances[c, l, k] = value
+                idx += 1
+
+
+@njit(**NJIT_OPTIONS)
+def _cholesky_solve(A, rhs, out):
+    """Solve A·out = rhs for a symmetric positive-definite A by Cholesky; False (out unspecified) if A is
+    not numerically positive definite (the caller then projects onto the PSD cone).
+
+    Parameters
+    ----------
+    A : ndarray of float64, shape (d, d)
+        Symmetric; read only (only its lower triangle is used).
+    rhs : ndarray of float64, shape (d,)
+        Read only.
+    out : ndarray of float64, shape (d,)
+        Overwritten with the solution.
+
+    Returns
+    -------
+    bool
+        Whether the factorisation succeeded.
+    """
+    d = A.shape[0]
+    L = np.zeros((d, d))
+    for j in range(d):
+        total = A[j, j]
+        for k in range(j):
+            total -= L[j, k] * L[j, k]
+        if not total > 1e-14 * (abs(A[j, j]) + 1e-300):
+            return False
+        L[j, j] = math.sqrt(total)
+        for i in range(j + 1, d):
+            total = A[i, j]
+            for k in range(j):
+                total -= L[i, k] * L[j, k]
+            L[i, j] = total / L[j, j]
+    for i in range(d):  # L y = rhs
+        total = rhs[i]
+        for k in range(i):
+            total -= L[i, k] * out[k]
+        out[i] = total / L[i, i]
+    for i in range(d - 1, -1, -1):  # Lᵀ x = y
+        total = out[i]
+        for k in range(i + 1, d):
+            total -= L[k, i] * out[k]
+        out[i] = total / L[i, i]
+    return True
+
+
+@njit(**NJIT_OPTIONS)
+def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, out):
+    """The AUC task's pairwise square model from one release, fused (the per-record hot path).
+
+    Decodes counts, means and covariances of the two classes (negative = block 0, positive = block 1)
+    as :func:`_decode_statistics`, sets the ridge, and solves
+    (C₊ + C₋ + (λ/2)I)·w = d, d = μ₊ − μ₋, then scales w by 1/(1 + dᵀw) (Sherman–Morrison).
+
+    Parameters
+    ----------
+    estimate : ndarray of float64, shape (2·q,)
+        The released prefix sum; read only.
+    d : int
+        Number of features.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    floor : float
+        Count floor.
+    moment_sd : float
+        Noise standard deviation of one second-moment coordinate (after dividing by m).
+    lam : float
+        The ridge λ when ``auto_base`` < 0; ignored otherwise.
+    auto_base : float
+        ≥ 0: λ = auto_base + 2√d·moment_sd·(1/n̂₋ + 1/n̂₊) (:func:`onpair.learners.statistics_model.noise_ridge`).
+    out : ndarray of float64, shape (d,)
+        Overwritten with w.
+
+    Returns
+    -------
+    float
+        The ridge used, or −1.0 if C₊ + C₋ + (λ/2)I is not positive definite (``out`` unspecified; the
+        caller projects onto the PSD cone instead).
+    """
+    counts = np.empty(2)
+    means = np.empty((2, d))
+    covariances = np.empty((2, d, d))
+    _decode_statistics(estimate, 2, d, weights, floor, counts, means, covariances)
+    if auto_base >= 0.0:
+        lam = auto_base + 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
+    A = np.empty((d, d))
+    diff = np.empty(d)
+    for k in range(d):
+        diff[k] = means[1, k] - means[0, k]
+        for l in range(d):
+            A[k, l] = covariances[0, k, l] + covariances[1, k, l]
+        A[k, k] += 0.5 * lam
+    if not _cholesky_solve(A, diff, out):
+        return -1.0
+    scale = 0.0
+    for k in range(d):
+        scale += diff[k] * out[k]
+    for k in range(d):
+        out[k] /= 1.0 + scale
+    return lam
+
+
 def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights) -> np.ndarray:
     """The rows v(z) of a block of mapped records (see the module docstring).
 

@@ -86,7 +86,7 @@ import numpy as np
 
 from ._io import atomic_path
 from .bounds import FeatureBounds
-from .learners import OnPairC, OnPairStrC, PairwiseGIGA
+from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from .snapshot import SnapshotReader
 
 __all__ = ["save_learner", "load_learner", "load", "FORMAT_VERSION", "MAGIC"]
@@ -95,7 +95,7 @@ MAGIC = b"onpair-learner"
 FORMAT_VERSION = 1
 #: Learners that can be saved, by the name stored in the file (exact classes: a subclass may hold
 #: state this module does not know about).
-LEARNER_CLASSES = {cls.__name__: cls for cls in (PairwiseGIGA, OnPairStrC, OnPairC)}
+LEARNER_CLASSES = {cls.__name__: cls for cls in (PairwiseGIGA, OnPairStrC, OnPairC, OnPairStats)}
 #: Wrappers (``extra`` owners such as the river adapters) are imported by name on load, from these
 #: modules only: a file must not make :func:`load` import arbitrary code.
 TRUSTED_WRAPPER_MODULES = ("onpair",)

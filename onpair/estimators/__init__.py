@@ -4,5 +4,6 @@ from ._base import NotFittedError
 from .gradient_perturbation import GradientPerturbedGD
 from .offpair import OffPairC, OffPairStrC
 from .output_perturbation import OutputPerturbedSGD
+from .statistics import OffPairStats
 
-__all__ = ["OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]
+__all__ = ["OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]

@@ -3,9 +3,9 @@
 The released prefix sum of the rows v(z) (:mod:`onpair._statistics_kernels`) gives, per class c, a
 noisy count n̂_c, sum ŝ_c and second moment M̂_c. From these:
 
-* :func:`class_statistics`: means μ_c = ŝ_c/n̂_c and covariances C_c = M̂_c/n̂_c − μ_cμ_cᵀ (projected onto
-  the PSD cone), with the counts floored at a public level so that a class with few records cannot
-  blow up its mean;
+* :func:`class_statistics`: means μ_c = ŝ_c/n̂_c and covariances C_c = M̂_c/n̂_c − μ_cμ_cᵀ (noisy: they
+  may be indefinite), with the counts floored at a public level so that a class with few records
+  cannot blow up its mean;
 * :func:`pairwise_square_model`: the exact minimiser of the regularised pairwise square loss over all
   opposite-label pairs,
   (1/(n₊n₋)) Σ_{i∈P, j∈N} (1 − wᵀ(x_i − x_j))² + (λ/2)‖w‖² = 1 − 2wᵀd + wᵀ(C₊ + C₋ + ddᵀ)w + (λ/2)‖w‖²,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._statistics_kernels import _unpack_vech, block_length
+from .._statistics_kernels import _cholesky_solve, _decode_statistics
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class ClassStatistics:
         Released counts, floored at ``count_floor``.
     means : ndarray of float64, shape (C, d)
     covariances : ndarray of float64, shape (C, d, d)
-        Projected onto the PSD cone.
+        Symmetric; with noise they may have negative eigenvalues (the models project what they use
+        onto the PSD cone, :func:`psd_projection`).
     count_sd, sum_sd, moment_sd : float
         Standard deviation of the noise on one released count, one coordinate of a sum and one entry
         (in orthonormal coordinates) of a second moment: public (the mechanism's variance and the weights).
@@ -85,26 +86,17 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
     >>> stats.counts.tolist(), stats.means[0].round(3).tolist()
     ([2.0, 1.0], [0.2, 0.0])
     """
-    a, b, m = (float(w) for w in weights)
-    q = block_length(dim)
-    blocks = np.asarray(estimate, dtype=np.float64).reshape(n_classes, q)
+    w = np.asarray(weights, dtype=np.float64)
+    a, b, m = (float(v) for v in w)
     sd = math.sqrt(max(float(noise_variance), 0.0))
-    count_sd = sd / a if a > 0 else math.inf
-    floor = max(float(count_floor), 2.0 * count_sd) if math.isfinite(count_sd) else math.inf
+    count_sd = sd / a
+    floor = max(float(count_floor), 2.0 * count_sd)
     counts = np.empty(n_classes)
-    means = np.zeros((n_classes, dim))
-    covariances = np.zeros((n_classes, dim, dim))
-    second = np.empty((dim, dim))
-    for c in range(n_classes):
-        counts[c] = max(blocks[c, 0] / a, floor) if a > 0 else floor
-        if b > 0:
-            means[c] = blocks[c, 1:1 + dim] / (b * counts[c])
-        if m > 0:
-            _unpack_vech(blocks[c, 1 + dim:], dim, second)
-            cov = second / (m * counts[c]) - np.outer(means[c], means[c])
-            covariances[c] = psd_projection(cov)
-    return ClassStatistics(counts, means, covariances, count_sd, sd / b if b > 0 else math.inf,
-                           sd / m if m > 0 else math.inf, floor)
+    means = np.empty((n_classes, dim))
+    covariances = np.empty((n_classes, dim, dim))
+    _decode_statistics(np.ascontiguousarray(estimate, dtype=np.float64), n_classes, dim, w, floor, counts, means,
+                       covariances)
+    return ClassStatistics(counts, means, covariances, count_sd, sd / b, sd / m if m > 0 else math.inf, floor)
 
 
 def psd_projection(M: np.ndarray) -> np.ndarray:
@@ -130,7 +122,9 @@ def noise_ridge(stats: ClassStatistics, classes=None) -> float:
 def pairwise_square_model(stats: ClassStatistics, lam: float, positive: int = 1, negative: int = 0) -> np.ndarray:
     """The exact minimiser of the regularised pairwise square loss over all opposite-label pairs.
 
-    w = A⁻¹d/(1 + dᵀA⁻¹d) with A = C₊ + C₋ + (λ/2)I and d = μ₊ − μ₋ (module docstring).
+    w = A⁻¹d/(1 + dᵀA⁻¹d) with A = C₊ + C₋ + (λ/2)I and d = μ₊ − μ₋ (module docstring), solved by Cholesky.
+    The noisy covariances may be indefinite: when A is not positive definite, C₊ + C₋ is first projected
+    onto the PSD cone (negative eigenvalues set to 0), which changes nothing for exact covariances.
 
     Examples
     --------
@@ -141,12 +135,18 @@ def pairwise_square_model(stats: ClassStatistics, lam: float, positive: int = 1,
     [3.3333, 0.0]
     """
     d = stats.means[positive] - stats.means[negative]
-    A = stats.covariances[positive] + stats.covariances[negative] + 0.5 * float(lam) * np.eye(d.size)
-    try:
-        solved = np.linalg.solve(A, d)
-    except np.linalg.LinAlgError:
-        solved = np.linalg.lstsq(A, d, rcond=None)[0]
-    return solved / (1.0 + float(d @ solved))
+    scatter = stats.covariances[positive] + stats.covariances[negative]
+    A = scatter + 0.5 * float(lam) * np.eye(d.size)
+    solved = np.empty(d.size)
+    if _cholesky_solve(A, d, solved):
+        return solved / (1.0 + float(d @ solved))
+    values, vectors = np.linalg.eigh(scatter)
+    spectrum = np.maximum(values, 0.0) + 0.5 * float(lam)
+    coordinates = vectors.T @ d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        solved_coordinates = np.where(spectrum > 0.0, coordinates / spectrum, 0.0)
+    solved = vectors @ solved_coordinates
+    return solved / (1.0 + float(coordinates @ solved_coordinates))
 
 
 def centroid_model(stats: ClassStatistics, positive: int = 1, negative: int = 0) -> np.ndarray:
@@ -155,10 +155,11 @@ def centroid_model(stats: ClassStatistics, positive: int = 1, negative: int = 0)
 
 
 def within_class_metric(stats: ClassStatistics, lam: float) -> np.ndarray:
-    """W = (S_w + λI)⁻¹ with S_w the count-weighted pooled within-class covariance (an RCA-type metric:
-    directions along which classes are spread out weigh less). Symmetric positive definite for λ > 0."""
+    """W = (Π(S_w) + λI)⁻¹ with S_w the count-weighted pooled within-class covariance and Π the projection
+    onto the PSD cone (an RCA-type metric: directions along which classes are spread out weigh less).
+    Symmetric positive definite for λ > 0."""
     weights = stats.counts / stats.counts.sum()
-    pooled = np.tensordot(weights, stats.covariances, axes=1)
-    d = pooled.shape[0]
-    W = np.linalg.inv(pooled + float(lam) * np.eye(d))
+    values, vectors = np.linalg.eigh(np.tensordot(weights, stats.covariances, axes=1))
+    spectrum = np.maximum(values, 0.0) + float(lam)
+    W = (vectors / spectrum) @ vectors.T
     return 0.5 * (W + W.T)

@@ -276,6 +276,30 @@ class PrefixSumMechanism(abc.ABC):
             )
         return V
 
+    def add_one(self, v, rng) -> None:
+        """Add one record: exactly ``add_block(v[None, :], rng)`` (the same normals, the same state), with
+        the per-call overhead of a learner's single-record path.
+
+        Parameters
+        ----------
+        v : numpy.ndarray of float64, shape (k,)
+            The record, C-contiguous and finite.
+        rng : numpy.random.Generator
+            The caller's generator.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`add_block`, before any state changes or noise is drawn.
+        """
+        if not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (self._dim,)
+                and v.flags.c_contiguous and math.isfinite(float(v.sum()))
+                and self._n_seen < self.capacity and isinstance(rng, np.random.Generator)):
+            self.add_block(np.asarray(v)[None, :] if np.ndim(v) == 1 else v, rng)  # raises with the reason
+            return
+        Z = rng.standard_normal((self._noise_rows(self._n_seen, 1), self._dim))
+        self._apply(v[None, :], Z)
+
     def _feed(self, V, rng, out) -> None:
         m, k = V.shape
         step = max(1, _CHUNK_VALUES // (k * self._rows_per_record))

@@ -1,0 +1,195 @@
+"""Per-class pairwise statistics released continually: the state of the learners on released statistics.
+
+Each record contributes v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)⊗e_y] (counts, sums and second moments of its
+class, :mod:`onpair._statistics_kernels`) to a prefix sum that a continual-release mechanism
+(:mod:`onpair.privacy.continual`) publishes after every record, with the proven sensitivity of
+:func:`onpair.privacy.statistics.statistics_sensitivity`. Every model is post-processing of the
+current release (:mod:`onpair.learners.statistics_model`), so it may be recomputed at any round for
+free. The non-private twin keeps the exact prefix sum instead.
+
+Memory: O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k) for the exact sum, with
+k = C·(1 + d + d(d+1)/2): never O(t·k).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._statistics_kernels import _statistics_row, block_length, statistics_rows
+from ..privacy.continual import DEFAULT_BAND, BandedToeplitz, TreeAggregation
+from ..privacy.statistics import statistics_sensitivity
+from .statistics_model import class_statistics
+
+MECHANISMS = ("toeplitz", "tree")
+
+
+class ReleasedStatistics:
+    """The released (or, for the non-private twin, exact) prefix sum of the per-class statistics.
+
+    Parameters
+    ----------
+    dim : int
+        Number of features d.
+    n_classes : int
+        C, the size of the public class domain.
+    weights : (float, float, float)
+        Public weights (a, b, m) of counts, sums and second moments.
+    mechanism : PrefixSumMechanism or None
+        The continual-release mechanism (None: exact sums, no privacy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stats = ReleasedStatistics.build(dim=2, n_classes=2, weights=(0.8, 1.0, 0.6), rho=None)
+    >>> stats.add(np.array([[0.1, 0.2], [0.3, 0.0]]), np.array([0, 1]), None)
+    >>> stats.class_statistics().counts.round(6).tolist()
+    [1.0, 1.0]
+    """
+
+    #: Tag of this kind of state in snapshots.
+    kind = "released-statistics"
+
+    def __init__(self, dim: int, n_classes: int, weights, mechanism=None):
+        self.dim = int(dim)
+        self.n_classes = int(n_classes)
+        self.weights = tuple(float(w) for w in weights)
+        self.width = self.n_classes * block_length(self.dim)
+        self.mechanism = mechanism
+        self.exact = np.zeros(self.width) if mechanism is None else None
+        self._n_exact = 0
+        self._cache = None  # (n_seen, count_floor, ClassStatistics)
+        self.weight_array = np.array(self.weights)
+        self._row = np.zeros(self.width)  # the single-record path's row v(z)
+
+    @classmethod
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="toeplitz", band=None, horizon=None):
+        """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
+        the statistics' sensitivity and budget ρ."""
+        if rho is None:
+            return cls(dim, n_classes, weights)
+        width = n_classes * block_length(dim)
+        sensitivity = statistics_sensitivity(*weights)
+        if mechanism == "tree":
+            mech = TreeAggregation(dim=width, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        else:
+            mech = BandedToeplitz(dim=width, sensitivity=sensitivity, rho=rho,
+                                  band=DEFAULT_BAND if band is None else band, horizon=horizon)
+        return cls(dim, n_classes, weights, mech)
+
+    # -- learning ----------------------------------------------------------------------------------
+    @property
+    def n_seen(self) -> int:
+        return self._n_exact if self.mechanism is None else self.mechanism.n_seen
+
+    @property
+    def capacity(self):
+        """The most records it accepts in all (a horizon), or None."""
+        return None if self.mechanism is None else self.mechanism.horizon
+
+    def add(self, Z: np.ndarray, codes: np.ndarray, rng) -> None:
+        """Add mapped records (rows of ``Z``, inside the unit ball) with their class codes; the mechanism
+        draws its noise from ``rng`` (the learner's own generator). Checked by the caller."""
+        if Z.shape[0] == 0:
+            return
+        rows = statistics_rows(Z, codes, self.n_classes, self.weights)
+        if self.mechanism is None:
+            self.exact += rows.sum(axis=0)
+            self._n_exact += Z.shape[0]
+        else:
+            self.mechanism.add_block(rows, rng)
+
+    def add_one(self, z: np.ndarray, code: int, rng) -> None:
+        """One mapped record: exactly :meth:`add` of a block of one (the same row, the same noise)."""
+        _statistics_row(z, code, self.weight_array, self._row)
+        if self.mechanism is None:
+            self.exact += self._row
+            self._n_exact += 1
+        else:
+            self.mechanism.add_one(self._row, rng)
+
+    # -- releases ----------------------------------------------------------------------------------
+    def estimate(self) -> np.ndarray:
+        """The released prefix sum (k,) (the exact one for the non-private twin)."""
+        return self.exact.copy() if self.mechanism is None else self.mechanism.estimate()
+
+    def noise_variance(self) -> float:
+        """Per-coordinate variance of the release's noise now (public; 0 for the exact sums)."""
+        return 0.0 if self.mechanism is None else float(self.mechanism.variance())
+
+    def class_statistics(self, count_floor: float = 1.0):
+        """Counts, means and covariances decoded from the current release (cached per record count)."""
+        key = (self.n_seen, float(count_floor))
+        if self._cache is None or self._cache[0] != key:
+            stats = class_statistics(self.estimate(), self.n_classes, self.dim, self.weights,
+                                     self.noise_variance(), count_floor)
+            self._cache = (key, stats)
+        return self._cache[1]
+
+    @property
+    def memory_bound(self) -> int:
+        """Floats held: O(levels·k), O(band·k) or O(k), independent of the stream length."""
+        if self.mechanism is None:
+            return self.width
+        _, arrays = self.mechanism.to_state()
+        return int(sum(a.size for a in arrays.values()))
+
+    # -- snapshots ---------------------------------------------------------------------------------
+    def export(self, state: dict, arrays: dict) -> None:
+        if self.mechanism is None:
+            state["statistics"] = {"kind": "exact", "n_seen": self._n_exact}
+            arrays["statistics.exact"] = self.exact
+            return
+        scalars, mech_arrays = self.mechanism.to_state()
+        state["statistics"] = dict(scalars)
+        arrays.update({f"statistics.{name}": value for name, value in mech_arrays.items()})
+
+    @classmethod
+    def restore(cls, fresh: "ReleasedStatistics", t_learned: int, state: dict, reader) -> "ReleasedStatistics":
+        """The state of a snapshot, rebuilt on ``fresh`` (built from the public parameters), checked."""
+        scalars = state["statistics"]
+        reader.mapping(scalars, "statistics", ("kind", "n_seen"))
+        n_seen = reader.integer(scalars["n_seen"], "statistics.n_seen", low=0)
+        if n_seen != t_learned:
+            raise reader.error(f"statistics.n_seen = {n_seen}, but the learner learned {t_learned} records")
+        if fresh.mechanism is None:
+            if scalars["kind"] != "exact":
+                raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums")
+            out = cls(fresh.dim, fresh.n_classes, fresh.weights)
+            out.exact = reader.array("statistics.exact", (fresh.width,))
+            out._n_exact = n_seen
+            out._check_exact(reader)
+            return out
+        names = [key for key in reader.arrays if key.startswith("statistics.")]
+        mech_arrays = {}
+        for key in names:
+            value = reader.arrays[key]
+            reader.referenced.add(key)
+            mech_arrays[key[len("statistics."):]] = value
+        try:
+            mechanism = type(fresh.mechanism).from_state(fresh.mechanism.get_params(), dict(scalars), mech_arrays)
+        except ValueError as exc:
+            raise reader.error(f"invalid released statistics ({exc})") from None
+        return cls(fresh.dim, fresh.n_classes, fresh.weights, mechanism)
+
+    def _check_exact(self, reader) -> None:
+        """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen,
+        ‖Σx‖ ≤ count·b, trace of the second moment ≤ count·m."""
+        a, b, m = self.weights
+        q = block_length(self.dim)
+        blocks = self.exact.reshape(self.n_classes, q)
+        counts = blocks[:, 0] / a if a > 0 else None
+        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), self._n_exact,
+                                                                                 rel_tol=1e-9, abs_tol=1e-9)):
+            raise reader.error(f"the exact counts {counts.tolist()} do not count {self._n_exact} records")
+        limit = counts if counts is not None else np.full(self.n_classes, float(self._n_exact))
+        for c in range(self.n_classes):
+            if np.linalg.norm(blocks[c, 1:1 + self.dim]) > b * limit[c] * (1 + 1e-9) + 1e-12:
+                raise reader.error("the exact sums exceed what records of the mapped domain (norm ≤ 1) can produce")
+
+
+def n_classes_of(task_name: str, classes) -> int:
+    """C: 2 for the AUC task (negative, positive), the size of the public domain for the metric task."""
+    return 2 if task_name == "auc" else len(classes)
+

@@ -1,0 +1,413 @@
+"""OnPairStats: online private pairwise learning from continually released class statistics.
+
+Instead of perturbing an iterate at a few release rounds (OnPairStrC), the learner releases, after
+**every** record, the per-class counts, sums and second moments of the stream seen so far, through a
+continual-release mechanism whose zCDP cost is fixed once for the whole stream
+(:mod:`onpair.privacy.continual`). The model at any round is post-processing of the latest release:
+the exact minimiser of the regularised pairwise square loss over all opposite-label pairs seen (AUC
+task), or a within-class-whitening metric (metric task). No record is stored, each round costs
+O(k) = O(C·d²), and the model is useful from the first few hundred records on
+(docs/algorithms.md#continual-release, docs/continual_release.md).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .._validation import as_feature_vector, check_positive, class_label
+from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
+from ..privacy.exceptions import PrivacyWarning
+from ..privacy.statistics import statistics_sensitivity
+from .released_statistics import MECHANISMS, ReleasedStatistics
+from .._statistics_kernels import _auc_square_model
+from .statistics_model import centroid_model, noise_ridge, pairwise_square_model, within_class_metric
+from .stream import StreamLearner
+from .task import make_task
+
+#: Models of the AUC task and of the metric task.
+AUC_MODELS = ("square", "centroid")
+METRIC_MODELS = ("whitening",)
+#: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
+#: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
+DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
+#: The data-independent part of lam="auto" (a ridge of 1e-3 on the unit-ball domain); the rest follows
+#: the noise of the released covariances (onpair.learners.statistics_model.noise_ridge).
+BASE_RIDGE = 1e-3
+
+
+class OnPairStats(StreamLearner):
+    """Online (ε, δ)-DP pairwise learner on continually released class statistics.
+
+    After every record the learner releases the prefix sum of the per-class statistics (counts, sums,
+    second moments of the records mapped by the public bounds) through a continual-release mechanism,
+    and its model is computed from that release alone: for the AUC task the minimiser of the
+    regularised pairwise square loss over every opposite-label pair seen,
+    ``w ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (``model_type="square"``) or the centroid difference
+    ``μ₊ − μ₋`` (``model_type="centroid"``); for the metric task the within-class-whitening metric
+    ``W = (S_w + λI)⁻¹``. The budget is spent once for the whole stream; ``privacy_report()`` has one
+    row per tree level or factorisation.
+
+    Parameters
+    ----------
+    epsilon, delta : float, default 1.0 and 1e-5
+        The (ε, δ)-DP guarantee for the whole stream (every release together). Neighbouring streams
+        differ in one record, replaced at the same position; a record replayed k times is protected as
+        a group of k.
+    task : {"auc", "metric"}, default "auc"
+        Bipartite ranking (labels −1/+1, 0/1 or booleans) or metric learning (class labels of the
+        public domain ``classes``).
+    classes : sequence of labels, optional
+        The **public** class domain of the metric task (required there); every label must be one of
+        them. The AUC task's domain is always {negative, positive}.
+    model_type : {"square", "centroid", "whitening"}, optional
+        Default "square" (AUC) and "whitening" (metric task).
+    lam : float or "auto", default "auto"
+        The ridge λ. "auto" = 10⁻³ plus the spectral norm the noise of the released covariances is
+        expected to reach (computed from the noise scale and the released counts, so it is itself
+        post-processing): large early in the stream (the model tends to the centroid), vanishing like 1/n.
+    weights : (float, float, float), default (0.8, 1.0, 0.6)
+        Public weights of counts, sums and second moments: they share the noise between the three
+        (onpair.privacy.statistics explains why the default costs no more than the sums alone).
+    mechanism : {"toeplitz", "tree"}, default "toeplitz"
+        The banded square-root factorisation (memory O(band·k), any stream length at the same cost) or
+        the binary tree with the least-squares estimate.
+    band : int, optional
+        Band of the factorisation (default :data:`onpair.privacy.continual.DEFAULT_BAND`).
+    horizon : int, optional
+        A known stream length: the tree is sized for it and records after it are not learned (the model
+        is frozen, with a warning); the factorisation uses it to stop.
+    bounds, norm_bound : public feature bounds (:class:`onpair.bounds.FeatureBounds`).
+    n_features : int, optional
+    accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
+        (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
+    private : bool, default True
+        False gives the non-private twin: the exact statistics, no noise.
+    seed : int, optional
+        For reproducible experiments only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onpair import OnPairStats
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(2000, 3)); y = X[:, 0] + 0.1 * rng.standard_normal(2000) > 0.5
+    >>> learner = OnPairStats(epsilon=1.0, bounds=(0, 1), seed=0).learn_many(X, y)
+    >>> bool(learner.model[0] > abs(learner.model[1]))
+    True
+    >>> report = learner.privacy_report()
+    >>> report["epsilon_spent"] <= 1.0, report["releases"][0]["nodes_released"]
+    (True, 2000)
+    """
+
+    private = True
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
+                 weights=DEFAULT_WEIGHTS, mechanism="toeplitz", band=None, horizon=None, bounds=None,
+                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.task = task
+        self.classes = classes
+        self.model_type = model_type
+        self.lam = lam
+        self.weights = weights
+        self.mechanism = mechanism
+        self.band = band
+        self.horizon = horizon
+        self.bounds = bounds
+        self.norm_bound = norm_bound
+        self.n_features = n_features
+        self.accounting = accounting
+        self.seed = seed
+        if not isinstance(private, (bool, np.bool_)):
+            raise TypeError(f"private must be True or False, got {private!r}")
+        self.private = bool(private)
+        self._task = make_task(task)
+        self._epsilon = check_positive(epsilon, "epsilon")
+        self._delta = check_positive(delta, "delta")
+        if not self._delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        if accounting not in METHODS:
+            raise ValueError(f"accounting must be one of {METHODS}, got {accounting!r}")
+        self._classes = self._check_classes(classes)
+        models = AUC_MODELS if task == "auc" else METRIC_MODELS
+        self._model_kind = models[0] if model_type is None else model_type
+        if self._model_kind not in models:
+            raise ValueError(f"model_type must be one of {models} for task={task!r}, got {model_type!r}")
+        if isinstance(lam, str):
+            if lam != "auto":
+                raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
+            self._lam = None
+        else:
+            self._lam = check_positive(lam, "lam", allow_zero=True)
+        self._weights = self._check_weights(weights)
+        self._sensitivity = statistics_sensitivity(*self._weights)
+        if mechanism not in MECHANISMS:
+            raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+        if band is not None and mechanism != "toeplitz":
+            raise ValueError("band is for mechanism='toeplitz'")
+        self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
+        self._setup_stream(bounds, norm_bound, n_features, seed)
+        self._stats = None
+        self._frozen_warned = False
+        self._model_cache = None
+        if self._dim is not None:
+            self._init_state(self._dim)
+        if self._horizon_value() is not None and self._delta >= 1.0 / self._horizon_value():
+            warnings.warn(f"delta = {self._delta:g} ≥ 1/horizon = {1.0 / self._horizon_value():g}: a mechanism "
+                          "that publishes one random record in the clear satisfies such a δ. Prefer δ ≪ 1/n.",
+                          PrivacyWarning, stacklevel=2)
+
+    # -- configuration -----------------------------------------------------------------------------
+    def _check_classes(self, classes):
+        if self._task.name == "auc":
+            if classes is not None:
+                raise ValueError("classes is for task='metric'; the AUC task's labels are -1/+1, 0/1 or booleans")
+            return None
+        if classes is None:
+            raise ValueError("task='metric' needs the public class domain: classes=[...] (every label the stream "
+                             "may carry; read it from the data set's documentation, never from the data)")
+        if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
+            raise TypeError(f"classes must be a sequence of class labels, got {classes!r}")
+        canonical = [class_label(c, i, 0, name="classes") for i, c in enumerate(classes)]
+        if len(canonical) < 1 or len(set(canonical)) != len(canonical):
+            raise ValueError(f"classes must list at least one label, each once, got {classes!r}")
+        return {label: code for code, label in enumerate(canonical)}
+
+    @staticmethod
+    def _check_weights(weights):
+        try:
+            values = tuple(weights)
+        except TypeError:
+            raise TypeError(f"weights must be (count, sum, moment) numbers, got {weights!r}") from None
+        if len(values) != 3:
+            raise ValueError(f"weights must be three numbers (count, sum, moment), got {weights!r}")
+        statistics_sensitivity(*values)  # checks each (TypeError/ValueError naming it)
+        if values[0] <= 0 or values[1] <= 0:
+            raise ValueError(f"the count and sum weights must be > 0 (the model needs means), got {weights!r}")
+        return tuple(float(v) for v in values)
+
+    def _horizon_value(self):
+        if self.horizon is None:
+            return None
+        if isinstance(self.horizon, (bool, np.bool_)) or not isinstance(self.horizon, (int, np.integer)) \
+                or self.horizon < 1:
+            raise ValueError(f"horizon must be a positive integer, got {self.horizon!r}")
+        return int(self.horizon)
+
+    @property
+    def _n_classes(self) -> int:
+        return 2 if self._classes is None else len(self._classes)
+
+    def _init_state(self, dim: int) -> None:
+        self._dim = dim
+        self._stats = ReleasedStatistics.build(
+            dim=dim, n_classes=self._n_classes, weights=self._weights,
+            rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
+            horizon=self._horizon_value())
+
+    # -- learning ----------------------------------------------------------------------------------
+    def learn_one(self, x, y):
+        """Learn one record ``(x, y)``: a ±1/0/1/bool label (AUC) or a label of ``classes`` (metric).
+
+        Returns
+        -------
+        self
+        """
+        label = self._task.label_one(y, self._t)
+        if (self._stats is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self._dim,)
+                and not self._read_only and not self._capacity_reached()):
+            # The common round without the block machinery: a record inside the box (NaN and ±inf fail the
+            # box test), a known class; the same row and the same noise as the block path, bit for bit.
+            z = self._bounds.map_inside(x)
+            code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
+            if z is not None and code is not None:
+                self._stats.add_one(z, code, self._noise_rng)
+                self._t += 1
+                return self
+        X = as_feature_vector(x, self._dim, self._t, name="x")
+        return self._learn_block(X, self._task.single_block(label))
+
+    def _capacity_reached(self) -> bool:
+        capacity = self._horizon_value()
+        return capacity is not None and self._learned() >= capacity
+
+    def _codes(self, labels) -> np.ndarray:
+        """Class codes of validated labels: 0 negative / 1 positive (AUC), the public domain's codes
+        (metric); a label outside the domain is a ValueError naming the record."""
+        if self._classes is None:
+            return (np.asarray(labels) > 0).astype(np.int64)
+        codes = np.empty(len(labels), dtype=np.int64)
+        for i, label in enumerate(labels):
+            code = self._classes.get(label)
+            if code is None:
+                raise ValueError(f"y[{i}] = {label!r} (stream position {self._t + i + 1}) is not one of the public "
+                                 f"classes {list(self._classes)}")
+            codes[i] = code
+        return codes
+
+    def _learn_mapped(self, Z, labels, n_clipped):
+        if self._read_only:
+            raise RuntimeError(self._read_only)
+        codes = self._codes(labels)
+        m = Z.shape[0]
+        capacity = self._horizon_value()
+        learned = m if capacity is None else max(0, min(m, capacity - self._learned()))
+        pending = self._pending_warnings(n_clipped, m)
+        if learned < m and not self._frozen_warned:
+            pending.append((
+                f"OnPairStats: the horizon of {capacity} records is reached; later records are not learned and "
+                "the model stays at the last release (see privacy_report()).", PrivacyWarning, self._mark_frozen))
+        self._issue(pending)
+        if self._stats is None:
+            self._init_state(Z.shape[1])
+        self._stats.add(Z[:learned], codes[:learned], self._noise_rng)
+        self._t += m
+        self._n_clipped += n_clipped
+        return self
+
+    def _mark_frozen(self) -> None:
+        self._frozen_warned = True
+
+    def _learned(self) -> int:
+        return 0 if self._stats is None else self._stats.n_seen
+
+    # -- the model (post-processing of the current release) ----------------------------------------
+    def class_statistics(self):
+        """Counts, means and covariances decoded from the current release
+        (:class:`onpair.learners.statistics_model.ClassStatistics`); all public."""
+        self._require_dim()
+        return self._stats.class_statistics()
+
+    def ridge(self) -> float:
+        """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public)."""
+        if self._lam is not None:
+            return self._lam
+        return BASE_RIDGE + (noise_ridge(self.class_statistics()) if self.private else 0.0)
+
+    @property
+    def model(self) -> np.ndarray:
+        """The model computed from the current release: a vector (AUC) or a d×d matrix (metric task)."""
+        self._require_dim()
+        key = self._learned()
+        if self._model_cache is None or self._model_cache[0] != key:
+            model = self._square_model() if self._model_kind == "square" else None
+            if model is not None:
+                self._model_cache = (key, model)
+                return model.copy()
+            stats = self._stats.class_statistics()
+            if self._model_kind == "centroid":
+                model = centroid_model(stats)
+            elif self._model_kind == "square":
+                model = pairwise_square_model(stats, self.ridge())
+            else:
+                model = within_class_metric(stats, self.ridge())
+            self._model_cache = (key, model)
+        return self._model_cache[1].copy()
+
+    def _square_model(self):
+        """The AUC square model by the fused kernel (the per-round hot path), or None where its Cholesky
+        fails (an indefinite noisy scatter: the general path projects it)."""
+        stats = self._stats
+        sd = math.sqrt(stats.noise_variance())
+        a, _, m = self._weights
+        floor = max(1.0, 2.0 * sd / a)
+        moment_sd = sd / m if m > 0 else 0.0
+        out = np.empty(self._dim)
+        auto = -1.0 if self._lam is not None else BASE_RIDGE  # < 0: the given lam
+        used = _auc_square_model(stats.estimate(), self._dim, stats.weight_array, floor, moment_sd,
+                                 0.0 if self._lam is None else self._lam, auto, out)
+        return out if used >= 0.0 else None
+
+    @property
+    def n_releases(self) -> int:
+        """Releases so far: one per record learned."""
+        return self._learned() if self.private else 0
+
+    # -- snapshots ---------------------------------------------------------------------------------
+    def _state_kind(self) -> str:
+        return ReleasedStatistics.kind
+
+    def _settings(self) -> dict:
+        return {"private": self.private, "task": self._task.name, "classes": None if self._classes is None else
+                list(self._classes), "model": self._model_kind, "lam": self._lam, "weights": list(self._weights),
+                "mechanism": self.mechanism, "band": self.band, "horizon": self._horizon_value(),
+                "bounds": self._bounds.to_dict(), "epsilon": self._epsilon, "delta": self._delta,
+                "accounting": self.accounting, "rho_budget": self._rho_budget}
+
+    def _export_own(self, state, arrays):
+        state["frozen_warned"] = self._frozen_warned
+        if self._dim is not None:
+            self._stats.export(state, arrays)
+
+    def _own_state_keys(self, dim):
+        return ["frozen_warned"] + (["statistics"] if dim is not None else [])
+
+    def _restore_own(self, state, reader, t, dim):
+        frozen = reader.boolean(state["frozen_warned"], "frozen_warned")
+        if dim is not None:
+            if self._dim is None:
+                self._init_state(dim)
+            capacity = self._horizon_value()
+            learned = t if capacity is None else min(t, capacity)
+            self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
+        self._frozen_warned = frozen
+
+    # -- what has been spent -----------------------------------------------------------------------
+    def privacy_report(self) -> dict:
+        """What has been spent and released so far.
+
+        Keys as for :meth:`onpair.OnPairStrC.privacy_report`: ``rho_budget``, ``rho_spent`` (the whole
+        stream's cost, committed with the first record), ``rho_remaining``, ``epsilon_spent``,
+        ``releases`` (one row per tree level or factorisation: ``what``, ``level``, ``nodes_released``,
+        ``sigma``, ``rho``), ``epsilon``, ``delta``, ``accounting``, ``mode`` ("continual"), ``n_seen``,
+        ``frozen``, ``status``, ``schedule`` (the mechanism's public description), ``buffer`` (None),
+        ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only), and
+        ``noise_sd`` (the per-coordinate noise of the current release).
+        """
+        if not self.private:
+            report = super().privacy_report()
+            report.update(mode="exact statistics", sensitivity_now=self._sensitivity)
+            return report
+        mechanism = None if self._stats is None else self._stats.mechanism
+        learned = self._learned()
+        rho_spent = 0.0
+        if mechanism is not None and learned:
+            rho_spent = min(float(mechanism.describe()["rho_spent_bound"]), self._rho_budget)
+        horizon = self._horizon_value()
+        frozen = horizon is not None and self._t >= horizon
+        return {
+            "algorithm": type(self).__name__,
+            "mode": "continual",
+            "accounting": self.accounting,
+            "epsilon": self._epsilon,
+            "delta": self._delta,
+            "rho_budget": self._rho_budget,
+            "rho_spent": rho_spent,
+            "rho_remaining": max(0.0, self._rho_budget - rho_spent),
+            "epsilon_spent": float(eps_from_rho(rho_spent, self._delta, method=self.accounting)) if rho_spent > 0
+            else 0.0,
+            "releases": [] if mechanism is None else [dict(r) for r in mechanism.privacy_rows()],
+            "n_seen": self._t,
+            "frozen": frozen,
+            "status": (f"frozen: the horizon of {horizon} records is reached" if frozen else
+                       "learning; a release after every record"),
+            "schedule": None if mechanism is None else mechanism.describe(),
+            "buffer": None,
+            "sensitivity_now": self._sensitivity,
+            "n_clipped": self._n_clipped,
+            "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
+        }
+
+    # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
+    # noise and its budget (two copies fed neighbouring streams release noise that cancels in their
+    # difference). The non-private twin copies and pickles normally.
+    def __reduce_ex__(self, protocol):
+        if self.private:
+            raise TypeError(
+                f"a private {type(self).__name__} cannot be pickled or copied: it holds noiseless sums of the "
+                "stream, and a copy would reuse its noise and its budget. Share learner.model.")
+        return object.__reduce_ex__(self, protocol)
