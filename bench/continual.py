@@ -6,9 +6,10 @@
   brute-force covariance of the noise map); for T ≤ 10⁴ the ratio of the measured mean squared error
   (zero data, 500 independent coordinates, seed 0) to the formula is shown beside them.
 * Throughput: ``add_block`` over 10⁶ records of dimension k = 462 (the learner's statistics at d = 20),
-  fed in blocks of 10⁴, records per second; beside it, the rate at which the same Generator draws the
-  standard normals alone (one row of k per record for the factorisation, two on average for the tree),
-  which bounds every mechanism here from above.
+  fed in blocks of 10⁴ in five rounds interleaved across the mechanisms (the machine may be shared),
+  records per second in the best round and over the whole run; beside them, the rate at which the
+  same Generator draws the standard normals alone (one row of k per record for the factorisation, two
+  on average for the tree), which bounds every mechanism here from above.
 Run: ``.venv/bin/python bench/continual.py [--no-write] [--records N]``.
 """
 
@@ -176,9 +177,10 @@ def speed_table(rows, n_records):
     lines = [
         f"`add_block` at k = {K_SPEED}: {n_records:,} records per mechanism (b = 512: a tenth) in blocks of 10⁴,",
         f"fed in {ROUNDS} rounds interleaved across the mechanisms; the best round and the whole run.",
-        f"{platform.machine()}, {os.cpu_count()} cores, one thread. The tree draws two rows of k normals per",
-        "record on average (one per completed node), the factorisation one; the band adds b − 1",
-        "multiply-adds per coordinate and record.",
+        f"{platform.machine()}, {os.cpu_count()} cores; a block's next chunk of noise is drawn in a helper thread",
+        "while the kernel runs, so up to two cores are busy. The tree draws two rows of k normals per record",
+        "on average (one per completed node), the factorisation one; the band adds b − 1 multiply-adds per",
+        "coordinate and record. `standard_normal` alone (one thread, one row per record) bounds them all.",
         "",
         "| mechanism | records/s (best round) | records/s (whole run) | state (bytes) |",
         "|---|---:|---:|---:|",

@@ -267,6 +267,12 @@ class PrefixSumMechanism(abc.ABC):
             ``V`` has the wrong shape or holds NaN/inf; :class:`PrivacyBudgetExceeded` (a ValueError)
             if the block would take the stream past the horizon. Every check runs before any state
             changes and before any noise is drawn.
+
+        Notes
+        -----
+        A block of more than 2¹⁸ normals is processed in chunks; the next chunk's normals are drawn
+        (from ``rng``, in order) in a helper thread while the compiled kernel processes the current
+        one, so a long block keeps up to two cores busy. The results do not depend on it.
         """
         V = self._check_block(V)
         _check_rng(rng)
