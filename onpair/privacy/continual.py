@@ -67,9 +67,10 @@ MAX_RECORDS = 2**62
 _UNBOUNDED_LEVELS = 63
 
 #: Default band of :class:`BandedToeplitz`, chosen from ``bench/continual.py`` (docs/continual_release.md):
-#: with b = 64 the banded mechanism beats the least-squares tree up to horizons of about 2,000 records
-#: (at 10³: worst prefix variance 34 against 53, in units Δ²/(2ρ)) and keeps ~150,000 records/s at
-#: k = 462; a longer known horizon is better served by a larger band or the tree (see the table).
+#: the largest band whose arithmetic still hides behind drawing the noise at k = 462 (about 120,000
+#: records/s on the development VM, as fast as b = 1); it beats the least-squares tree up to horizons
+#: of about 2,000 records (at 10³: worst prefix variance 34 against 53, in units Δ²/(2ρ)). A longer
+#: known horizon is better served by a band of about T/30 or by the tree (see the table).
 DEFAULT_BAND = 64
 
 ESTIMATES = ("honaker", "plain")
