@@ -10,7 +10,9 @@ and with ``variance(t)``. Seeds and significance levels are fixed.
 import copy
 import json
 import math
+import os
 import pickle
+import signal
 
 import dp_accounting
 import numpy as np
@@ -626,3 +628,22 @@ def test_calibrated_parameters_are_read_only(cls, name):
     mech = make(cls)
     with pytest.raises(AttributeError):
         setattr(mech, name, 1)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_long_blocks_work_in_a_forked_child(monkeypatch):
+    """A block of several chunks draws its next chunk in a helper thread; a forked child inherits the
+    executor without its thread and must make its own (else it would wait forever)."""
+    monkeypatch.setattr(continual, "_CHUNK_VALUES", 30)
+    V = data(100, 3)
+    expected = run(make(BandedToeplitz), V, seed=4)  # the parent's helper thread now exists
+    pid = os.fork()
+    if pid == 0:  # child: report through the exit status, never return into pytest
+        code = 1
+        try:
+            signal.alarm(20)
+            code = 0 if np.array_equal(run(make(BandedToeplitz), V, seed=4), expected) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
