@@ -217,7 +217,7 @@ def _cholesky_solve(A, rhs, out):
 
 
 @njit(**NJIT_OPTIONS)
-def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, out):
+def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, auto_factor, out):
     """The AUC task's pairwise square model from one release, fused (the per-record hot path).
 
     Decodes counts, means and covariances of the two classes (negative = block 0, positive = block 1)
@@ -239,7 +239,10 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, ou
     lam : float
         The ridge λ when ``auto_base`` < 0; ignored otherwise.
     auto_base : float
-        ≥ 0: λ = auto_base + 2√d·moment_sd·(1/n̂₋ + 1/n̂₊) (:func:`onpair.learners.statistics_model.noise_ridge`).
+        ≥ 0: λ = auto_base + auto_factor·2√d·moment_sd·(1/n̂₋ + 1/n̂₊)
+        (:func:`onpair.learners.statistics_model.auto_ridge`).
+    auto_factor : float
+        The noise-ridge factor of the automatic ridge.
     out : ndarray of float64, shape (d,)
         Overwritten with w.
 
@@ -254,7 +257,7 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, ou
     covariances = np.empty((2, d, d))
     _decode_statistics(estimate, 2, d, weights, floor, counts, means, covariances)
     if auto_base >= 0.0:
-        lam = auto_base + 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
+        lam = auto_base + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
     A = np.empty((d, d))
     diff = np.empty(d)
     for k in range(d):

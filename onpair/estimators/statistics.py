@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from .._statistics_kernels import statistics_rows
-from ..learners.statistics import AUC_MODELS, BASE_RIDGE, DEFAULT_WEIGHTS, METRIC_MODELS
-from ..learners.statistics_model import (centroid_model, class_statistics, noise_ridge, pairwise_square_model,
+from ..learners.statistics import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS
+from ..learners.statistics_model import (auto_ridge, centroid_model, class_statistics, pairwise_square_model,
                                          within_class_metric)
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
@@ -112,7 +112,7 @@ class OffPairStats(PairwiseEstimator):
         else:
             variance = 0.0
         stats = class_statistics(total, n_classes, dim, weights, variance)
-        lam = self.lam if not isinstance(self.lam, str) else BASE_RIDGE + noise_ridge(stats)
+        lam = self.lam if not isinstance(self.lam, str) else auto_ridge(stats)
         if kind == "centroid":
             coef = centroid_model(stats)
         elif kind == "square":

@@ -18,11 +18,11 @@ import math
 import numpy as np
 
 from .._statistics_kernels import _statistics_row, block_length, statistics_rows
-from ..privacy.continual import DEFAULT_BAND, BandedToeplitz, TreeAggregation
+from ..privacy.continual import DEFAULT_BAND, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics import statistics_sensitivity
 from .statistics_model import class_statistics
 
-MECHANISMS = ("toeplitz", "tree")
+MECHANISMS = ("toeplitz", "epochs", "tree")
 
 
 class ReleasedStatistics:
@@ -73,6 +73,8 @@ class ReleasedStatistics:
         sensitivity = statistics_sensitivity(*weights)
         if mechanism == "tree":
             mech = TreeAggregation(dim=width, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        elif mechanism == "epochs":
+            mech = EpochTrees(dim=width, sensitivity=sensitivity, rho=rho, horizon=horizon)
         else:
             mech = BandedToeplitz(dim=width, sensitivity=sensitivity, rho=rho,
                                   band=DEFAULT_BAND if band is None else band, horizon=horizon)

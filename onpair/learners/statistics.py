@@ -23,7 +23,8 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.statistics import statistics_sensitivity
 from .released_statistics import MECHANISMS, ReleasedStatistics
 from .._statistics_kernels import _auc_square_model
-from .statistics_model import centroid_model, noise_ridge, pairwise_square_model, within_class_metric
+from .statistics_model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, pairwise_square_model,
+                               within_class_metric)
 from .stream import StreamLearner
 from .task import make_task
 
@@ -33,9 +34,6 @@ METRIC_MODELS = ("whitening",)
 #: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
 #: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
 DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
-#: The data-independent part of lam="auto" (a ridge of 1e-3 on the unit-ball domain); the rest follows
-#: the noise of the released covariances (onpair.learners.statistics_model.noise_ridge).
-BASE_RIDGE = 1e-3
 
 
 class OnPairStats(StreamLearner):
@@ -71,9 +69,12 @@ class OnPairStats(StreamLearner):
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics explains why the default costs no more than the sums alone).
-    mechanism : {"toeplitz", "tree"}, default "toeplitz"
-        The banded square-root factorisation (memory O(band·k), any stream length at the same cost) or
-        the binary tree with the least-squares estimate.
+    mechanism : {"toeplitz", "epochs", "tree"}, default "toeplitz"
+        How the prefix sums are released (:mod:`onpair.privacy.continual`): the banded square-root
+        factorisation (memory O(band·k), any stream length at the cost ρ; the smallest error up to a few
+        thousand records, chosen on synthetic streams by progressive AUC), doubling epochs of
+        least-squares trees (any stream length at the cost ρ, error O(log² t): the better choice past
+        ~10⁴ records), or one tree (with ``horizon``; unbounded otherwise, with level shares ρ_h ∝ 1/h²).
     band : int, optional
         Band of the factorisation (default :data:`onpair.privacy.continual.DEFAULT_BAND`).
     horizon : int, optional
@@ -286,7 +287,7 @@ class OnPairStats(StreamLearner):
         """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public)."""
         if self._lam is not None:
             return self._lam
-        return BASE_RIDGE + (noise_ridge(self.class_statistics()) if self.private else 0.0)
+        return auto_ridge(self.class_statistics())
 
     @property
     def model(self) -> np.ndarray:
@@ -319,7 +320,7 @@ class OnPairStats(StreamLearner):
         out = np.empty(self._dim)
         auto = -1.0 if self._lam is not None else BASE_RIDGE  # < 0: the given lam
         used = _auc_square_model(stats.estimate(), self._dim, stats.weight_array, floor, moment_sd,
-                                 0.0 if self._lam is None else self._lam, auto, out)
+                                 0.0 if self._lam is None else self._lam, auto, NOISE_RIDGE_FACTOR, out)
         return out if used >= 0.0 else None
 
     @property

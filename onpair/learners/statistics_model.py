@@ -30,6 +30,14 @@ import numpy as np
 from .._statistics_kernels import _cholesky_solve, _decode_statistics
 
 
+#: The data-independent part of the automatic ridge (on the unit-ball domain).
+BASE_RIDGE = 1e-3
+#: The automatic ridge is BASE_RIDGE + NOISE_RIDGE_FACTOR·noise_ridge: with A = C₊ + C₋ + (λ/2)I that adds
+#: twice the expected spectral norm of the covariances' noise. Chosen on synthetic streams (bench/
+#: statistics_defaults.py: factors 0.5–8, offline and online), where 2–4 did best and below 1 lost AUC.
+NOISE_RIDGE_FACTOR = 4.0
+
+
 @dataclass(frozen=True)
 class ClassStatistics:
     """Per-class statistics decoded from one release (all public).
@@ -117,6 +125,11 @@ def noise_ridge(stats: ClassStatistics, classes=None) -> float:
     d = stats.means.shape[1]
     picked = range(stats.counts.size) if classes is None else classes
     return 2.0 * math.sqrt(d) * stats.moment_sd * math.fsum(1.0 / stats.counts[c] for c in picked)
+
+
+def auto_ridge(stats: ClassStatistics) -> float:
+    """The ``lam="auto"`` ridge: BASE_RIDGE + NOISE_RIDGE_FACTOR·noise_ridge(stats) (public quantities only)."""
+    return BASE_RIDGE + NOISE_RIDGE_FACTOR * noise_ridge(stats)
 
 
 def pairwise_square_model(stats: ClassStatistics, lam: float, positive: int = 1, negative: int = 0) -> np.ndarray:
