@@ -275,6 +275,23 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
     return lam
 
 
+@njit(**NJIT_OPTIONS)
+def _add_rows(rows, total):
+    """total += rows[0] + rows[1] + … in this order (the exact sums of the non-private twin: a block adds
+    exactly what its records added one at a time would).
+
+    Parameters
+    ----------
+    rows : ndarray of float64, shape (m, k)
+        Read only.
+    total : ndarray of float64, shape (k,)
+        Updated in place.
+    """
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            total[j] += rows[i, j]
+
+
 def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights) -> np.ndarray:
     """The rows v(z) of a block of mapped records (see the module docstring).
 

@@ -9,13 +9,14 @@ import warnings
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from onpair import GradientPerturbedGD, OffPairC, OffPairStrC, OutputPerturbedSGD
+from onpair import GradientPerturbedGD, OffPairC, OffPairStats, OffPairStrC, OutputPerturbedSGD
 
 ESTIMATORS = [
     OffPairStrC(random_state=0),
     OffPairC(random_state=0),
     OutputPerturbedSGD(random_state=0),
     GradientPerturbedGD(random_state=0),
+    OffPairStats(random_state=0),
 ]
 
 with warnings.catch_warnings():

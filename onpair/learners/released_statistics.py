@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._statistics_kernels import _statistics_row, block_length, statistics_rows
+from .._statistics_kernels import _add_rows, _statistics_row, block_length, statistics_rows
 from ..privacy.continual import DEFAULT_BAND, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics import statistics_sensitivity
 from .statistics_model import class_statistics
@@ -97,7 +97,7 @@ class ReleasedStatistics:
             return
         rows = statistics_rows(Z, codes, self.n_classes, self.weights)
         if self.mechanism is None:
-            self.exact += rows.sum(axis=0)
+            _add_rows(rows, self.exact)
             self._n_exact += Z.shape[0]
         else:
             self.mechanism.add_block(rows, rng)

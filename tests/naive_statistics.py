@@ -1,0 +1,61 @@
+"""Slow, obviously correct NumPy twins of the statistics kernels (onpair._statistics_kernels) and models."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def vech(M):
+    """Orthonormal coordinates of a symmetric matrix: diagonal as is, upper off-diagonal × √2, row by row."""
+    d = M.shape[0]
+    return np.array([M[k, l] * (1.0 if k == l else np.sqrt(2.0)) for k in range(d) for l in range(k, d)])
+
+
+def unvech(v, d):
+    M = np.zeros((d, d))
+    idx = 0
+    for k in range(d):
+        for l in range(k, d):
+            M[k, l] = M[l, k] = v[idx] / (1.0 if k == l else np.sqrt(2.0))
+            idx += 1
+    return M
+
+
+def contribution(z, code, n_classes, weights):
+    """v(z): [a, b·z, m·vech(zzᵀ)] in the block of class ``code``, zeros elsewhere."""
+    a, b, m = weights
+    block = np.concatenate([[a], b * z, m * vech(np.outer(z, z))])
+    out = np.zeros(n_classes * block.size)
+    out[code * block.size:(code + 1) * block.size] = block
+    return out
+
+
+def decode(estimate, n_classes, d, weights, floor):
+    a, b, m = weights
+    q = 1 + d + d * (d + 1) // 2
+    counts, means, covs = [], [], []
+    for c in range(n_classes):
+        block = estimate[c * q:(c + 1) * q]
+        n = max(block[0] / a, floor)
+        mu = block[1:1 + d] / (b * n)
+        second = unvech(block[1 + d:], d) / (m * n) if m > 0 else np.zeros((d, d))
+        counts.append(n)
+        means.append(mu)
+        covs.append(second - np.outer(mu, mu) if m > 0 else np.zeros((d, d)))
+    return np.array(counts), np.array(means), np.array(covs)
+
+
+def square_model(means, covs, lam):
+    """argmin_w 1 − 2wᵀd + wᵀ(C₊ + C₋ + ddᵀ)w + (λ/2)‖w‖², by the normal equations with ddᵀ kept."""
+    d = means[1] - means[0]
+    A = covs[0] + covs[1] + np.outer(d, d) + 0.5 * lam * np.eye(d.size)
+    return np.linalg.solve(A, d)
+
+
+def pairwise_square_loss(w, X_pos, X_neg, lam):
+    """(1/(n₊n₋)) Σ_{i∈P, j∈N} (1 − wᵀ(x_i − x_j))² + (λ/2)‖w‖², pair by pair."""
+    total = 0.0
+    for xi in X_pos:
+        for xj in X_neg:
+            total += (1.0 - w @ (xi - xj)) ** 2
+    return total / (len(X_pos) * len(X_neg)) + 0.5 * lam * (w @ w)

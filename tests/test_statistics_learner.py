@@ -1,0 +1,369 @@
+"""The learners on released class statistics: OnPairStats (continual release) and OffPairStats (one release).
+
+Sensitivity of one record's statistics against sampled and optimised worst cases; kernels against their
+NumPy twins; the model is the exact minimiser of the pairwise square loss; blocks equal single records
+bit for bit; snapshots resume exactly; failed calls change nothing; the reports' ε against the budget.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import optimize, stats
+
+import naive_statistics as naive
+import onpair
+from learner_state import assert_same_state, state_of
+from onpair import OffPairStats, OnPairStats
+from onpair._statistics_kernels import (_auc_square_model, _cholesky_solve, _decode_statistics, block_length,
+                                        statistics_rows)
+from onpair.learners.statistics_model import (auto_ridge, class_statistics, pairwise_square_model,
+                                              within_class_metric)
+from onpair.privacy.statistics import same_label_sensitivity_squared, statistics_sensitivity
+
+SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=60)
+WEIGHTS = (0.8, 1.0, 0.6)
+
+
+def ball(rng, n, d):
+    """Records in the unit ball, some on its sphere."""
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X * rng.uniform(0.0, 1.0, size=(n, 1)) ** (1.0 / d)
+
+
+# -- sensitivity --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("weights", [(0.8, 1.0, 0.6), (1.0, 1.0, 1.0), (0.3, 1.0, 2.0), (1.0, 0.5, 0.0),
+                                     (0.0, 1.0, 0.5), (1.0, 0.2, 1.0)])
+def test_sensitivity_bounds_sampled_pairs_and_is_attained(weights):
+    rng = np.random.default_rng(1)
+    delta = statistics_sensitivity(*weights)
+    d, C = 4, 3
+    worst = 0.0
+    for _ in range(4000):
+        z, z2 = ball(rng, 2, d)
+        c1, c2 = rng.integers(0, C, size=2)
+        diff = naive.contribution(z, c1, C, weights) - naive.contribution(z2, c2, C, weights)
+        worst = max(worst, float(np.linalg.norm(diff)))
+    assert worst <= delta * (1 + 1e-12)
+    # Attained: by unit records with different labels, or (same label) at the supremum's argument.
+    a, b, m = weights
+    u = np.eye(d)[0]
+    cross = np.linalg.norm(naive.contribution(u, 0, C, weights) - naive.contribution(u, 1, C, weights))
+    if b * b >= 2 * m * m:
+        same = np.linalg.norm(naive.contribution(u, 0, C, weights) - naive.contribution(-u, 0, C, weights))
+    else:
+        gamma = -b * b / (2 * m * m)
+        v = gamma * u + math.sqrt(1 - gamma * gamma) * np.eye(d)[1]
+        same = np.linalg.norm(naive.contribution(u, 0, C, weights) - naive.contribution(v, 0, C, weights))
+    assert math.isclose(max(cross, same), delta, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("b, m", [(1.0, 0.6), (1.0, 0.8), (1.0, 1.0), (0.5, 1.0), (0.0, 1.0), (1.0, 0.0),
+                                  (0.3, 2.0)])
+def test_same_label_supremum_against_an_optimiser(b, m):
+    """Maximise b²‖x − x'‖² + m²‖xxᵀ − x'x'ᵀ‖²_F over the unit ball from many starts (the adversary):
+    it never exceeds the proven supremum and reaches it."""
+    rng = np.random.default_rng(2)
+    d = 3
+    bound = same_label_sensitivity_squared(b, m)
+
+    def negative(p):
+        x, y = p[:d], p[d:]
+        x = x / max(1.0, np.linalg.norm(x))
+        y = y / max(1.0, np.linalg.norm(y))
+        return -(b * b * np.sum((x - y) ** 2) + m * m * np.sum((np.outer(x, x) - np.outer(y, y)) ** 2))
+
+    best = 0.0
+    for _ in range(60):
+        result = optimize.minimize(negative, rng.uniform(-1, 1, size=2 * d), method="Nelder-Mead",
+                                   options={"maxiter": 4000, "xatol": 1e-10, "fatol": 1e-12})
+        best = max(best, -result.fun)
+    assert best <= bound * (1 + 1e-9)
+    assert best >= bound * (1 - 1e-6)
+
+
+def test_sensitivity_refuses_bad_weights():
+    with pytest.raises(TypeError, match="count_weight"):
+        statistics_sensitivity("1", 1.0, 1.0)
+    with pytest.raises(ValueError, match="moment_weight"):
+        statistics_sensitivity(1.0, 1.0, -1.0)
+    with pytest.raises(ValueError, match="all be zero"):
+        statistics_sensitivity(0.0, 0.0, 0.0)
+
+
+# -- kernels against their twins ----------------------------------------------------------------------
+@pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (5, 4)])
+def test_rows_and_decoding_match_the_numpy_twin(d, C):
+    rng = np.random.default_rng(d)
+    Z = ball(rng, 50, d)
+    codes = rng.integers(0, C, size=50)
+    rows = statistics_rows(Z, codes, C, WEIGHTS)
+    twin = np.array([naive.contribution(z, c, C, WEIGHTS) for z, c in zip(Z, codes)])
+    np.testing.assert_allclose(rows, twin, rtol=1e-14, atol=1e-15)
+    assert rows.shape == (50, C * block_length(d))
+    estimate = rows.sum(axis=0) + rng.standard_normal(rows.shape[1])
+    counts, means, covs = np.empty(C), np.empty((C, d)), np.empty((C, d, d))
+    _decode_statistics(estimate, C, d, np.array(WEIGHTS), 3.0, counts, means, covs)
+    twin_counts, twin_means, twin_covs = naive.decode(estimate, C, d, WEIGHTS, 3.0)
+    np.testing.assert_allclose(counts, twin_counts, rtol=1e-12)
+    np.testing.assert_allclose(means, twin_means, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(covs, twin_covs, rtol=1e-10, atol=1e-14)
+
+
+def test_cholesky_solve_matches_numpy_and_refuses_indefinite():
+    rng = np.random.default_rng(3)
+    B = rng.standard_normal((6, 6))
+    A = B @ B.T + 0.1 * np.eye(6)
+    rhs = rng.standard_normal(6)
+    out = np.empty(6)
+    assert _cholesky_solve(A, rhs, out)
+    np.testing.assert_allclose(out, np.linalg.solve(A, rhs), rtol=1e-10)
+    assert not _cholesky_solve(np.diag([1.0, -1.0, 2.0]), rhs[:3], np.empty(3))
+
+
+def test_square_model_is_the_exact_minimiser_of_the_pairwise_square_loss():
+    """Exact statistics: the model equals the normal equations' solution, and no perturbation of it
+    lowers the loss written pair by pair."""
+    rng = np.random.default_rng(4)
+    d = 3
+    Z = ball(rng, 60, d)
+    y = rng.random(60) < 0.4
+    rows = statistics_rows(Z, y.astype(np.int64), 2, WEIGHTS)
+    stats_ = class_statistics(rows.sum(axis=0), 2, d, WEIGHTS, 0.0)
+    lam = 0.05
+    w = pairwise_square_model(stats_, lam)
+    np.testing.assert_allclose(w, naive.square_model(stats_.means, stats_.covariances, lam), rtol=1e-9)
+    loss = naive.pairwise_square_loss(w, Z[y], Z[~y], lam)
+    for _ in range(20):
+        assert naive.pairwise_square_loss(w + 1e-3 * rng.standard_normal(d), Z[y], Z[~y], lam) > loss
+    # the fused kernel of the online learner gives the same model
+    out = np.empty(d)
+    used = _auc_square_model(rows.sum(axis=0), d, np.array(WEIGHTS), 1.0, 0.0, lam, -1.0, 4.0, out)
+    assert used == lam
+    np.testing.assert_allclose(out, w, rtol=1e-10)
+
+
+def test_within_class_metric_is_the_inverse_regularised_pooled_covariance():
+    rng = np.random.default_rng(5)
+    Z = ball(rng, 90, 3)
+    codes = rng.integers(0, 3, size=90)
+    stats_ = class_statistics(statistics_rows(Z, codes, 3, WEIGHTS).sum(axis=0), 3, 3, WEIGHTS, 0.0)
+    pooled = sum(np.cov(Z[codes == c].T, bias=True) * np.mean(codes == c) for c in range(3))
+    np.testing.assert_allclose(within_class_metric(stats_, 0.1), np.linalg.inv(pooled + 0.1 * np.eye(3)),
+                               rtol=1e-8)
+
+
+# -- OnPairStats ---------------------------------------------------------------------------------------
+def stream(n, d=4, seed=0, outside=True):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, size=(n, d))
+    if outside:
+        X[::13] *= 1.7  # clipped to the box: the general path
+    y = X[:, 0] + 0.2 * rng.standard_normal(n) > 0.6
+    return X, y
+
+
+MECHANISMS = [dict(), dict(mechanism="epochs"), dict(mechanism="tree"), dict(mechanism="tree", horizon=400),
+              dict(band=8), dict(private=False)]
+
+
+@pytest.mark.parametrize("kwargs", MECHANISMS)
+def test_learn_one_equals_learn_many_bit_for_bit(kwargs):
+    X, y = stream(300)
+    many = OnPairStats(bounds=(0.0, 1.0), seed=3, **kwargs)
+    ones = OnPairStats(bounds=(0.0, 1.0), seed=3, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the clipping warning, once per learner
+        many.learn_many(X[:100], y[:100]).learn_many(X[100:], y[100:])
+        for x, label in zip(X, y):
+            ones.learn_one(x, bool(label))
+    assert_same_state(state_of(many), state_of(ones))
+    assert np.array_equal(many.model, ones.model)
+
+
+def test_the_non_private_twin_computes_the_exact_statistics():
+    X, y = stream(200, outside=False)
+    learner = OnPairStats(private=False, bounds=(0.0, 1.0)).learn_many(X, y)
+    Z, _ = onpair.FeatureBounds(0.0, 1.0).transform(X)
+    exact = sum(naive.contribution(z, int(label), 2, WEIGHTS) for z, label in zip(Z, y))
+    counts, means, covs = naive.decode(exact, 2, 4, WEIGHTS, 1.0)
+    np.testing.assert_allclose(learner.class_statistics().means, means, rtol=1e-10)
+    np.testing.assert_allclose(learner.model, naive.square_model(means, covs, 1e-3), rtol=1e-8)
+    assert learner.privacy_report()["private"] is False
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_released_noise_has_the_reported_variance(eps):
+    """Zero-signal records from one class: the released count minus the true count, over 300 seeds, has
+    the variance the report states (χ² test, α = 0.001)."""
+    n, d = 40, 2
+    draws = []
+    for seed in range(300):
+        learner = OnPairStats(epsilon=eps, n_features=d, seed=seed)
+        learner.learn_many(np.zeros((n, d)), np.zeros(n, dtype=bool))
+        draws.append(learner._stats.estimate()[0] - WEIGHTS[0] * n)  # negative class count, times a
+        sd = learner.privacy_report()["noise_sd"]
+    statistic = np.sum(np.square(draws)) / sd ** 2
+    p = 2 * min(stats.chi2.cdf(statistic, len(draws)), stats.chi2.sf(statistic, len(draws)))
+    assert p > 0.001
+
+
+def test_privacy_report_matches_the_budget_and_an_independent_conversion():
+    from dp_accounting import dp_event, rdp
+
+    learner = OnPairStats(epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), seed=0)
+    assert learner.privacy_report()["rho_spent"] == 0.0
+    learner.learn_many(*stream(500, outside=False))
+    report = learner.privacy_report()
+    assert report["rho_spent"] <= report["rho_budget"] and report["epsilon_spent"] <= 1.0
+    assert report["releases"][0]["nodes_released"] == 500 and report["mode"] == "continual"
+    # The release is one Gaussian mechanism with noise multiplier σ/(Δκ): dp-accounting's RDP accountant
+    # gives an ε no smaller than the report's tight GDP conversion, and close to it.
+    schedule = report["schedule"]
+    multiplier = schedule["sigma"] / (schedule["sensitivity"] * math.sqrt(schedule["kappa2"]))
+    accountant = rdp.RdpAccountant()
+    accountant.compose(dp_event.GaussianDpEvent(multiplier))
+    assert report["epsilon_spent"] <= accountant.get_epsilon(1e-5) <= 1.0 * 1.15
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda L: L.learn_one([0.1, np.nan, 0.2, 0.3], True), ValueError, "finite"),
+    (lambda L: L.learn_one([0.1, 0.2, 0.2, 0.3], 2), ValueError, "y[0] = 2"),
+    (lambda L: L.learn_many(np.zeros((3, 4)), [1, 0, 7]), ValueError, "y[2] = 7"),
+    (lambda L: L.learn_many(np.zeros((3, 5)), [1, 0, 1]), ValueError, "5 features"),
+    (lambda L: L.learn_one(np.array(["a", "b", "c", "d"]), True), TypeError, "x"),
+])
+def test_a_failed_call_changes_nothing(call, error, words):
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=1).learn_many(*stream(50, outside=False))
+    before = state_of(learner)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
+            call(learner)
+    assert_same_state(before, state_of(learner))
+
+
+def test_metric_task_needs_public_classes_and_refuses_others():
+    with pytest.raises(ValueError, match="classes="):
+        OnPairStats(task="metric")
+    learner = OnPairStats(task="metric", classes=["a", "b", "c"], bounds=(0.0, 1.0), seed=0)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 3))
+    labels = [["a", "b", "c"][k] for k in (X[:, 0] * 3).astype(int).clip(0, 2)]
+    learner.learn_many(X, labels)
+    before = state_of(learner)
+    with pytest.raises(ValueError, match="not one of the public classes"):
+        learner.learn_one(X[0], "d")
+    assert_same_state(before, state_of(learner))
+    W = learner.model
+    assert W.shape == (3, 3) and np.allclose(W, W.T) and np.all(np.linalg.eigvalsh(W) > 0)
+    assert learner.transform(X[:2]).shape[0] == 2
+
+
+def test_horizon_freezes_the_model_with_one_warning():
+    learner = OnPairStats(bounds=(0.0, 1.0), mechanism="tree", horizon=100, delta=1e-4, seed=0)
+    X, y = stream(150, outside=False)
+    learner.learn_many(X[:100], y[:100])
+    model = learner.model
+    with pytest.warns(onpair.PrivacyWarning, match="horizon of 100 records"):
+        learner.learn_many(X[100:], y[100:])
+    assert np.array_equal(learner.model, model) and learner.n_seen == 150
+    assert learner.privacy_report()["frozen"]
+
+
+@pytest.mark.parametrize("kwargs", MECHANISMS + [dict(task="metric", classes=[0, 1])])
+def test_snapshot_resumes_exactly(kwargs, tmp_path):
+    X, y = stream(260)
+    labels = y.astype(int) if kwargs.get("task") == "metric" else y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = OnPairStats(bounds=(0.0, 1.0), seed=5, **kwargs).learn_many(X, labels)
+        first = OnPairStats(bounds=(0.0, 1.0), seed=5, **kwargs).learn_many(X[:111], labels[:111])
+    first.save(tmp_path / "s.onpair")
+    resumed = onpair.load(tmp_path / "s.onpair")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        resumed.learn_many(X[111:], labels[111:])
+    assert_same_state(state_of(whole), state_of(resumed))
+
+
+def test_snapshot_with_edited_statistics_is_refused(tmp_path):
+    from onpair.persistence import _parse
+
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
+    learner.save(tmp_path / "s.onpair")
+    data = (tmp_path / "s.onpair").read_bytes()
+    document, arrays = _parse(data, "s")
+    assert any(key.startswith("statistics.") for key in arrays)
+    fresh = OnPairStats(bounds=(0.0, 1.0), seed=0)
+    from onpair.snapshot import SnapshotReader
+
+    arrays["statistics.noise_history"] = arrays["statistics.noise_history"][:-1]
+    with pytest.raises(ValueError, match="invalid released statistics"):
+        fresh._restore_state(document["state"], SnapshotReader("s", arrays))
+
+
+def test_a_private_learner_refuses_copies_and_the_twin_copies():
+    learner = OnPairStats(n_features=2, seed=0).learn_one([0.1, 0.2], True)
+    for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="cannot be pickled or copied"):
+            attempt(learner)
+    twin = OnPairStats(private=False, n_features=2).learn_one([0.1, 0.2], True)
+    assert copy.deepcopy(twin).n_seen == 1
+
+
+@SETTINGS
+@given(cuts=st.lists(st.integers(0, 120), max_size=4), seed=st.integers(0, 1000))
+def test_any_block_split_gives_the_same_learner(cuts, seed):
+    X, y = stream(120, seed=seed % 7)
+    reference = OnPairStats(bounds=(0.0, 1.0), seed=seed, band=4)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=seed, band=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference.learn_many(X, y)
+        bounds = [0] + sorted(cuts) + [120]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            learner.learn_many(X[a:b], y[a:b])
+    assert_same_state(state_of(reference), state_of(learner))
+
+
+def test_the_ridge_is_public_and_shrinks_with_the_stream():
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=0)
+    X, y = stream(4000, outside=False)
+    learner.learn_many(X[:200], y[:200])
+    early = learner.ridge()
+    learner.learn_many(X[200:], y[200:])
+    assert learner.ridge() < early
+    assert learner.ridge() == auto_ridge(learner.class_statistics())
+
+
+# -- OffPairStats ----------------------------------------------------------------------------------------
+def test_offline_release_noise_has_the_analytic_gaussian_sigma():
+    """The released count of an empty class over 400 seeds: mean 0 and the report's σ (KS test, α = 0.001)."""
+    X = np.zeros((10, 2))
+    y = np.array([0, 1] * 5)
+    est = OffPairStats(epsilon=1.0, delta=1e-5, classes=[0, 1])
+    sigma = onpair.privacy.gaussian_sigma(statistics_sensitivity(*WEIGHTS), 1.0, 1e-5)
+    assert math.isclose(est.fit(X, y).privacy_report_["releases"][0]["sigma"], sigma)
+    assert est.privacy_report_["epsilon_spent"] <= 1.0 + 1e-9
+
+
+def test_offline_model_equals_the_online_model_without_noise():
+    X, y = stream(300, outside=False)
+    offline = OffPairStats(private=False, bounds=(0.0, 1.0)).fit(X, y.astype(int))
+    online = OnPairStats(private=False, bounds=(0.0, 1.0)).learn_many(X, y)
+    np.testing.assert_allclose(offline.coef_, online.model, rtol=1e-10)
+
+
+def test_offline_beats_chance_and_reports_its_model():
+    X, y = stream(800, outside=False)
+    est = OffPairStats(epsilon=2.0, bounds=(0.0, 1.0), random_state=0).fit(X, y.astype(int))
+    assert est.score(X, y.astype(int)) > 0.8
+    assert est.privacy_report_["model_type"] == "square" and est.privacy_report_["ridge"] > 0
