@@ -177,8 +177,8 @@ def river_cases():
     from onpair.river import MetricTransformer, PrivatePairwiseClassifier
 
     return [
-        ("river-classifier", lambda: PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=13,
-                                                                release_every=30)),
+        ("river-classifier", lambda: PrivatePairwiseClassifier(learner="onpairstrc", epsilon=1.0, bounds=(0.0, 1.0),
+                                                                seed=13, release_every=30)),
         ("river-classifier-giga", lambda: PrivatePairwiseClassifier(learner="giga", bounds=(0.0, 1.0), seed=13)),
         ("river-metric", lambda: MetricTransformer(OnPairStrC(task="metric", bounds=(0.0, 1.0), n=N_TOTAL,
                                                               release_every=40, buffer=("fifo", 32), seed=13))),

@@ -42,6 +42,9 @@ def records(k, start=0):
 
 
 def make(**params):
+    """The wrapper around a record-keeping learner (OnPairStrC unless ``learner`` says otherwise): this module
+    tests the wrapper itself; tests/test_river_stats.py runs the default learner ("stats")."""
+    params.setdefault("learner", "onpairstrc")
     params.setdefault("bounds", (0.0, 1.0))
     params.setdefault("seed", SEED)
     return PrivatePairwiseClassifier(**params)
@@ -116,7 +119,9 @@ def test_skipped_checks_are_only_the_pickling_of_fitted_private_models():
 def test_unit_test_params_exercise_the_private_path():
     for params in PrivatePairwiseClassifier._unit_test_params():
         model = fed(PrivatePairwiseClassifier(**params), records(40))
-        if model._inner.private:
+        if model.learner == "stats":
+            assert model.privacy_report()["releases"][0]["nodes_released"] == 40  # a release per record
+        elif model._inner.private:
             assert len(model.privacy_report()["releases"]) == 4  # predictions change every 10 records
             assert 0 < model.privacy_report()["rho_spent"] <= model.privacy_report()["rho_budget"]
 
@@ -124,7 +129,8 @@ def test_unit_test_params_exercise_the_private_path():
 # -- progressive validation ------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(5))
 def test_progressive_val_score_roc_auc_on_phishing(seed):
-    model = PrivatePairwiseClassifier(epsilon=2.0, bounds=(0.0, 1.0), seed=seed, learner_params={"n": 500})
+    model = PrivatePairwiseClassifier(learner="onpairstrc", epsilon=2.0, bounds=(0.0, 1.0), seed=seed,
+                                      learner_params={"n": 500})
     metric = evaluate.progressive_val_score(datasets.Phishing().take(500), model, metrics.ROCAUC())
     assert metric.get() > 0.6
     report = model.privacy_report()
@@ -486,7 +492,9 @@ def test_the_non_private_twin_copies_with_its_state():
     ({"bounds": ([0.0, 0.0], [1.0, 2.0])}, "array bounds need features"),
     ({"learner": "onpairc"}, "OnPairC needs n"),
     ({"epsilon": -1.0}, "epsilon"),
-    ({"buffer": ("ring", 3)}, "buffer kind"),
+    ({"learner": "onpairstrc", "buffer": ("ring", 3)}, "buffer kind"),
+    ({"buffer": ("fifo", 3)}, "keep records"),
+    ({"release_every": 10}, "keep records"),
     ({"features": ["a"], "bounds": ([0.0, 0.0], [1.0, 1.0])}, "disagrees"),
 ])
 def test_bad_parameters_are_refused_at_construction(params, match):
@@ -495,7 +503,8 @@ def test_bad_parameters_are_refused_at_construction(params, match):
 
 
 def test_array_bounds_follow_the_declared_features():
-    model = PrivatePairwiseClassifier(features=["big", "small"], bounds=([0.0, 0.0], [100.0, 1.0]),
+    model = PrivatePairwiseClassifier(learner="onpairstrc", features=["big", "small"],
+                                      bounds=([0.0, 0.0], [100.0, 1.0]),
                                       release_every=10, seed=SEED)
     for i in range(30):
         model.learn_one({"small": (i % 10) / 10, "big": 10.0 * (i % 7)}, i % 3 == 0)
@@ -599,7 +608,7 @@ def test_predict_proba_one_scores_exactly_as_decision_function():
     from river import datasets as river_datasets
 
     records = list(river_datasets.Phishing())[:400]
-    model = PrivatePairwiseClassifier(epsilon=2.0, bounds=(0.2, 0.8), seed=0)  # some records clipped
+    model = PrivatePairwiseClassifier(learner="onpairstrc", epsilon=2.0, bounds=(0.2, 0.8), seed=0)  # some clipped
     with pytest.warns(UserWarning, match="outside the declared feature bounds"):
         for x, y in records[:300]:
             model.learn_one(x, y)

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .._validation import as_feature_vector, check_positive, class_label
+from ..privacy.accountant import ZCDPAccountant
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.statistics import statistics_sensitivity
@@ -151,6 +152,10 @@ class OnPairStats(StreamLearner):
         if band is not None and mechanism != "toeplitz":
             raise ValueError("band is for mechanism='toeplitz'")
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
+        self._horizon = self._horizon_value()
+        # The continual release's cost is fixed when it is built; it is committed with the first record.
+        self._accountant = ZCDPAccountant(self._rho_budget)
+        self._budget_committed = False
         self._setup_stream(bounds, norm_bound, n_features, seed)
         self._stats = None
         self._frozen_warned = False
@@ -228,13 +233,13 @@ class OnPairStats(StreamLearner):
             if z is not None and code is not None:
                 self._stats.add_one(z, code, self._noise_rng)
                 self._t += 1
+                self._commit_budget()
                 return self
         X = as_feature_vector(x, self._dim, self._t, name="x")
         return self._learn_block(X, self._task.single_block(label))
 
     def _capacity_reached(self) -> bool:
-        capacity = self._horizon_value()
-        return capacity is not None and self._learned() >= capacity
+        return self._horizon is not None and self._stats.n_seen >= self._horizon
 
     def _codes(self, labels) -> np.ndarray:
         """Class codes of validated labels: 0 negative / 1 positive (AUC), the public domain's codes
@@ -268,7 +273,18 @@ class OnPairStats(StreamLearner):
         self._stats.add(Z[:learned], codes[:learned], self._noise_rng)
         self._t += m
         self._n_clipped += n_clipped
+        self._commit_budget()
         return self
+
+    def _commit_budget(self) -> None:
+        """Spend the release's cost once, with its first record (nothing here raises: the cost was planned
+        to fit the budget when the mechanism was built)."""
+        if self._budget_committed:
+            return
+        if self.private and self._learned() > 0:
+            self._budget_committed = True
+            cost = min(float(self._stats.mechanism.describe()["rho_spent_bound"]), self._rho_budget)
+            self._accountant.spend(cost, label="continual release of the class statistics")
 
     def _mark_frozen(self) -> None:
         self._frozen_warned = True
@@ -356,6 +372,14 @@ class OnPairStats(StreamLearner):
             learned = t if capacity is None else min(t, capacity)
             self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
         self._frozen_warned = frozen
+        self._accountant = ZCDPAccountant(self._rho_budget)
+        self._budget_committed = False
+        self._commit_budget()
+
+    @property
+    def accountant(self):
+        """A read-only view of the learner's zCDP accountant (the release's cost, spent with the first record)."""
+        return self._accountant.view()
 
     # -- what has been spent -----------------------------------------------------------------------
     def privacy_report(self) -> dict:
@@ -374,10 +398,7 @@ class OnPairStats(StreamLearner):
             report.update(mode="exact statistics", sensitivity_now=self._sensitivity)
             return report
         mechanism = None if self._stats is None else self._stats.mechanism
-        learned = self._learned()
-        rho_spent = 0.0
-        if mechanism is not None and learned:
-            rho_spent = min(float(mechanism.describe()["rho_spent_bound"]), self._rho_budget)
+        rho_spent = self._accountant.rho_spent
         horizon = self._horizon_value()
         frozen = horizon is not None and self._t >= horizon
         return {

@@ -1038,13 +1038,15 @@ class EpochTrees(PrefixSumMechanism):
 
     def describe(self):
         """Public summary: ``kind``, ``first_epoch``, ``epoch`` (current index), ``epoch_start``,
-        ``epoch_length``, ``sigma`` (of the current epoch's tree), ``rho_spent_bound`` (the cost of the
-        whole stream: every epoch's tree costs at most ρ, and epochs hold disjoint records), ``n_seen``."""
+        ``epoch_length``, ``sigma`` (of the current epoch's tree), ``rho_spent_bound`` (ρ: every epoch's tree
+        costs at most ρ, and epochs hold disjoint records), ``n_seen``."""
         out = self._common_description()
         tree = self._current.describe()
+        # Every epoch's tree costs Δ²L/(2σ²) ≤ ρ (its σ carries the planning margin), and an unbounded
+        # stream has epochs of every length: the bound for the whole stream is ρ itself.
         out.update(first_epoch=self._first, epoch=self._epoch, epoch_start=self._epoch_start,
                    epoch_length=self._current.horizon, sigma=tree["sigma"], levels=tree["levels"],
-                   rho_spent_bound=tree["rho_spent_bound"], composition="parallel over epochs")
+                   rho_spent_bound=self.rho, composition="parallel over epochs")
         return out
 
     def privacy_rows(self):
