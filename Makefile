@@ -41,6 +41,9 @@ bench: $(STAMP)
 	$(PY) bench/river_bench.py
 	$(PY) bench/metric_speed.py
 	$(PY) bench/metric_utility.py
+	$(PY) bench/continual.py
+	$(PY) bench/statistics_defaults.py --quick
+	$(PY) bench/statistics_learners.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

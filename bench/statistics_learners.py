@@ -1,0 +1,190 @@
+"""The learners on released class statistics (OnPairStats, OffPairStats): utility, speed and memory.
+
+Three tables, written to bench/results.md:
+
+1. **river, progressive validation** (the way a river user meets the model): river's bundled Phishing
+   (1,250 records, features in [0, 1], ``bounds=(0, 1)``), δ = 1e-5, ``PrivatePairwiseClassifier`` with
+   its default learner ("stats") at ε ∈ {0.5, 1, 2, 4}, river's ``ROCAUC`` from
+   ``evaluate.progressive_val_score``, one pass and four passes (5,000 records; a record replayed four
+   times is protected as a group of 4), 10 seeds; beside river's ``LogisticRegression``, the
+   non-private twin (the exact statistics), the previous default (OnPairStrC) and Pairwise GIGA.
+2. **final model, 20 splits**: Pima and WDBC through the project's loaders with their public bounds,
+   δ = 1/n_train, n_train = 256 and all (80 % of the records), test AUC of OffPairStats (one release),
+   OnPairStats (the model after the stream) and the private centroid baseline (GradientPerturbedGD with
+   T = 1: one noisy full-gradient step from θ = 0), beside the non-private twin.
+3. **speed and memory**: ``learn_many`` with a release after every record at d = 20 (k = 462 released
+   coordinates), records/s on one core, and the state's size after 10⁶ records.
+
+Defaults are not tuned here: bench/statistics_defaults.py chose them on synthetic streams.
+Run: ``.venv/bin/python bench/statistics_learners.py [--seeds 10] [--splits 20] [--no-write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from onpair import GradientPerturbedGD, OffPairStats, OnPairStats  # noqa: E402
+from onpair.metrics import roc_auc  # noqa: E402
+
+RIVER_SECTION = "## Continual release of class statistics: river progressive ROC AUC"
+SPLIT_SECTION = "## Learners on released statistics: final-model AUC"
+SPEED_SECTION = "## Learners on released statistics: speed and memory"
+RIVER_EPSILONS = (0.5, 1.0, 2.0, 4.0)
+SPLIT_EPSILONS = (0.5, 1.5, 2.5)
+
+
+def river_table(seeds: int) -> list[str]:
+    from river import datasets, evaluate, linear_model, metrics
+
+    from onpair.river import PrivatePairwiseClassifier
+
+    data = list(datasets.Phishing())
+
+    def score(make, passes, n_seeds):
+        values = []
+        for seed in range(n_seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                values.append(evaluate.progressive_val_score(data * passes, make(seed), metrics.ROCAUC()).get())
+        return np.mean(values), np.std(values)
+
+    rows = [("`PrivatePairwiseClassifier(epsilon=ε, bounds=(0, 1))` (default learner: stats)",
+             lambda e: (lambda s: PrivatePairwiseClassifier(epsilon=e, bounds=(0.0, 1.0), seed=s)), True),
+            ("previous default: `learner=\"onpairstrc\"`",
+             lambda e: (lambda s: PrivatePairwiseClassifier(learner="onpairstrc", epsilon=e, bounds=(0.0, 1.0),
+                                                            seed=s)), True)]
+    lines = ["| model | passes | " + " | ".join(f"ε = {e}" for e in RIVER_EPSILONS) + " |",
+             "|---|---|" + "---|" * len(RIVER_EPSILONS)]
+    for name, factory, private in rows:
+        for passes in (1, 4):
+            cells = [score(factory(e), passes, seeds) for e in RIVER_EPSILONS]
+            lines.append(f"| {name} | {passes} | " + " | ".join(f"{m:.3f} ± {s:.3f}" for m, s in cells) + " |")
+    references = [
+        ("non-private twin (`learner_params={\"private\": False}`)",
+         lambda s: PrivatePairwiseClassifier(bounds=(0.0, 1.0), seed=s, learner_params={"private": False})),
+        ("Pairwise GIGA (`learner=\"giga\"`, non-private)",
+         lambda s: PrivatePairwiseClassifier(learner="giga", bounds=(0.0, 1.0), seed=s)),
+        ("river `LogisticRegression` (non-private)", lambda s: linear_model.LogisticRegression()),
+    ]
+    for name, make in references:
+        for passes in (1, 4):
+            m, s = score(make, passes, min(seeds, 3))
+            lines.append(f"| {name} | {passes} | " + " | ".join([f"{m:.3f}"] * len(RIVER_EPSILONS)) + " |")
+    return lines
+
+
+def split_table(name: str, splits: int, n_train_kind: str) -> list[str]:
+    from streams import load
+
+    X, y, spec = load(name)
+    n_train = 256 if n_train_kind == "256" else int(0.8 * len(y))
+    delta = 1.0 / n_train
+    scores = {}
+    for split in range(splits):
+        order = np.random.default_rng(split).permutation(len(y))
+        train, test = order[:n_train], order[n_train:]
+        twin = OffPairStats(private=False, bounds=spec.bounds).fit(X[train], y[train])
+        scores.setdefault(("non-private twin (exact statistics)", None), []).append(
+            roc_auc(y[test], twin.decision_function(X[test])))
+        for e in SPLIT_EPSILONS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                models = {
+                    "OffPairStats (one release)": OffPairStats(epsilon=e, delta=delta, bounds=spec.bounds,
+                                                               random_state=split).fit(X[train], y[train]),
+                    "OffPairStats, centroid": OffPairStats(epsilon=e, delta=delta, bounds=spec.bounds,
+                                                           model_type="centroid", random_state=split
+                                                           ).fit(X[train], y[train]),
+                    "OnPairStats (after the stream)": OnPairStats(epsilon=e, delta=delta, bounds=spec.bounds,
+                                                                  seed=split).learn_many(X[train], y[train]),
+                    "private centroid baseline (GradientPerturbedGD, T = 1)": GradientPerturbedGD(
+                        epsilon=e, delta=delta, bounds=spec.bounds, random_state=split).fit(X[train], y[train]),
+                }
+            for key, model in models.items():
+                scores.setdefault((key, e), []).append(roc_auc(y[test], model.decision_function(X[test])))
+    keys = ["OffPairStats (one release)", "OffPairStats, centroid", "OnPairStats (after the stream)",
+            "private centroid baseline (GradientPerturbedGD, T = 1)"]
+    lines = [f"### {name}: n_train = {n_train}, n_test = {len(y) - n_train}, d = {X.shape[1]}, δ = 1/n, "
+             f"{splits} splits (mean ± standard error of test AUC)", "",
+             "| model | " + " | ".join(f"ε = {e}" for e in SPLIT_EPSILONS) + " |",
+             "|---|" + "---|" * len(SPLIT_EPSILONS)]
+    for key in keys:
+        cells = [scores[(key, e)] for e in SPLIT_EPSILONS]
+        lines.append(f"| {key} | " + " | ".join(f"{np.mean(v):.3f} ± {np.std(v) / np.sqrt(len(v)):.3f}"
+                                                for v in cells) + " |")
+    twin = scores[("non-private twin (exact statistics)", None)]
+    lines.append("| non-private twin (exact statistics) | " + " | ".join([f"{np.mean(twin):.3f}"] * 3) + " |")
+    return lines
+
+
+def speed_table() -> list[str]:
+    d, block = 20, 10_000
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, size=(block, d))
+    y = X[:, 0] > 0.5
+    lines = ["| mechanism | records/s (learn_many, a release after every record) | state after 10⁶ records |",
+             "|---|---|---|"]
+    for mechanism in ("toeplitz", "epochs", "tree"):
+        learner = OnPairStats(epsilon=1.0, bounds=(0.0, 1.0), n_features=d, mechanism=mechanism, seed=0)
+        learner.learn_many(X[:1000], y[:1000])  # compile outside the timing
+        best = np.inf
+        for _ in range(3):
+            start = time.perf_counter()
+            learner.learn_many(X, y)
+            best = min(best, time.perf_counter() - start)
+        sizes = []
+        for _ in range(100):  # 10⁶ records in all
+            learner.learn_many(X, y)
+            arrays = {}
+            learner._export_state(arrays)
+            sizes.append(sum(a.nbytes for a in arrays.values()))
+        lines.append(f"| {mechanism} | {block / best:,.0f} | {sizes[-1] / 1024:,.0f} KiB "
+                     f"(after 10⁴ records: {sizes[0] / 1024:,.0f} KiB) |")
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    header = [f"- date: {stamp}; command: `make bench` (`bench/statistics_learners.py`)", ""]
+    river = river_table(args.seeds)
+    print("\n".join(river))
+    splits = []
+    for name in ("pima", "wdbc"):
+        for kind in ("256", "all"):
+            try:
+                splits += split_table(name, args.splits, kind) + [""]
+            except FileNotFoundError:
+                splits += [f"({name} skipped: set ONPAIR_DATA to the folder holding the UCI files)", ""]
+    print("\n".join(splits))
+    speed = speed_table()
+    print("\n".join(speed))
+    if not args.no_write:
+        from results_file import write_section
+
+        write_section(RIVER_SECTION, header + [
+            f"river's Phishing, `bounds=(0, 1)`, δ = 1e-5, progressive ROC AUC (river's `ROCAUC`), {args.seeds} "
+            "seeds (references: 3), mean ± std. Four passes replay each record 4 times: a record is protected "
+            "as a group of 4 (ε grows accordingly; see the README's privacy model).", ""] + river)
+        write_section(SPLIT_SECTION, header + splits)
+        write_section(SPEED_SECTION, header + [
+            "d = 20 (k = 2·(1 + 20 + 210) = 462 released coordinates), blocks of 10⁴ records, one core "
+            "(best of 3); the state (noise-free partial sums, the noise the mechanism keeps) after 10⁶ records.",
+            ""] + speed)
+
+
+if __name__ == "__main__":
+    main()
