@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 
 DATASETS = ("phishing", "hepatitis", "pima", "retinopathy", "wdbc")
-ONLINE = ("onpairstrc", "onpairc", "giga")
-OFFLINE = ("offpairstrc", "offpairc", "gradient", "sgd")
+ONLINE = ("stats", "onpairstrc", "onpairc", "giga")
+OFFLINE = ("offstats", "offpairstrc", "offpairc", "gradient", "sgd")
 
 
 def _load(source: str, args):
@@ -226,7 +226,29 @@ def _collect(src):
     return np.vstack([b for b, _ in blocks]), np.concatenate([np.asarray(t) for _, t in blocks])
 
 
+def _class_domain(args):
+    """The public class domain of the metric task for the learners on released statistics: the bundled
+    data sets' labels (−1/+1), or the numbers of ``--label-map``; never read off the data."""
+    if args.source in DATASETS:
+        return [-1, 1]
+    if args.label_map is not None:
+        return sorted(set(_parse_label_map(args.label_map).values()))
+    raise ValueError("--task metric with --algo stats/offstats needs the public class domain: pass --label-map "
+                     "LABEL=NUMBER,... listing every class (it is never read off the data)")
+
+
 def _make_learner(args, n_train: int, bounds):
+    if args.algo in ("stats", "offstats"):
+        from onpair import OffPairStats, OnPairStats
+
+        if args.release_every is not None or args.mode != "ledger":
+            raise ValueError(f"--release-every and --mode are for the output-perturbation learners; --algo "
+                             f"{args.algo} releases class statistics")
+        classes = _class_domain(args) if args.task == "metric" else None
+        stats_common = dict(epsilon=args.epsilon, delta=args.delta, bounds=bounds, task=args.task, classes=classes)
+        if args.algo == "stats":
+            return OnPairStats(seed=args.seed, **stats_common)
+        return OffPairStats(random_state=args.seed, **stats_common)
     common = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds)
     task = dict(task=args.task, constraint=args.constraint) if args.task == "metric" else {}
     common.update(task)
@@ -299,8 +321,14 @@ def replay(args) -> dict:
     if n_test < 2 or len(y) - n_test < 2:
         raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
     test, train = order[:n_test], order[n_test:]
-    if args.algo == "sgd" and args.loss == "logistic":
-        args.loss = "hinge"  # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11))
+    if args.algo in ("stats", "offstats"):
+        if args.loss is not None:
+            raise ValueError(f"--loss is for the pair-loss learners; --algo {args.algo} learns class statistics "
+                             "(its model is the pairwise square-loss minimiser): drop --loss")
+        args.loss = "square"  # the objective reported: the pairwise square loss its model minimises
+    elif args.loss is None:
+        # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11)); logistic otherwise.
+        args.loss = "hinge" if args.algo == "sgd" else "logistic"
     learner = _make_learner(args, len(train), bounds)
     start = time.perf_counter()
     with warnings.catch_warnings():  # warnings go to stderr, so --json output on stdout stays clean
@@ -342,7 +370,8 @@ def replay(args) -> dict:
         "rho_budget": report["rho_budget"] if report else None,
         "rho_spent": report["rho_spent"] if report else None,
         "epsilon_spent": report["epsilon_spent"] if report else None,
-        "releases": len(report["releases"]) if report else 0,
+        # Releases: one per record for the learners on released statistics, one per row otherwise.
+        "releases": (learner.n_releases if args.algo == "stats" else len(report["releases"])) if report else 0,
         **quality,
         # Computed from the training records without noise: for the data curator, not for publication
         # (the k-NN accuracies use the training records as the neighbours).
@@ -358,7 +387,9 @@ def replay(args) -> dict:
 
 
 def _print_human(result: dict) -> None:
-    print(f"{result['dataset']}: {result['algo']} ({result['loss']} loss), n_train = {result['n_train']}, "
+    what = ("class statistics released" if result["algo"] in ("stats", "offstats")
+            else f"{result['loss']} loss")
+    print(f"{result['dataset']}: {result['algo']} ({what}), n_train = {result['n_train']}, "
           f"n_test = {result['n_test']}, d = {result['d']}")
     if result["task"] == "metric":
         print(f"  test 3-NN  {result['knn_accuracy']:.4f} with the released metric, "
@@ -415,9 +446,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a data set (or a CSV file) through a private pairwise learner. The split is a "
                     "public random permutation (--seed); the training part is streamed in blocks.")
     rp.add_argument("source", metavar="SOURCE", help=f"one of {', '.join(DATASETS)}, or a CSV path")
-    rp.add_argument("--algo", choices=ONLINE + OFFLINE, default="onpairstrc", help="learner (default onpairstrc)")
-    rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default="logistic",
-                    help="pairwise loss (hinge: giga and sgd only; sgd uses hinge unless square is given)")
+    rp.add_argument("--algo", choices=ONLINE + OFFLINE, default="stats",
+                    help="learner (default stats: class statistics released after every record)")
+    rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default=None,
+                    help="pairwise loss of the pair-loss learners (default logistic; hinge: giga and sgd only; sgd "
+                         "uses hinge unless square is given); stats/offstats learn class statistics and take none")
     rp.add_argument("--task", choices=("auc", "metric"), default="auc",
                     help="AUC maximisation (default) or metric learning (any number of classes; reports "
                          "3-NN accuracy with the released metric)")

@@ -21,13 +21,24 @@ def _run(capsys, *argv):
 
 
 def test_replay_phishing_json_has_the_documented_keys(capsys):
-    status, out, _ = _run(capsys, "replay", "phishing", "--json", "--epsilon", "2", "--seed", "1")
+    status, out, _ = _run(capsys, "replay", "phishing", "--json", "--epsilon", "2", "--seed", "1",
+                          "--algo", "onpairstrc")
     assert status == 0
     result = json.loads(out)
     assert JSON_KEYS <= set(result)
     assert result["n_train"] + result["n_test"] == 1250 and result["d"] == 9
     assert result["rho_spent"] <= result["rho_budget"] and result["releases"] == 5
     assert 0.5 < result["auc"] <= 1.0
+
+
+def test_replay_default_is_the_learner_on_released_statistics(capsys):
+    status, out, _ = _run(capsys, "replay", "phishing", "--json", "--epsilon", "1", "--seed", "1")
+    assert status == 0
+    result = json.loads(out)
+    assert result["algo"] == "stats" and result["releases"] == result["n_train"]  # a release per record
+    assert result["epsilon_spent"] <= 1.0 and result["auc"] > 0.8
+    status, _, err = _run(capsys, "replay", "phishing", "--loss", "hinge")
+    assert status in (1, 2) and "--loss" in err
 
 
 #: Hepatitis and Retinopathy hold records outside their specs' public bounds: the learners clip them and
