@@ -1,49 +1,11 @@
 """Save and load online learners: one file, written atomically, versioned, checked, resumed once.
 
-A snapshot holds everything the learner needs to continue the stream exactly as if it had never
-stopped: the internal iterate, the stored history (or the square loss's statistics, or the buffer),
-the three random generators' states, the release history with the released models, and the
-accountant's ledger. A learner reloaded from it and fed the rest of the stream releases the same
-models, bit for bit, as one uninterrupted run with the same seed, and it can never spend the same
-budget twice: the ledger survives the restart.
-
-File format (version 1)
------------------------
-One header line, then the payload::
-
-    onpair-learner 1 sha256=<64 hex digits of the payload> bytes=<payload length>\\n
-    <payload: a NumPy .npz archive, read with allow_pickle=False>
-
-The archive holds the arrays (``w``, ``center``, ``iterate_sum``, the history, ``released_models``,
-…) and ``state_json``: UTF-8 JSON with the class name, the constructor parameters as given, the
-settings they resolve to, the scalar state, the random generators' states, the releases and the
-accountant's ledger. Loading rebuilds the learner with its constructor and then overwrites its state.
-Everything is checked before a learner is returned: the header, the digest, the keys, every shape
-and dtype, and the privacy state itself (the rounds, ρ, sensitivities and σ of the releases and the
-ledger are recomputed from the public parameters and the number of records seen). A truncated,
-corrupted or edited file, or one from another format version, raises a ``ValueError`` that names
-the file and what is wrong; it never becomes a fresh learner.
-
-The digest detects corruption and accidental edits. It is not a signature: whoever can write the
-file can write any learner into it. Keep snapshots where the raw stream is kept (a snapshot holds
-the raw history, like the learner itself).
-
-Forks: a snapshot resumes once
-------------------------------
-A private learner refuses to be copied because a copy reuses its noise and its budget (README,
-"Copies"). A snapshot loaded twice would be such a copy. So :func:`load` *consumes* the snapshot
-by default: before reading, it renames the file atomically to ``<path>.loaded-<UTC timestamp>``, so
-a second ``load(path)`` fails with a message saying when the snapshot was taken. Concurrent loads
-cannot both succeed: only one rename of the file wins. ``load(path, consume=False)`` leaves the file
-alone and returns a private learner for inspection only: ``model``, ``released_models``,
-``decision_function`` and ``privacy_report`` work, but ``learn_one``, ``learn_many`` and ``save``
-raise ``RuntimeError``. (A non-private :class:`~onpair.PairwiseGIGA` has no noise or budget to
-duplicate: with ``consume=False`` it comes back fully usable.)
-
-The rename guards against accidents (a resume script run twice, two workers resuming from the same
-checkpoint). It cannot stop a deliberate copy of the file: copying a snapshot copies the learner.
-Checkpoint to one path per learner, overwriting it, and resume from the newest snapshot while
-replaying exactly the records that followed it.
+This module is the outer layer of a snapshot: the header and its SHA-256 digest, the format version,
+the encoding of the constructor's parameters, the consume-once rule and the trust in wrapper classes.
+What a learner holds is written and checked by its own state objects (each reads its part through
+:class:`onpair.snapshot.SnapshotReader`): a file that any object finds wrong raises a ``ValueError``
+naming the file and the field, and never becomes a fresh learner. The format (version 1) and the
+fork rule are documented in docs/guide.md, "Snapshots".
 
 Examples
 --------
