@@ -379,6 +379,8 @@ def replay(args) -> dict:
         "seconds": seconds,
         "records_per_second": len(train) / seconds if seconds > 0 else None,
     }
+    if report is not None and "noise_dominated" in report:
+        result["noise_dominated"] = bool(report["noise_dominated"])
     if report and "paper_epsilon" in report:
         result["paper_epsilon"] = report["paper_epsilon"]
     # JSON has no NaN or infinity: a quantity that is not defined (e.g. ρ for Yang et al.'s (ε, δ)
@@ -406,6 +408,9 @@ def _print_human(result: dict) -> None:
               f"{result['delta']:g} ({rho}{result['releases']} release(s))")
     else:
         print("  privacy    none (non-private baseline)")
+    if result.get("noise_dominated"):
+        print("  warning    the released model is dominated by noise (its signal is below the noise's typical "
+              "size): more records or a larger epsilon help; --algo offstats needs one release only")
     print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
 
 

@@ -107,9 +107,9 @@ def test_river_check_estimator(params):
 
 
 def test_skipped_checks_are_only_the_pickling_of_fitted_private_models():
-    private = PrivatePairwiseClassifier()
+    private = PrivatePairwiseClassifier(bounds=(0.0, 1.0))
     assert private._unit_test_skips() == {"check_pickling", "check_no_state_aliasing_with_input"}
-    assert PrivatePairwiseClassifier(learner="giga")._unit_test_skips() == set()
+    assert PrivatePairwiseClassifier(learner="giga", bounds=(0.0, 1.0))._unit_test_skips() == set()
     names = {check.__name__ for check in checks.yield_checks(private)}
     assert private._unit_test_skips() <= names
     # What the skipped checks would have caught is tested here instead.
@@ -187,7 +187,7 @@ def test_order_is_fixed_on_the_first_record_as_its_sorted_keys():
     model.learn_one(reversed_x, y)
     assert model.feature_order == tuple(FEATURES)
     assert model.privacy_report()["features"] == FEATURES
-    assert PrivatePairwiseClassifier(features=["b", "a"]).feature_order == ("b", "a")
+    assert PrivatePairwiseClassifier(features=["b", "a"], bounds=(0.0, 1.0)).feature_order == ("b", "a")
 
 
 def test_key_order_never_matters():
@@ -490,6 +490,7 @@ def test_the_non_private_twin_copies_with_its_state():
     ({"learner_params": {"n_features": 3}}, "n_features"),
     ({"learner_params": ["n", 3]}, "must be a dict"),
     ({"bounds": ([0.0, 0.0], [1.0, 2.0])}, "array bounds need features"),
+    ({"bounds": None, "features": ["a"]}, "needs the public bounds"),
     ({"learner": "onpairc"}, "OnPairC needs n"),
     ({"epsilon": -1.0}, "epsilon"),
     ({"learner": "onpairstrc", "buffer": ("ring", 3)}, "buffer kind"),
@@ -498,8 +499,23 @@ def test_the_non_private_twin_copies_with_its_state():
     ({"features": ["a"], "bounds": ([0.0, 0.0], [1.0, 1.0])}, "disagrees"),
 ])
 def test_bad_parameters_are_refused_at_construction(params, match):
+    params = dict(params)
+    params.setdefault("bounds", (0.0, 1.0))
     with pytest.raises(ValueError, match=match):
         PrivatePairwiseClassifier(**params)
+
+
+def test_no_public_bounds_is_refused_with_the_way_to_public_bounds():
+    """Clipping Phishing to the unit ball gives progressive ROC AUC 0.69 at ε = 1 (0.86 with the documented
+    bounds): the model asks for public bounds instead of guessing, and says where they come from and what
+    not to do."""
+    with pytest.raises(ValueError) as info:
+        PrivatePairwiseClassifier()
+    message = str(info.value)
+    for needle in ("bounds=(lower, upper)", "norm_bound", "get_spec", "X.min(0)", "StandardScaler",
+                   "PrivateStandardScaler"):
+        assert needle in message
+    assert PrivatePairwiseClassifier(norm_bound=3.0).n_seen == 0
 
 
 def test_array_bounds_follow_the_declared_features():

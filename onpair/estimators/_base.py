@@ -26,6 +26,7 @@ from scipy.special import expit
 
 from .._validation import as_feature_block
 from ..bounds import FeatureBounds
+from ..learners.stream import BOUNDS_ADVICE
 from ..metrics import roc_auc
 
 
@@ -144,9 +145,8 @@ class PairwiseEstimator:
         n_clipped = int(np.count_nonzero(clipped))
         if n_clipped:
             warnings.warn(
-                f"records lay outside the declared feature bounds ({bounds!r}) and were clipped to them; "
-                "declare the data's public bounds (bounds= or norm_bound=). n_clipped_ has the count "
-                "(curator-only).",
+                f"records lay outside the declared feature bounds ({bounds!r}) and were clipped to them. "
+                f"{BOUNDS_ADVICE} n_clipped_ has the count (curator-only).",
                 UserWarning,
                 stacklevel=2,
             )

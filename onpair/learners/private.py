@@ -266,7 +266,8 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         Keys: ``rho_budget``, ``rho_spent``, ``rho_remaining``, ``epsilon_spent`` (at the learner's δ, with
         its conversion), ``releases`` (one dict per release: ``round``, ``sensitivity``, ``sigma``, ``rho``),
         and ``epsilon``, ``delta``, ``accounting``, ``mode``, ``n_seen``, ``frozen``, ``status``,
-        ``schedule``, ``n_clipped``. ``n_clipped`` counts records clipped to the declared bounds: it is
+        ``schedule``, ``n_clipped``, ``noise_dominated`` (the last release's norm is at most the noise's
+        typical norm σ·√dim: the model is mostly noise; public). ``n_clipped`` counts records clipped to the declared bounds: it is
         computed from the private data without noise, so it is for the data curator only and must not
         be published with the model.
         """
@@ -278,6 +279,10 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             status = f"learning; next release at round {self._schedule.next_round_after(self._t)}"
         accountant = self._log.accountant
         rho_spent = accountant.rho_spent
+        noise_dominated = self._noise_dominated()
+        if noise_dominated:
+            status += ("; the released model is dominated by noise (its norm is below the noise's typical norm "
+                       "σ·√dim): more records, a larger ε or one release at the end (release_at=[n]) help")
         return {
             "algorithm": type(self).__name__,
             "mode": self._mode,
@@ -296,4 +301,13 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             "buffer": self._slots.describe(),
             "sensitivity_now": self._log.ledger_bound,
             "n_clipped": self._n_clipped,
+            "noise_dominated": noise_dominated,
         }
+
+    def _noise_dominated(self) -> bool:
+        """Whether the last release is no longer than the noise alone typically is: ‖ŵ‖ ≤ σ·√dim (public
+        quantities only; False before the first release)."""
+        if not self._log.models:
+            return False
+        size = self._log.models[-1].size
+        return bool(np.linalg.norm(self._log.models[-1]) <= self._log.releases[-1]["sigma"] * math.sqrt(size))

@@ -390,8 +390,9 @@ class OnPairStats(StreamLearner):
         ``releases`` (one row per tree level or factorisation: ``what``, ``level``, ``nodes_released``,
         ``sigma``, ``rho``), ``epsilon``, ``delta``, ``accounting``, ``mode`` ("continual"), ``n_seen``,
         ``frozen``, ``status``, ``schedule`` (the mechanism's public description), ``buffer`` (None),
-        ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only), and
-        ``noise_sd`` (the per-coordinate noise of the current release).
+        ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
+        ``noise_sd`` (the per-coordinate noise of the current release) and ``noise_dominated`` (the class
+        means' difference is no longer than its noise: the model is mostly noise; public).
         """
         if not self.private:
             report = super().privacy_report()
@@ -401,6 +402,12 @@ class OnPairStats(StreamLearner):
         rho_spent = self._accountant.rho_spent
         horizon = self._horizon_value()
         frozen = horizon is not None and self._t >= horizon
+        noise_dominated = self._noise_dominated()
+        status = (f"frozen: the horizon of {horizon} records is reached" if frozen else
+                  "learning; a release after every record")
+        if noise_dominated:
+            status += ("; the released statistics are dominated by noise (the class means' difference is no "
+                       "longer than its noise): more records or a larger ε help")
         return {
             "algorithm": type(self).__name__,
             "mode": "continual",
@@ -415,14 +422,23 @@ class OnPairStats(StreamLearner):
             "releases": [] if mechanism is None else [dict(r) for r in mechanism.privacy_rows()],
             "n_seen": self._t,
             "frozen": frozen,
-            "status": (f"frozen: the horizon of {horizon} records is reached" if frozen else
-                       "learning; a release after every record"),
+            "status": status,
             "schedule": None if mechanism is None else mechanism.describe(),
             "buffer": None,
             "sensitivity_now": self._sensitivity,
             "n_clipped": self._n_clipped,
             "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
+            "noise_dominated": noise_dominated,
         }
+
+    def _noise_dominated(self) -> bool:
+        """Whether the released class means' difference is no longer than its noise typically is:
+        ‖μ̂₊ − μ̂₋‖ ≤ sd·√(1/n̂₊² + 1/n̂₋²)·√d (AUC task; public quantities only; False before any record)."""
+        if self._stats is None or self._learned() == 0 or self._classes is not None:
+            return False
+        stats = self._stats.class_statistics()
+        noise = stats.sum_sd * math.sqrt(1.0 / stats.counts[0] ** 2 + 1.0 / stats.counts[1] ** 2) * math.sqrt(self._dim)
+        return bool(np.linalg.norm(stats.means[1] - stats.means[0]) <= noise)
 
     # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
     # noise and its budget (two copies fed neighbouring streams release noise that cancels in their

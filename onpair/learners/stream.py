@@ -29,6 +29,13 @@ from .._validation import as_feature_block, check_seed
 from ..bounds import FeatureBounds
 from ..matrix_geometry import metric_factor
 
+#: What every message about bounds says: where public bounds come from, and what not to do.
+BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or norm_bound=) from its documentation "
+                 "or the features' physical ranges (streams.uci.get_spec(name).bounds for the bundled UCI sets); "
+                 "never from the data: bounds=(X.min(0), X.max(0)) or a StandardScaler in front of the model leak "
+                 "the records and void the guarantee (onpair.preprocessing.PrivateStandardScaler standardises "
+                 "privately).")
+
 #: The random streams of a learner, in the order they are spawned from its SeedSequence.
 RNG_NAMES = ("init", "noise", "buffer")
 
@@ -127,8 +134,7 @@ class StreamLearner:
             # No count in the message: warnings end up in logs, and the count is not private.
             return [(
                 f"records lay outside the declared feature bounds ({self._bounds!r}) and were clipped to "
-                "them; declare the data set's public bounds (bounds= or norm_bound=) to avoid shrinking "
-                "the signal. privacy_report()['n_clipped'] has the (curator-only) count.",
+                f"them. {BOUNDS_ADVICE} privacy_report()['n_clipped'] has the (curator-only) count.",
                 UserWarning, self._mark_clipping_warned,
             )]
         return []

@@ -63,6 +63,7 @@ from river import base, utils
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
+from ..learners.stream import BOUNDS_ADVICE
 from .lineage import Lineage
 from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
 
@@ -105,9 +106,10 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         The (ε, δ)-DP guarantee for the whole stream, every release included.
     bounds : (lower, upper), optional
         **Public** bounds of the raw features: scalars, or arrays in the order of ``features``
-        (arrays need ``features``). Never compute them from the data.
+        (arrays need ``features``): from the data's documentation or the features' physical ranges,
+        never from the data. One of ``bounds`` and ``norm_bound`` is required.
     norm_bound : float, optional
-        Public bound on ‖x‖₂ instead of a box. Neither given: records are clipped to the unit ball.
+        Public bound on ‖x‖₂ instead of a box.
     features : sequence, optional
         The feature names, in order. Default: the sorted keys of the first record learned.
     buffer : "auto", ("reservoir", s), ("fifo", s) or None, default "auto"
@@ -156,8 +158,17 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self.learner_params = learner_params
         if not isinstance(learner, str) or learner not in LEARNERS:
             raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
+
         self._records = RecordMapper(features, unknown_features)
         self._inner = self._make_inner(self._records.order)
+        if bounds is None and norm_bound is None:
+            # Measured on river's Phishing (features in [0, 1]^9, 97 % of records outside the unit ball):
+            # clipping to the unit ball gives progressive ROC AUC 0.69 at ε = 1 against 0.86 with the
+            # documented bounds (0, 1). A private model cannot guess public bounds, so it asks for them.
+            raise ValueError(
+                "PrivatePairwiseClassifier needs the public bounds of the features: pass bounds=(lower, upper) "
+                "(scalars or per-feature arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's "
+                f"Phishing), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
         self._labels = (False, True)  # (negative, positive): the first of each learned
         self._labels_fixed = [False, False]
         self._cache = None  # (key, visible model, its norm) for predictions: see _released
