@@ -575,7 +575,7 @@ def test_privacy_report_of_dense_unbounded_schedule_is_cheap():
         "assert r['status'] == 'learning; next release at round 1', r['status']\n"
         "l.learn_many(np.zeros((5, 2)), [1, 0, 1, 0, 1])\n"
         "r = l.privacy_report()\n"
-        "assert r['status'] == 'learning; next release at round 6', r['status']\n"
+        "assert r['status'].startswith('learning; next release at round 6'), r['status']\n"
         "assert len(r['releases']) == 5\n"
     )
     if not sys.platform.startswith("linux"):
