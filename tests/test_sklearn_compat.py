@@ -10,6 +10,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from onpair import GradientPerturbedGD, OffPairC, OffPairStats, OffPairStrC, OutputPerturbedSGD
+from onpair.preprocessing import PrivateStandardScaler
 
 ESTIMATORS = [
     OffPairStrC(random_state=0),
@@ -17,6 +18,8 @@ ESTIMATORS = [
     OutputPerturbedSGD(random_state=0),
     GradientPerturbedGD(random_state=0),
     OffPairStats(random_state=0),
+    # The scaler needs public bounds (it refuses to guess them); the checks' data lie inside these.
+    PrivateStandardScaler(bounds=(-100.0, 100.0), random_state=0),
 ]
 
 with warnings.catch_warnings():

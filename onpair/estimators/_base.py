@@ -46,7 +46,7 @@ def _sklearn_class(module: str, name: str):
         return None
 
 
-def _not_fitted_error(message: str) -> NotFittedError:
+def not_fitted_error(message: str) -> NotFittedError:
     sklearn_error = _sklearn_class("sklearn.exceptions", "NotFittedError")
     if sklearn_error is None:
         return NotFittedError(message)
@@ -201,9 +201,9 @@ class PairwiseEstimator:
             raise ValueError("requires y to be passed, but the target y is None")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        if _complex_dtype(X) or _complex_dtype(y):
+        if complex_dtype(X) or complex_dtype(y):
             raise ValueError("Complex data not supported")
-        X = _feature_block(X, None, purpose="fit", minimum=2)
+        X = sklearn_feature_block(X, None, purpose="fit", minimum=2)
         if isinstance(y, (list, tuple)):  # plain Python sequences: check the element types first
             values = list(y)
             kinds = set()
@@ -259,7 +259,7 @@ class PairwiseEstimator:
     # -- using the released model ------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
-            raise _not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
+            raise not_fitted_error(f"this {type(self).__name__} is not fitted yet: call fit(X, y) first")
 
     def _refuse_metric(self, what: str) -> None:
         if getattr(self, "task", "auc") == "metric":
@@ -283,7 +283,7 @@ class PairwiseEstimator:
         from ..matrix_geometry import metric_factor
 
         self._check_fitted()
-        X = _feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
+        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
         Z, _ = self.bounds_.transform(X)
         return Z @ metric_factor(self.coef_).T
 
@@ -300,7 +300,7 @@ class PairwiseEstimator:
         self._refuse_metric("decision_function")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = _feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
         Z, _ = self.bounds_.transform(X)
         return Z @ self.coef_
 
@@ -360,12 +360,12 @@ def _codes_in_public_classes(y, classes, metric):
     return np.where(codes == 1, 1, -1).astype(np.int8), domain
 
 
-def _complex_dtype(values) -> bool:
+def complex_dtype(values) -> bool:
     dtype = getattr(values, "dtype", None)
     return dtype is not None and np.issubdtype(dtype, np.complexfloating)
 
 
-def _feature_block(X, n_features, owner=None, purpose="prediction", minimum=1) -> np.ndarray:
+def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minimum=1) -> np.ndarray:
     """as_feature_block with the shape messages scikit-learn's tooling looks for.
 
     ``purpose`` names the caller in the message for an empty ``X`` (``fit`` needs ``minimum=2``

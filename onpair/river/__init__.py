@@ -3,7 +3,9 @@
 * :class:`PrivatePairwiseClassifier` (:mod:`onpair.river.classifier`): online AUC maximisation as a
   river binary classifier;
 * :class:`MetricTransformer` and :func:`metric_distance` (:mod:`onpair.river.metric`): a learned
-  metric as a river transformer and as a distance for river's k-NN.
+  metric as a river transformer and as a distance for river's k-NN;
+* :class:`PrivateStandardScaler` (:mod:`onpair.river.scaler`): standardisation with privately released
+  means and variances, the private alternative to river's ``StandardScaler``.
 
 Both read dict records through one mapper (:mod:`onpair.river.records`: feature order, missing and
 undeclared keys, value checks) and keep a lineage of clones (:mod:`onpair.river.lineage`). They read
@@ -13,5 +15,6 @@ bounds map. This is the only package of onpair that imports river; ``import onpa
 
 from .classifier import PrivatePairwiseClassifier
 from .metric import MetricTransformer, metric_distance
+from .scaler import PrivateStandardScaler
 
-__all__ = ["PrivatePairwiseClassifier", "MetricTransformer", "metric_distance"]
+__all__ = ["PrivatePairwiseClassifier", "MetricTransformer", "metric_distance", "PrivateStandardScaler"]
