@@ -49,7 +49,21 @@ def _first_nonfinite_row(V):
 # kernel in one body is not). Each is elementwise, so the rounding does not depend on the layout.
 @njit(**NJIT_OPTIONS)
 def _leaf(v, scale, z, cur_sum, cur_est, node):
-    """Level 0: ``cur_sum ← v``, ``cur_est ← v + scale·z`` (and ``node ←`` the same, if non-empty)."""
+    """Level 0: ``cur_sum ← v``, ``cur_est ← v + scale·z`` (and ``node ←`` the same, if non-empty).
+
+    Parameters
+    ----------
+    v : float64 (k,)
+        The record; read only.
+    scale : float
+        σ of level 0.
+    z : float64 (k,)
+        Standard normals; read only.
+    cur_sum, cur_est : float64 (k,)
+        Overwritten: the leaf's noiseless sum and its estimate.
+    node : float64 (k,) or (0,)
+        Overwritten with the leaf's noisy value when non-empty (tests read the encoder off it).
+    """
     for q in range(v.shape[0]):
         cur_sum[q] = v[q]
         cur_est[q] = v[q] + scale * z[q]
@@ -61,7 +75,23 @@ def _leaf(v, scale, z, cur_sum, cur_est, node):
 def _merge(left_sum, left_est, scale, z, a, b, cur_sum, cur_est, node):
     """Parent of a stored left node and the current right one: its noiseless sum, its noisy value
     y = sum + scale·z and its subtree estimate a·y + b·(left_est + cur_est), in place of cur_*
-    (and y into ``node``, if non-empty, recomputed by the same expression)."""
+    (and y into ``node``, if non-empty, recomputed by the same expression).
+
+    Parameters
+    ----------
+    left_sum, left_est : float64 (k,)
+        The stored left child's noiseless sum and subtree estimate; read only.
+    scale : float
+        σ of the parent's level.
+    z : float64 (k,)
+        Standard normals; read only.
+    a, b : float
+        The least-squares weights of the parent's own value and of its children's estimates.
+    cur_sum, cur_est : float64 (k,)
+        In: the right child's sum and estimate; out: the parent's (written in place).
+    node : float64 (k,) or (0,)
+        Overwritten with the parent's noisy value when non-empty.
+    """
     for q in range(cur_sum.shape[0]):
         s = left_sum[q] + cur_sum[q]
         cur_sum[q] = s
@@ -73,12 +103,30 @@ def _merge(left_sum, left_est, scale, z, a, b, cur_sum, cur_est, node):
 
 @njit(**NJIT_OPTIONS)
 def _copy_row(src, dest):
+    """``dest ← src``.
+
+    Parameters
+    ----------
+    src : float64 (k,)
+        Read only.
+    dest : float64 (k,)
+        Overwritten.
+    """
     for q in range(src.shape[0]):
         dest[q] = src[q]
 
 
 @njit(**NJIT_OPTIONS)
 def _add_row(src, dest):
+    """``dest += src``.
+
+    Parameters
+    ----------
+    src : float64 (k,)
+        Read only.
+    dest : float64 (k,)
+        Updated in place.
+    """
     for q in range(src.shape[0]):
         dest[q] += src[q]
 
@@ -164,12 +212,34 @@ def _tree_add_block(V, Z, t0, scales, a, b, left_sums, left_est, work, out, node
 
 @njit(**NJIT_OPTIONS)
 def _subtract_one(y, c, x):
+    """``y −= c·x``.
+
+    Parameters
+    ----------
+    y : float64 (k,)
+        Updated in place.
+    c : float
+        Coefficient.
+    x : float64 (k,)
+        Read only.
+    """
     for q in range(y.shape[0]):
         y[q] -= c * x[q]
 
 
 @njit(**NJIT_OPTIONS)
 def _subtract_four(y, c1, x1, c2, x2, c3, x3, c4, x4):
+    """``y −= (c1·x1 + c2·x2) + (c3·x3 + c4·x4)`` (four terms of the band recursion in a fixed order).
+
+    Parameters
+    ----------
+    y : float64 (k,)
+        Updated in place.
+    c1, c2, c3, c4 : float
+        Coefficients.
+    x1, x2, x3, x4 : float64 (k,)
+        Read only.
+    """
     for q in range(y.shape[0]):
         y[q] -= (c1 * x1[q] + c2 * x2[q]) + (c3 * x3[q] + c4 * x4[q])
 
