@@ -243,3 +243,15 @@ def test_the_learners_package_has_one_file_per_kind_of_state():
     for cls in HISTORY_KINDS.values():
         assert cls.__module__.rsplit(".", 1)[-1] in files
     assert len({cls.__module__ for cls in HISTORY_KINDS.values()}) == len(HISTORY_KINDS)
+
+
+def test_every_compiled_kernel_documents_its_parameters():
+    """Every @njit function says, per argument, its shape, dtype and whether it is written in place."""
+    root = pathlib.Path(__file__).resolve().parents[1] / "onpair"
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list):
+                if "Parameters" not in (ast.get_docstring(node) or ""):
+                    missing.append(f"{path.name}:{node.name}")
+    assert missing == []
