@@ -42,7 +42,7 @@ bench: $(STAMP)
 	$(PY) bench/metric_speed.py
 	$(PY) bench/metric_utility.py
 	$(PY) bench/continual.py
-	$(PY) bench/statistics_defaults.py --quick
+	$(PY) bench/statistics_defaults.py
 	$(PY) bench/statistics_learners.py
 
 clean:
