@@ -13,9 +13,9 @@ at 1.5 or 3 standard deviations (records beyond are clipped). Two questions:
 
 What the full grid showed (bench/results.md), and what was chosen:
 
-* the ridge factor c = 4: c ∈ {2, 4, 8} beat c ≤ 1 by 0.01–0.03 AUC at every ε;
+* the ridge factor c = 4: c ∈ {2, 4, 8} beat c ≤ 1 by 0.004–0.033 AUC at every ε;
 * the weights (0.8, 1, 0.6): they tie (0.5, 1, 1) within 0.011 and sit where counts and moments cost
-  nothing beyond the sums (Δ = 2 against 2.12); heavier moment weights (m ≥ 1.5) lose 0.01–0.05;
+  nothing beyond the sums (Δ = 2 against 2.12); heavier moment weights (m ≥ 1.5) lose 0.001–0.039;
 * the square model: +0.004 to +0.007 over the centroid offline at ε ≥ 1.5, −0.003 at ε = 0.5; online the
   two tie within 0.008;
 * the banded factorisation as the online default: the best progressive AUC up to 2,000 records (by up to
