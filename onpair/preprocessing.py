@@ -16,8 +16,9 @@ own analysis holds for it). ``privacy_report_["rho_spent"]`` is the scaler's sha
 Sensitivity. Each feature is first put on the unit range, u = (2x − lower − upper)/(upper − lower) ∈
 [−1, 1]; a record contributes (u_j, u_j²) for every feature j. Replacing it changes feature j's pair by
 (u − v, u² − v²) with u, v ∈ [−1, 1], whose squared norm is (u − v)²(1 + (u + v)²) = t²(1 + s²) with
-s = u + v, |t| ≤ 2 − |s|: at most max_{0≤s≤2} (2 − s)²(1 + s²) = 4 (at s = 0; the function decreases on
-[0, 1] and stays below 1.5 on [1, 2]). Over d features Δ = 2√d, attained at u = 1, v = −1 for every j.
+s = u + v, |t| ≤ 2 − |s|: at most max_{0≤s≤2} (2 − s)²(1 + s²) = 4, at s = 0 (the function decreases on
+all of [0, 2]: its derivative is 2(2 − s)(−2s² + 2s − 1) < 0). Over d features Δ = 2√d, attained at u = 1,
+v = −1 for every j.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class PrivateStandardScaler:
         public bounds to give the model.
     random_state : int, SeedSequence, Generator or None
         The noise; None: fresh OS entropy.
+
+    ``privacy_report_`` holds the release's σ, ρ and sensitivity (public) and ``n_clipped``, the number of
+    records outside the bounds: computed from the data without noise, it is for the data curator only.
 
     Examples
     --------

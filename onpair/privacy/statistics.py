@@ -46,7 +46,7 @@ def same_label_sensitivity_squared(b: float, m: float) -> float:
       f = b²(r² + s²) + m²(r⁴ + s⁴) + (2b²u − 2m²u²) with u = rs; the bracket is at most its maximum
       over u, b⁴/(2m²), so the same bound holds. Hence **sup = 2b² + 2m² + b⁴/(2m²)**.
 
-    Both cases agree at b² = 2m² (value 4b²). ``tests/test_statistics_sensitivity.py`` checks the value
+    Both cases agree at b² = 2m² (value 4b²). ``tests/test_statistics_learner.py`` checks the value
     against sampled and adversarially optimised pairs.
 
     Examples

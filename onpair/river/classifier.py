@@ -326,7 +326,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         model, norm = self._released()
         if norm == 0.0:
             return np.full(block.shape[0], 0.5)
-        scores = self._inner.decision_function(block)
+        Z, _ = self._inner.feature_bounds.transform(block)
+        scores = Z @ model  # the same (possibly cached) released model as the norm and as predict_proba_one
         return (1.0 + np.clip(scores / norm, -1.0, 1.0)) / 2.0
 
     def _probability_one(self, vector) -> float:
@@ -396,6 +397,9 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         """Every model released so far (private learners only), one row per release."""
         if not self._inner.private:
             raise AttributeError("the non-private learner ('giga') releases nothing; use model")
+        if self.learner == "stats":
+            raise AttributeError("the default learner ('stats') releases class statistics after every record, not "
+                                 "models: use model (computed from the latest release) and privacy_report()")
         if self._records.order is None:
             return np.zeros((0, 0))
         return self._inner.released_models

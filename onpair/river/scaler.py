@@ -139,7 +139,11 @@ class PrivateStandardScaler(base.Transformer):
 
     def privacy_report(self) -> dict:
         """The scaler's own spend: ``rho_budget``, ``rho_spent`` (committed with the first record),
-        ``epsilon_spent``, ``delta``, ``n_seen``, ``schedule`` (the mechanism's description)."""
+        ``epsilon_spent``, ``delta``, ``n_seen``, ``schedule`` (the mechanism's description), and the record
+        mapper's counts (``features``, ``n_unknown_feature_records``, ``unknown_features``,
+        ``n_missing_feature_records``): computed from the data without noise, those are for the data curator
+        only. The feature key set itself must be public: give ``features=``, or make sure the first record's
+        keys are (they fix the output's keys and the sensitivity 2√d)."""
         spent = 0.0
         if self.n_seen:
             spent = min(float(self._mechanism.describe()["rho_spent_bound"]), self._rho)
