@@ -769,15 +769,15 @@ def _onpairstats_class(kind):
         Δ, 0.1·Δ ("noise0.1": every σ × 0.1) or Δ computed as if the moment weight were 0 ("m0"); the
         accountant and the report still claim ε."""
 
-        def _init_state(self, dim):
-            super()._init_state(dim)
-            mechanism = self._stats.mechanism
+        def _new_state(self, dim):
+            stats = super()._new_state(dim)
+            mechanism = stats.mechanism
             if mechanism is None:
-                return
+                return stats
             a, b, _ = self._weights
             wrong = 0.1 * mechanism.sensitivity if kind == "noise0.1" else statistics_sensitivity(a, b, 0.0)
             wrong_mechanism = type(mechanism)(**dict(mechanism.get_params(), sensitivity=wrong))
-            self._stats = ReleasedStatistics(dim, self._n_classes, self._weights, wrong_mechanism)
+            return ReleasedStatistics(dim, self._n_classes, self._weights, wrong_mechanism)
 
     return _WrongSensitivityOnPairStats
 
