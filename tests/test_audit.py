@@ -13,10 +13,19 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from onpair.audit import (PRESETS, AuditResult, audit, audit_algorithm, clopper_pearson, epsilon_lower_bound,
-                          main, metric_neighbouring_datasets, neighbouring_datasets)
+from onpair.audit import (MOMENT_WEIGHTS, PRESETS, AuditResult, audit, audit_algorithm, clopper_pearson,
+                          epsilon_lower_bound, main, metric_neighbouring_datasets, neighbouring_datasets,
+                          release_contrast, statistics_neighbouring_datasets)
 
 RUNS = 1000  # per data set: 500 choose the test, 500 evaluate it
+#: The continual-release presets feed n records one at a time and read n releases per run (about 3 ms, ten
+#: times a one-release run): 600 runs, 300 to evaluate, whose ceiling log(300/3.69 − 1) = 4.39 still lies
+#: above the claim, so a broken variant without a single error is caught.
+RUNS_CONTINUAL = 600
+
+
+def runs_for(name):
+    return RUNS_CONTINUAL if PRESETS[name].datasets is not None else RUNS
 CLAIM = 4.0
 DELTA = 1e-5
 
@@ -187,8 +196,8 @@ def test_presets_cover_every_private_algorithm():
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("name", REAL)
 def test_private_algorithm_audit_stays_below_the_claim(name):
-    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=0)
-    assert isinstance(result, AuditResult) and result.runs == RUNS
+    result = audit_algorithm(name, runs=runs_for(name), epsilon=CLAIM, delta=DELTA, seed=0)
+    assert isinstance(result, AuditResult) and result.runs == runs_for(name)
     assert result.claimed_epsilon == CLAIM and result.delta == DELTA
     assert result.epsilon_lower <= CLAIM and not result.caught
     if name != "sgd" and "epsilon_spent" in result.details:
@@ -196,7 +205,7 @@ def test_private_algorithm_audit_stays_below_the_claim(name):
         assert result.details["epsilon_spent"] <= CLAIM * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("name", ["onpairstrc", "offpairstrc", "gradient"])
+@pytest.mark.parametrize("name", ["onpairstrc", "offpairstrc", "gradient", "offpairstats"])
 def test_audit_has_power_on_real_algorithms(name):
     # The canary must actually move the released model: a strong audit sees a clear shift along u (the
     # claim at ε = 4 is μ ≈ 0.92 in Gaussian-DP units) and a positive ε_lower.
@@ -208,7 +217,7 @@ def test_audit_has_power_on_real_algorithms(name):
 @pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("name", BROKEN)
 def test_broken_variant_is_caught(name):
-    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=0)
+    result = audit_algorithm(name, runs=runs_for(name), epsilon=CLAIM, delta=DELTA, seed=0)
     assert result.epsilon_lower > CLAIM and result.caught
 
 
@@ -313,7 +322,7 @@ def test_metric_gradient_canary_matches_the_hand_computed_gradient_change():
     assert 8.0 / n <= sensitivity <= 1.1 * 8.0 / n
 
 
-@pytest.mark.parametrize("name", METRIC)
+@pytest.mark.parametrize("name", [name for name in METRIC if PRESETS[name].datasets is None])
 def test_metric_presets_release_symmetric_matrices(name):
     D, D_prime, bounds, _ = metric_neighbouring_datasets(10, 3)
     mechanism, release = PRESETS[name].build(CLAIM, DELTA, 10, 3, bounds)(np.random.SeedSequence(1))
@@ -339,3 +348,113 @@ def test_cli_audits_metric_presets(capsys):
     assert main(["gradient-metric", "--runs", "100", "--d", "3"]) == 0
     text = capsys.readouterr().out
     assert "task='metric'" in text and "consistent with the claim" in text
+
+
+# -- the learners on released class statistics -------------------------------------------------------------
+CONTINUAL = [name for name, preset in PRESETS.items() if preset.datasets is not None]
+
+
+def test_presets_cover_the_learners_on_released_statistics():
+    assert {"onpairstats", "onpairstats-epochs", "onpairstats-moments", "onpairstats-metric", "offpairstats"} \
+        <= set(REAL)
+    assert {"onpairstats-noise0.1", "onpairstats-epochs-noise0.1", "onpairstats-moments-m0",
+            "offpairstats-noise0.1"} <= set(BROKEN)
+    assert set(CONTINUAL) == {name for name in PRESETS if name.startswith("onpairstats")}
+    assert PRESETS["onpairstats-metric"].task == "metric"
+
+
+@pytest.mark.parametrize("kind", ["adversarial", "random"])
+def test_statistics_neighbouring_datasets_differ_in_the_first_record_only(kind):
+    (X, y), (X2, y2), bounds, u = statistics_neighbouring_datasets(40, 3, kind=kind)
+    assert X.shape == X2.shape == (40, 3) and bounds == (0.0, 1.0)
+    assert np.array_equal(X[1:], X2[1:]) and np.array_equal(y[1:], y2[1:])
+    assert np.array_equal(X2[0], np.ones(3)) and y2[0] == 1  # the canary: the box corner, label +1
+    assert not (np.array_equal(X[0], X2[0]) and y[0] == y2[0])
+    assert set(np.unique(y[1:])) == {-1, 1} and np.linalg.norm(u) == pytest.approx(1.0)
+    if kind == "adversarial":  # only the canary's label differs
+        assert np.array_equal(X, X2) and y[0] == -1
+
+
+@pytest.mark.parametrize("weights", [(0.8, 1.0, 0.6), MOMENT_WEIGHTS])
+def test_statistics_canary_moves_the_released_statistics_by_the_full_sensitivity(weights):
+    # The exact sums (the non-private twin) on D and D′ differ by the canary's contribution moving from the
+    # negative block to the positive one: [a, b·u, m·vech(uuᵀ)] with u = (1, 1)/√2, vech(uuᵀ) = (½, √2·½, ½)
+    # (off-diagonal × √2). Its norm² is 2(a² + b² + m²), the different-label supremum: Δ itself.
+    from onpair import OnPairStats
+    from onpair.privacy.statistics import statistics_sensitivity
+
+    D, D_prime, bounds, _ = statistics_neighbouring_datasets(50, 2)
+    sums = [OnPairStats(private=False, bounds=bounds, weights=weights).learn_many(*data)._stats.estimate()
+            for data in (D, D_prime)]
+    a, b, m = weights
+    r = 1.0 / math.sqrt(2.0)
+    block = np.array([a, b * r, b * r, 0.5 * m, math.sqrt(2.0) * 0.5 * m, 0.5 * m])
+    change = sums[1] - sums[0]
+    assert change == pytest.approx(np.concatenate([-block, block]), abs=1e-12)
+    assert np.linalg.norm(change) == pytest.approx(statistics_sensitivity(*weights), rel=1e-12)
+    assert statistics_sensitivity(*weights) == pytest.approx(math.sqrt(2 * (a * a + b * b + m * m)), rel=1e-12)
+
+
+def test_the_moment_variant_computes_a_sensitivity_ten_times_too_small():
+    # What the broken onpairstats-moments-m0 charges: Δ with m = 0 is max(√(2a² + 2b²), 2b) = 2, against
+    # √(2(0.64 + 1 + 196)) = 19.88 for the weights it runs with; at the default weights Δ = 2b either way,
+    # so the same bug costs nothing there (and no audit could see it).
+    from onpair.privacy.statistics import statistics_sensitivity
+
+    a, b, m = MOMENT_WEIGHTS
+    assert statistics_sensitivity(a, b, 0.0) == pytest.approx(2.0)
+    assert statistics_sensitivity(a, b, m) / statistics_sensitivity(a, b, 0.0) == pytest.approx(9.94, abs=0.01)
+    assert statistics_sensitivity(0.8, 1.0, 0.0) == statistics_sensitivity(0.8, 1.0, 0.6) == 2.0
+
+
+def test_release_contrast_matches_the_closed_form_and_sees_the_claimed_mu():
+    # BandedToeplitz releases S + A·C⁻¹·σZ (A: the prefix-sum matrix, C: lower-triangular Toeplitz with
+    # c_j = C(2j, j)/4^j for j < band), so the release noise has covariance Σ = σ²·(AC⁻¹)(AC⁻¹)ᵀ over time.
+    # The contrast g ∝ Σ⁻¹𝟙 estimates a change of the first record with variance 1/(𝟙ᵀΣ⁻¹𝟙) = σ²/‖Ce₁‖², and
+    # ‖Ce₁‖² = κ² once the band fits in the stream: the test sees μ = Δκ/σ = √(2ρ), the claim's own μ.
+    from onpair.privacy import rho_from_dp
+    from onpair.privacy.continual import BandedToeplitz
+
+    n, band, sensitivity = 40, 16, 2.0
+    rho = rho_from_dp(CLAIM, DELTA, method="gaussian")
+    mechanism = BandedToeplitz(dim=1, sensitivity=sensitivity, rho=rho, band=band)
+    sigma = mechanism.describe()["sigma"]
+    c = np.array([math.comb(2 * j, j) / 4.0 ** j for j in range(band)] + [0.0] * (n - band))
+    C = np.array([[c[i - j] if i >= j else 0.0 for j in range(n)] for i in range(n)])
+    M = np.tril(np.ones((n, n))) @ np.linalg.inv(C)
+    covariance = sigma ** 2 * M @ M.T
+    exact = np.linalg.solve(covariance, np.ones(n))
+    exact /= exact.sum()
+    g = release_contrast(mechanism, n)
+    # Estimated from 20,000 noise-only coordinates: each weight within a few % of the largest.
+    assert g.sum() == pytest.approx(1.0) and np.abs(g - exact).max() < 0.1 * np.abs(exact).max()
+    best = sensitivity / math.sqrt(exact @ covariance @ exact)
+    assert best == pytest.approx(math.sqrt(2 * rho), rel=1e-6)
+    assert sensitivity / math.sqrt(g @ covariance @ g) >= 0.99 * best  # the estimated contrast loses < 1 %
+    # Against reading the last release alone (what the model is computed from): less than half the μ.
+    assert sensitivity / math.sqrt(covariance[-1, -1]) < 0.5 * best
+
+
+@pytest.mark.parametrize("name, scale", [("onpairstats-noise0.1", 0.1), ("onpairstats-epochs-noise0.1", 0.1),
+                                         ("onpairstats-moments-m0", 2.0 / 19.88), ("offpairstats-noise0.1", 0.1)])
+def test_broken_statistics_variants_draw_less_noise_and_still_claim_the_budget(name, scale):
+    real = name.rsplit("-", 1)[0]
+    D, D_prime, bounds, _ = (PRESETS[name].datasets or neighbouring_datasets)(20, 2)
+    sigmas, spent = [], []
+    for preset in (real, name):
+        mechanism, release = PRESETS[preset].build(CLAIM, DELTA, 20, 2, bounds)(np.random.SeedSequence(0))
+        assert np.all(np.isfinite(release(mechanism, *D_prime)))
+        report = mechanism.privacy_report_ if hasattr(mechanism, "privacy_report_") else mechanism.privacy_report()
+        sigmas.append(report["releases"][-1]["sigma"])
+        spent.append(report["epsilon_spent"])
+    assert sigmas[1] / sigmas[0] == pytest.approx(scale, rel=1e-3)
+    assert spent[1] == pytest.approx(spent[0], rel=1e-9) and spent[1] <= CLAIM * (1 + 1e-9)
+
+
+def test_cli_audits_the_statistics_presets(capsys):
+    assert main(["onpairstats-epochs", "--runs", "40", "--n", "12"]) == 0
+    text = capsys.readouterr().out
+    assert "OnPairStats, mechanism='epochs'" in text and "consistent with the claim" in text
+    assert main(["onpairstats-metric", "--runs", "40", "--n", "12", "--data", "random", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["runs"] == 40 and out["details"]["n"] == 12 and out["details"]["data"] == "random"

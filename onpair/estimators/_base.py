@@ -343,8 +343,12 @@ def _codes_in_public_classes(y, classes, metric):
     changes one sign at most, and a data set with a single class present is fine (no opposite pair).
     AUC: exactly two classes, ``classes[1]`` positive. Metric task: any number of classes.
     """
-    domain = np.asarray(classes)
-    if domain.ndim != 1 or domain.size < 1 or np.unique(domain).size != domain.size:
+    try:
+        domain = np.asarray(classes)
+        distinct = domain.ndim == 1 and domain.size >= 1 and np.unique(domain).size == domain.size
+    except (TypeError, ValueError):  # labels NumPy cannot hold in one array or sort (a dict beside a number)
+        distinct = False
+    if not distinct:
         raise ValueError(f"classes must be a list of distinct labels, got {classes!r}")
     if not metric and domain.size != 2:
         raise ValueError(f"classes must hold exactly 2 labels for the AUC task (classes[1] is the positive "

@@ -15,13 +15,12 @@ import math
 import numpy as np
 
 from .._statistics_kernels import statistics_rows
-from ..learners.statistics import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS
+from ..learners.statistics import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
 from ..learners.statistics_model import (auto_ridge, centroid_model, class_statistics, pairwise_square_model,
                                          within_class_metric)
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
-from ..privacy.statistics import statistics_sensitivity
 from ._base import PairwiseEstimator, non_private_report, release_report
 
 
@@ -87,13 +86,10 @@ class OffPairStats(PairwiseEstimator):
         if not isinstance(self.private, (bool, np.bool_)):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         try:
-            weights = tuple(float(w) for w in self.weights)
-        except (TypeError, ValueError):
-            raise ValueError(f"weights must be three numbers (count, sum, moment), got {self.weights!r}") from None
-        if len(weights) != 3 or weights[0] <= 0 or weights[1] <= 0:
-            raise ValueError(f"weights must be three numbers (count, sum, moment) with count and sum > 0, got "
-                             f"{self.weights!r}")
-        return kind, weights, statistics_sensitivity(*weights)
+            weights, sensitivity = check_weights(self.weights)
+        except (TypeError, ValueError) as exc:  # scikit-learn's convention: a bad parameter is a ValueError
+            raise ValueError(str(exc)) from None
+        return kind, weights, sensitivity
 
     def _fit_released(self, Z, labels, seed_sequence):
         kind, weights, sensitivity = self._validate_params()

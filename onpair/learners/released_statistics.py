@@ -18,11 +18,15 @@ import math
 import numpy as np
 
 from .._statistics_kernels import _add_rows, _statistics_row, block_length, statistics_rows
-from ..privacy.continual import DEFAULT_BAND, BandedToeplitz, EpochTrees, TreeAggregation
+from ..privacy.continual import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics import statistics_sensitivity
 from .statistics_model import class_statistics
 
 MECHANISMS = ("toeplitz", "epochs", "tree")
+
+#: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
+#: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
+PLAUSIBLE_DEVIATIONS = 40.0
 
 
 class ReleasedStatistics:
@@ -55,7 +59,7 @@ class ReleasedStatistics:
         self.dim = int(dim)
         self.n_classes = int(n_classes)
         self.weights = tuple(float(w) for w in weights)
-        self.width = self.n_classes * block_length(self.dim)
+        self.width = _checked_width(self.dim, self.n_classes)
         self.mechanism = mechanism
         self.exact = np.zeros(self.width) if mechanism is None else None
         self._n_exact = 0
@@ -69,7 +73,7 @@ class ReleasedStatistics:
         the statistics' sensitivity and budget ρ."""
         if rho is None:
             return cls(dim, n_classes, weights)
-        width = n_classes * block_length(dim)
+        width = _checked_width(dim, n_classes)
         sensitivity = statistics_sensitivity(*weights)
         if mechanism == "tree":
             mech = TreeAggregation(dim=width, sensitivity=sensitivity, rho=rho, horizon=horizon)
@@ -173,11 +177,37 @@ class ReleasedStatistics:
             mechanism = type(fresh.mechanism).from_state(fresh.mechanism.get_params(), dict(scalars), mech_arrays)
         except ValueError as exc:
             raise reader.error(f"invalid released statistics ({exc})") from None
-        return cls(fresh.dim, fresh.n_classes, fresh.weights, mechanism)
+        out = cls(fresh.dim, fresh.n_classes, fresh.weights, mechanism)
+        out._check_plausible(reader, mech_arrays)
+        return out
+
+    def _record_bound(self) -> float:
+        """The largest entry of a row v(z) of a record in the unit ball: max(a, b, m) (|x_k|, |x_k x_l|·√2 ≤ 1)."""
+        return max(self.weights)
+
+    def _check_plausible(self, reader, arrays: dict) -> None:
+        """Every stored array and the release must be what n records of the unit ball and the mechanism's
+        noise can produce: at most n·max(a, b, m) for the sums, plus 40 standard deviations of the noise
+        (probability below 10⁻³⁴⁷) with a margin of (n + 1)² for the noise's sums. An edited value beyond
+        it (a snapshot's digest is no signature) would otherwise give a non-finite model."""
+        n = self.n_seen
+        description = self.mechanism.describe()
+        sigma = max(description.get("sigmas") or [description["sigma"]])
+        limit = n * self._record_bound() + PLAUSIBLE_DEVIATIONS * max(sigma, 1.0) * (n + 1.0) ** 2
+        for name, value in [*sorted(arrays.items()), ("the release", self.estimate())]:
+            worst = float(np.max(np.abs(value))) if value.size else 0.0
+            if not worst <= limit:
+                where = name if name == "the release" else f"statistics.{name}"
+                raise reader.error(f"{where} holds {worst:g}, beyond the {limit:g} that {n} records of the unit "
+                                   f"ball and the release's noise can reach: not a state this learner wrote")
 
     def _check_exact(self, reader) -> None:
         """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen,
-        ‖Σx‖ ≤ count·b, trace of the second moment ≤ count·m."""
+        ‖Σx‖ ≤ count·b, every entry at most n_seen·max(a, b, m)."""
+        worst = float(np.max(np.abs(self.exact))) if self.exact.size else 0.0
+        if not worst <= self._n_exact * self._record_bound() * (1 + 1e-9):
+            raise reader.error(f"the exact sums hold {worst:g}, beyond what {self._n_exact} records of the unit "
+                               "ball can produce")
         a, b, m = self.weights
         q = block_length(self.dim)
         blocks = self.exact.reshape(self.n_classes, q)
@@ -189,6 +219,15 @@ class ReleasedStatistics:
         for c in range(self.n_classes):
             if np.linalg.norm(blocks[c, 1:1 + self.dim]) > b * limit[c] * (1 + 1e-9) + 1e-12:
                 raise reader.error("the exact sums exceed what records of the mapped domain (norm ≤ 1) can produce")
+
+
+def _checked_width(dim: int, n_classes: int) -> int:
+    """k = C·(1 + d + d(d+1)/2), or a ValueError when one row of it would not fit in memory."""
+    width = n_classes * block_length(dim)
+    if width > MAX_STATE_FLOATS:
+        raise ValueError(f"{dim} features in {n_classes} classes make {width:,} statistics per record, more than "
+                         f"MAX_STATE_FLOATS = 2**30 (the second moments grow like d²)")
+    return width
 
 
 def n_classes_of(task_name: str, classes) -> int:

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._validation import as_feature_vector, check_positive, class_label
 from ..privacy.accountant import ZCDPAccountant
+from ..privacy.continual import MAX_RECORDS
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.statistics import statistics_sensitivity
@@ -35,6 +36,37 @@ METRIC_MODELS = ("whitening",)
 #: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
 #: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
 DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
+#: The range of a weight (the moment weight may also be 0). The models divide the released blocks by the
+#: weights and square the means: weights 10¹⁰⁰ apart would overflow them (a non-finite model).
+WEIGHT_RANGE = (1e-50, 1e50)
+
+
+def check_weights(weights):
+    """``((a, b, m), Δ)``: the public weights as floats and the sensitivity of one record's statistics, or a
+    TypeError/ValueError naming ``weights``. a and b must lie in :data:`WEIGHT_RANGE`, m too or be 0.
+
+    Examples
+    --------
+    >>> check_weights((0.8, 1, 0.6))
+    ((0.8, 1.0, 0.6), 2.0)
+    """
+    try:
+        values = tuple(weights)
+    except TypeError:
+        raise TypeError(f"weights must be (count, sum, moment) numbers, got {weights!r}") from None
+    if len(values) != 3:
+        raise ValueError(f"weights must be three numbers (count, sum, moment), got {weights!r}")
+    try:
+        sensitivity = statistics_sensitivity(*values)  # checks each: a number ≥ 0, finite
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"weights {weights!r}: {exc}") from None
+    a, b, m = (float(v) for v in values)
+    if a <= 0 or b <= 0:
+        raise ValueError(f"the count and sum weights must be > 0 (the model needs means), got weights {weights!r}")
+    low, high = WEIGHT_RANGE
+    if not (low <= a <= high and low <= b <= high and (m == 0.0 or low <= m <= high)):
+        raise ValueError(f"weights must lie in [{low:g}, {high:g}] (the moment weight may be 0), got {weights!r}")
+    return (a, b, m), sensitivity
 
 
 class OnPairStats(StreamLearner):
@@ -69,7 +101,8 @@ class OnPairStats(StreamLearner):
         post-processing): large early in the stream (the model tends to the centroid), vanishing like 1/n.
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments: they share the noise between the three
-        (onpair.privacy.statistics explains why the default costs no more than the sums alone).
+        (onpair.privacy.statistics explains why the default costs no more than the sums alone). Each
+        lies in [1e-50, 1e50] (:data:`WEIGHT_RANGE`; the moment weight may also be 0).
     mechanism : {"toeplitz", "epochs", "tree"}, default "toeplitz"
         How the prefix sums are released (:mod:`onpair.privacy.continual`): the banded square-root
         factorisation (memory O(band·k), any stream length at the cost ρ; the best progressive AUC up to a
@@ -78,7 +111,9 @@ class OnPairStats(StreamLearner):
         records**, e.g. 0.646 against 0.608 at 8,000 records, ε = 1, on the synthetic streams), or one tree
         (with ``horizon``; unbounded otherwise, with level shares ρ_h ∝ 1/h²).
     band : int, optional
-        Band of the factorisation (default :data:`onpair.privacy.continual.DEFAULT_BAND`).
+        Band of the factorisation (default :data:`onpair.privacy.continual.DEFAULT_BAND`). A band, a
+        horizon or a number of features whose state would exceed
+        :data:`onpair.privacy.continual.MAX_STATE_FLOATS` is refused (a ValueError naming it).
     horizon : int, optional
         A known stream length: the tree is sized for it and records after it are not learned (the model
         is frozen, with a warning); the factorisation uses it to stop.
@@ -146,12 +181,16 @@ class OnPairStats(StreamLearner):
             self._lam = None
         else:
             self._lam = check_positive(lam, "lam", allow_zero=True)
-        self._weights = self._check_weights(weights)
-        self._sensitivity = statistics_sensitivity(*self._weights)
-        if mechanism not in MECHANISMS:
+        self._weights, self._sensitivity = check_weights(weights)
+        if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
             raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-        if band is not None and mechanism != "toeplitz":
-            raise ValueError("band is for mechanism='toeplitz'")
+        if band is not None:
+            if mechanism != "toeplitz":
+                raise ValueError("band is for mechanism='toeplitz'")
+            if isinstance(band, (bool, np.bool_)) or not isinstance(band, (int, np.integer)):
+                raise TypeError(f"band must be a positive integer, got {band!r} ({type(band).__name__})")
+            if band < 1:
+                raise ValueError(f"band must be a positive integer, got {band!r}")
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = self._horizon_value()
         # The continual release's cost is fixed when it is built; it is committed with the first record.
@@ -163,6 +202,10 @@ class OnPairStats(StreamLearner):
         self._model_cache = None
         if self._dim is not None:
             self._init_state(self._dim)
+        elif self.private:
+            # The mechanism is built with the first record; a twin of one feature checks its parameters
+            # (band, horizon, the noise scale of the weights and ε) now, so that they fail here, not there.
+            self._new_state(1)
         if self._horizon_value() is not None and self._delta >= 1.0 / self._horizon_value():
             warnings.warn(f"delta = {self._delta:g} ≥ 1/horizon = {1.0 / self._horizon_value():g}: a mechanism "
                           "that publishes one random record in the clear satisfies such a δ. Prefer δ ≪ 1/n.",
@@ -184,37 +227,33 @@ class OnPairStats(StreamLearner):
             raise ValueError(f"classes must list at least one label, each once, got {classes!r}")
         return {label: code for code, label in enumerate(canonical)}
 
-    @staticmethod
-    def _check_weights(weights):
-        try:
-            values = tuple(weights)
-        except TypeError:
-            raise TypeError(f"weights must be (count, sum, moment) numbers, got {weights!r}") from None
-        if len(values) != 3:
-            raise ValueError(f"weights must be three numbers (count, sum, moment), got {weights!r}")
-        statistics_sensitivity(*values)  # checks each (TypeError/ValueError naming it)
-        if values[0] <= 0 or values[1] <= 0:
-            raise ValueError(f"the count and sum weights must be > 0 (the model needs means), got {weights!r}")
-        return tuple(float(v) for v in values)
-
     def _horizon_value(self):
         if self.horizon is None:
             return None
         if isinstance(self.horizon, (bool, np.bool_)) or not isinstance(self.horizon, (int, np.integer)) \
-                or self.horizon < 1:
-            raise ValueError(f"horizon must be a positive integer, got {self.horizon!r}")
+                or not 1 <= self.horizon <= MAX_RECORDS:
+            raise ValueError(f"horizon must be a positive integer of at most 2**62, got {self.horizon!r}")
         return int(self.horizon)
 
     @property
     def _n_classes(self) -> int:
         return 2 if self._classes is None else len(self._classes)
 
+    def _new_state(self, dim: int) -> ReleasedStatistics:
+        """A fresh release state for ``dim`` features (nothing of the learner changes; a ValueError names
+        the features, the weights and the mechanism's parameter when the release cannot be built)."""
+        try:
+            return ReleasedStatistics.build(
+                dim=dim, n_classes=self._n_classes, weights=self._weights,
+                rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
+                horizon=self._horizon_value())
+        except ValueError as exc:
+            raise ValueError(f"the release of the statistics of {dim} features in {self._n_classes} classes "
+                             f"(weights {self._weights}, epsilon={self._epsilon:g}): {exc}") from None
+
     def _init_state(self, dim: int) -> None:
+        self._stats = self._new_state(dim)
         self._dim = dim
-        self._stats = ReleasedStatistics.build(
-            dim=dim, n_classes=self._n_classes, weights=self._weights,
-            rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
-            horizon=self._horizon_value())
 
     # -- learning ----------------------------------------------------------------------------------
     def learn_one(self, x, y):
@@ -268,9 +307,10 @@ class OnPairStats(StreamLearner):
             pending.append((
                 f"OnPairStats: the horizon of {capacity} records is reached; later records are not learned and "
                 "the model stays at the last release (see privacy_report()).", PrivacyWarning, self._mark_frozen))
+        fresh = self._new_state(Z.shape[1]) if self._stats is None else None  # may fail: nothing changed yet
         self._issue(pending)
-        if self._stats is None:
-            self._init_state(Z.shape[1])
+        if fresh is not None:
+            self._stats, self._dim = fresh, Z.shape[1]
         self._stats.add(Z[:learned], codes[:learned], self._noise_rng)
         self._t += m
         self._n_clipped += n_clipped

@@ -33,7 +33,10 @@ def _as_real(x, name):
     if isinstance(x, (bool, np.bool_)):
         raise ValueError(f"{name} must be a real number, got {x!r}")
     if isinstance(x, numbers.Real):
-        return float(x)
+        try:
+            return float(x)
+        except OverflowError:  # an integer beyond the float range
+            raise ValueError(f"{name} must be a real number within the float64 range, got {x!r}") from None
     # Accept 0-d numpy arrays of a real dtype (e.g. the result of np.sum),
     # which are not registered as numbers.Real.
     if (

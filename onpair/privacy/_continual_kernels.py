@@ -28,21 +28,31 @@ from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)
-def _first_nonfinite_row(V):
-    """Index of the first row of ``V`` holding a NaN or ±inf, or −1.
+def _first_row_beyond(V, limit):
+    """Index of the first row of ``V`` holding a NaN, ±inf or an entry of magnitude above ``limit``, or −1.
 
     Parameters
     ----------
     V : float64 (m, k)
         Any layout (strided views are read in place; nothing is allocated).
+    limit : float
+        The largest magnitude accepted.
     """
     m, k = V.shape
     for i in range(m):
         for q in range(k):
-            x = V[i, q]
-            if not (x - x == 0.0):  # NaN and ±inf give NaN
+            if not (abs(V[i, q]) <= limit):  # NaN compares false
                 return i
     return -1
+
+
+@njit(**NJIT_OPTIONS)
+def _row_within(v, limit):
+    """Whether every entry of the vector ``v`` (float64 (k,)) is a number of magnitude at most ``limit``."""
+    for q in range(v.shape[0]):
+        if not (abs(v[q]) <= limit):
+            return False
+    return True
 
 
 # Row helpers: loops over one contiguous row, which LLVM vectorises (the 2-D indexing of a whole

@@ -41,7 +41,8 @@ import numpy as np
 
 from ._checks import check_positive, check_rho
 from ._continual_kernels import (
-    _first_nonfinite_row,
+    _first_row_beyond,
+    _row_within,
     _toeplitz_add_block,
     _toeplitz_release,
     _toeplitz_variance_advance,
@@ -59,10 +60,22 @@ __all__ = [
     "sqrt_toeplitz_coefficients",
     "DEFAULT_BAND",
     "MAX_RECORDS",
+    "MAX_ENTRY",
+    "MAX_STATE_FLOATS",
 ]
 
 #: The most records a mechanism accepts (positions stay exact in int64; 63 tree levels).
 MAX_RECORDS = 2**62
+
+#: The largest magnitude of a record's entry, and of the noise scale σ, that a mechanism accepts. Sums of
+#: up to 2^62 such records (< 5e168) and their noise stay far from overflow, so every release is finite;
+#: a record beyond it is refused like a NaN (a record of 1e308 plus another would release inf).
+MAX_ENTRY = 1e150
+
+#: The most float64 numbers (8 GiB) a mechanism's state may hold: a ``dim``, ``band`` or ``first_epoch``
+#: that needs more is refused with a ValueError naming it, before anything is allocated (it would
+#: otherwise exhaust the memory, or kill the process).
+MAX_STATE_FLOATS = 2**30
 
 #: Levels of an unbounded tree: record t ≤ 2^62 completes nodes up to level 62.
 _UNBOUNDED_LEVELS = 63
@@ -120,6 +133,24 @@ def _check_real(value, name: str) -> None:
             isinstance(value, numbers.Real)
             or (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu")):
         raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+
+
+def _check_state_size(floats: int, what: str) -> None:
+    if floats > MAX_STATE_FLOATS:
+        raise ValueError(f"{what} give a state of {floats:,} floats ({floats * 8 / 2**30:,.1f} GiB), more than "
+                         f"MAX_STATE_FLOATS = 2**30 (8 GiB): refused before allocating it")
+
+
+def _noise_scales(sensitivities, shares, sensitivity, rho) -> np.ndarray:
+    """σ for each share (:func:`sigmas_for_shares`), refused unless every σ lies in [1/MAX_ENTRY, MAX_ENTRY]:
+    beyond, the noise or its inverse variance would overflow (an extreme ``sensitivity`` or ``rho``)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        sigmas = sigmas_for_shares(sensitivities, shares)
+    if not np.all((sigmas >= 1.0 / MAX_ENTRY) & (sigmas <= MAX_ENTRY)):
+        raise ValueError(f"sensitivity={sensitivity!r} and rho={rho!r} give a noise scale σ outside "
+                         f"[1/MAX_ENTRY, MAX_ENTRY] = [{1 / MAX_ENTRY:g}, {MAX_ENTRY:g}] "
+                         f"(σ = {float(np.min(sigmas)):g} to {float(np.max(sigmas)):g})")
+    return sigmas
 
 
 def _check_rng(rng) -> None:
@@ -266,7 +297,8 @@ class PrefixSumMechanism(abc.ABC):
         TypeError
             ``rng`` is not a Generator, or ``V`` does not hold real numbers.
         ValueError
-            ``V`` has the wrong shape or holds NaN/inf; :class:`PrivacyBudgetExceeded` (a ValueError)
+            ``V`` has the wrong shape or holds NaN, ±inf or an entry beyond ±:data:`MAX_ENTRY` (whose sums
+            could overflow); :class:`PrivacyBudgetExceeded` (a ValueError)
             if the block would take the stream past the horizon. Every check runs before any state
             changes and before any noise is drawn.
 
@@ -284,18 +316,28 @@ class PrefixSumMechanism(abc.ABC):
             self._feed(V, rng, out)
         return out
 
-    def _check_block(self, V) -> np.ndarray:
+    def _check_block(self, V, name="V") -> np.ndarray:
         if not isinstance(V, np.ndarray):
-            V = np.asarray(V)
+            try:
+                V = np.asarray(V)
+            except (TypeError, ValueError, OverflowError) as exc:  # a ragged list, a failing __array__
+                shape = f"({self.dim},)" if name == "v" else f"(m, {self.dim})"
+                raise ValueError(f"{name} must be an array of shape {shape} of real numbers: {exc}") from None
         if V.dtype.kind not in "fiu":
-            raise TypeError(f"V must hold real numbers, got dtype {V.dtype}")
-        if V.ndim != 2 or V.shape[1] != self.dim:
+            raise TypeError(f"{name} must hold real numbers, got dtype {V.dtype}")
+        if name == "v":
+            if V.ndim != 1 or V.shape[0] != self.dim:
+                raise ValueError(f"v must be one record, of shape ({self.dim},), got {V.shape}")
+            V = V[None, :]
+        elif V.ndim != 2 or V.shape[1] != self.dim:
             raise ValueError(f"V must have shape (m, {self.dim}), got {V.shape}")
         if V.dtype != np.float64:
             V = V.astype(np.float64)
-        bad = _first_nonfinite_row(V)
+        bad = _first_row_beyond(V, MAX_ENTRY)
         if bad >= 0:
-            raise ValueError(f"V[{bad}] holds NaN or inf; nothing was added")
+            where = "v" if name == "v" else f"V[{bad}]"
+            raise ValueError(f"{where} holds NaN, inf or an entry beyond ±MAX_ENTRY = {MAX_ENTRY:g}; nothing was "
+                             "added")
         m = V.shape[0]
         if self._n_seen + m > self.capacity:
             what = f"horizon={self.horizon}" if self.horizon is not None else f"the limit of {MAX_RECORDS} records"
@@ -311,20 +353,23 @@ class PrefixSumMechanism(abc.ABC):
 
         Parameters
         ----------
-        v : numpy.ndarray of float64, shape (k,)
-            The record, C-contiguous and finite.
+        v : array_like of real numbers, shape (k,)
+            The record (float64 and C-contiguous takes the fast path; other real arrays are converted).
+            Another shape is a ValueError, a block of records included: that is :meth:`add_block`.
         rng : numpy.random.Generator
             The caller's generator.
 
         Raises
         ------
         TypeError, ValueError
-            As :meth:`add_block`, before any state changes or noise is drawn.
+            As :meth:`add_block` (naming ``v``), before any state changes or noise is drawn.
         """
         if not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (self._dim,)
-                and v.flags.c_contiguous and math.isfinite(float(v.sum()))
+                and v.flags.c_contiguous and _row_within(v, MAX_ENTRY)
                 and self._n_seen < self.capacity and isinstance(rng, np.random.Generator)):
-            self.add_block(np.asarray(v)[None, :] if np.ndim(v) == 1 else v, rng)  # raises with the reason
+            V = self._check_block(v, name="v")  # raises with the reason (a vector of another shape included)
+            _check_rng(rng)
+            self._feed(np.ascontiguousarray(V), rng, None)
             return
         Z = rng.standard_normal((self._noise_rows(self._n_seen, 1), self._dim))
         self._apply(v[None, :], Z)
@@ -582,10 +627,8 @@ class TreeAggregation(PrefixSumMechanism):
             self._levels = _UNBOUNDED_LEVELS
             h = np.arange(1, self._levels + 1, dtype=np.float64)
             shares = self.rho * 6.0 / (math.pi ** 2 * h * h)
-        sigmas = sigmas_for_shares(np.full(self._levels, self.sensitivity), shares)
-        if not np.all(np.isfinite(sigmas) & (sigmas > 0)):
-            raise ValueError(f"sensitivity={self.sensitivity!r} and rho={self.rho!r} give a noise scale "
-                             "that is not a finite positive number")
+        _check_state_size(2 * (self._levels + 1) * self.dim, f"dim={self.dim!r} and {self._levels} levels")
+        sigmas = _noise_scales(np.full(self._levels, self.sensitivity), shares, self.sensitivity, self.rho)
         self._sigmas = sigmas
         self._scales = sigmas.copy()  # what the kernel adds (tests set it to 0)
         ls_var = np.empty(self._levels)
@@ -785,13 +828,12 @@ class BandedToeplitz(PrefixSumMechanism):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
         self._band_given = _check_int(band, "band", maximum=2**31)
         self._band = self._band_given if self.horizon is None else min(self._band_given, self.horizon)
+        # the coefficients, the noise rows and the variance series' ring, the two running sums
+        _check_state_size(self._band * (self.dim + 2) + 2 * self.dim, f"dim={self.dim!r} and band={self._band!r}")
         self._c = sqrt_toeplitz_coefficients(self._band)
         self._kappa2 = math.fsum(self._c * self._c)
-        self._sigma_nominal = float(sigmas_for_shares(np.array([self.sensitivity * math.sqrt(self.kappa2)]),
-                                                      np.array([self.rho]))[0])
-        if not (math.isfinite(self._sigma_nominal) and self._sigma_nominal > 0):
-            raise ValueError(f"sensitivity={self.sensitivity!r} and rho={self.rho!r} give a noise scale "
-                             "that is not a finite positive number")
+        self._sigma_nominal = float(_noise_scales(np.array([self.sensitivity * math.sqrt(self.kappa2)]),
+                                                  np.array([self.rho]), self.sensitivity, self.rho)[0])
         self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
         self._ring = np.zeros((self._band - 1, self.dim))
         self._prefix_sum = np.zeros(self.dim)
@@ -974,6 +1016,13 @@ class EpochTrees(PrefixSumMechanism):
         if first_epoch & (first_epoch - 1):
             raise ValueError(f"first_epoch must be a power of two, got {first_epoch!r}")
         self._first = first_epoch
+        # The trees of later epochs have more levels (a larger σ and state, up to 63 levels): check the
+        # largest one now, so that no epoch can fail to start in the middle of a block.
+        # (an epoch is at most twice as long as the records before its end: up to 2·max(horizon, T₀))
+        last = self.capacity if self.horizon is None else min(MAX_RECORDS, 2 * max(self.horizon, first_epoch))
+        _check_state_size(2 * (last.bit_length() + 1) * self.dim + self.dim,
+                          f"dim={self.dim!r} and trees of up to {last.bit_length()} levels")
+        TreeAggregation(dim=1, sensitivity=self.sensitivity, rho=self.rho, horizon=last)
         self._completed = np.zeros(self.dim)
         self._start_epoch(0)
 
@@ -1016,7 +1065,9 @@ class EpochTrees(PrefixSumMechanism):
             lo = hi
 
     def add_one(self, v, rng) -> None:
-        self.add_block(np.asarray(v)[None, :] if np.ndim(v) == 1 else v, rng)
+        V = self._check_block(v, name="v")
+        _check_rng(rng)
+        self._feed(np.ascontiguousarray(V), rng, None)
 
     def _noise_rows(self, t0, m):  # not used: _feed delegates to the epoch trees
         raise NotImplementedError
