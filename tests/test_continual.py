@@ -414,6 +414,14 @@ def hostile_cases():
         return edit
 
     def set_param(key, value):
+        """The parameters edited in the state and in the call alike (the later checks must still refuse)."""
+        def edit(p, s, a):
+            p[key] = value
+            s["params"] = dict(s["params"], **{key: value})
+        return edit
+
+    def other_params(key, value):
+        """Only the call's parameters differ from the state's: refused before anything else."""
         def edit(p, s, a):
             p[key] = value
         return edit
@@ -448,6 +456,8 @@ def hostile_cases():
         (tree, 37, set_param("dim", 3), "shape"),
         (tree, 37, set_param("estimate", "best"), "estimate"),
         (tree, 37, set_param("junk", 1), "params"),
+        (tree, 37, other_params("rho", 100.0), "parameters its noise was calibrated to"),
+        (toep, 30, other_params("sensitivity", 1e-6), "parameters its noise was calibrated to"),
         (tree, 37, poke("left_sums", (0, 0), np.nan), "NaN"),
         (tree, 37, poke("left_estimates", (5, 1), np.inf), "NaN"),
         (tree, 37, poke("left_estimates", (3, 0), 1.0), "bit"),   # bit 3 of 37 = 100101₂ is clear
@@ -494,7 +504,7 @@ def test_state_arrays_are_copies_and_stale_rows_zero():
     mech = make(TreeAggregation, dim=2, horizon=100)
     mech.add_block(data(6, 2), np.random.default_rng(0))  # 6 = 110₂: level 0 clear
     scalars, arrays = mech.to_state()
-    assert scalars == {"kind": "tree", "n_seen": 6}
+    assert scalars == {"kind": "tree", "n_seen": 6, "params": mech.get_params()}
     assert not arrays["left_sums"][0].any() and arrays["left_sums"][1:3].any()
     arrays["left_sums"][:] = 7.0
     assert not np.any(mech._left_sums == 7.0)

@@ -155,7 +155,8 @@ class ReleasedStatistics:
     def restore(cls, fresh: "ReleasedStatistics", t_learned: int, state: dict, reader) -> "ReleasedStatistics":
         """The state of a snapshot, rebuilt on ``fresh`` (built from the public parameters), checked."""
         scalars = state["statistics"]
-        reader.mapping(scalars, "statistics", ("kind", "n_seen"))
+        reader.mapping(scalars, "statistics", ("kind", "n_seen", "params") if fresh.mechanism is not None
+                       else ("kind", "n_seen"))
         n_seen = reader.integer(scalars["n_seen"], "statistics.n_seen", low=0)
         if n_seen != t_learned:
             raise reader.error(f"statistics.n_seen = {n_seen}, but the learner learned {t_learned} records")

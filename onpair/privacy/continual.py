@@ -462,11 +462,15 @@ class PrefixSumMechanism(abc.ABC):
         Returns
         -------
         (dict, dict of str to numpy.ndarray)
-            ``scalars`` = ``{"kind": str, "n_seen": int}``; ``arrays`` depend on the subclass. Rebuild
-            with ``cls.from_state(mech.get_params(), scalars, arrays)``. The arrays hold noiseless
-            partial sums of the stream and the noise: keep them as secret as the raw data.
+            ``scalars`` = ``{"kind": str, "n_seen": int, "params": dict}``; ``arrays`` depend on the
+            subclass. Rebuild with ``cls.from_state(mech.get_params(), scalars, arrays)``: the parameters
+            must be the ones the state was made with (the factorisation keeps its noise unscaled, so a
+            state resumed at another ρ or Δ would release the same noise at another σ, and the two
+            releases together would give the prefix sums away). The arrays hold noiseless partial sums
+            of the stream and the noise: keep them as secret as the raw data, and resume a state once
+            (two mechanisms from one state share their noise).
         """
-        return {"kind": self.kind, "n_seen": self._n_seen}, self._export_arrays()
+        return {"kind": self.kind, "n_seen": self._n_seen, "params": self.get_params()}, self._export_arrays()
 
     @classmethod
     def from_state(cls, params, scalars, arrays):
@@ -477,7 +481,7 @@ class PrefixSumMechanism(abc.ABC):
         params : dict
             Constructor arguments, exactly the keyword names of the class.
         scalars : dict
-            ``{"kind": str, "n_seen": int}``.
+            ``{"kind": str, "n_seen": int, "params": dict}``; ``params`` must equal the ``params`` given.
         arrays : dict of str to numpy.ndarray
             Exactly the arrays :meth:`to_state` gives, float64, of the expected shapes, finite and
             consistent with ``n_seen`` (entries that ``n_seen`` says were never written are zero).
@@ -492,8 +496,12 @@ class PrefixSumMechanism(abc.ABC):
         ValueError
             Naming the first thing that is wrong; a stored state is untrusted input.
         """
-        if not isinstance(scalars, dict) or set(scalars) != {"kind", "n_seen"}:
-            raise ValueError(f"scalars must be a dict with exactly the keys 'kind' and 'n_seen', got {scalars!r}")
+        if not isinstance(scalars, dict) or set(scalars) != {"kind", "n_seen", "params"}:
+            raise ValueError(f"scalars must be a dict with exactly the keys 'kind', 'n_seen' and 'params', got "
+                             f"{scalars!r}")
+        if scalars["params"] != params:
+            raise ValueError(f"the state was made with the parameters {scalars['params']!r}, not {params!r}: a state "
+                             "resumes only with the parameters its noise was calibrated to")
         target = PrefixSumMechanism._registry.get(scalars["kind"]) if isinstance(scalars["kind"], str) else None
         if target is None or not issubclass(target, cls):
             raise ValueError(f"scalars['kind'] = {scalars['kind']!r} does not name a {cls.__name__}")
