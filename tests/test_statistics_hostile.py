@@ -347,7 +347,7 @@ def assert_estimator_unchanged(est, before):
     assert after == {k: v for k, v in before.items() if k not in ("coef_", "classes_")}
 
 
-@pytest.mark.parametrize("params", [dict(), dict(model_type="centroid"), dict(task="metric")])
+@pytest.mark.parametrize("params", [dict(), dict(model_type="centroid"), dict(task="metric", classes=CLASSES)])
 @HOSTILE
 @given(data=st.data())
 def test_offpairstats_fit_either_fits_a_finite_model_or_keeps_the_last_one(params, data):

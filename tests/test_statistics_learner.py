@@ -367,3 +367,14 @@ def test_offline_beats_chance_and_reports_its_model():
     est = OffPairStats(epsilon=2.0, bounds=(0.0, 1.0), random_state=0).fit(X, y.astype(int))
     assert est.score(X, y.astype(int)) > 0.8
     assert est.privacy_report_["model_type"] == "square" and est.privacy_report_["ridge"] > 0
+
+
+def test_offline_metric_task_needs_public_classes_and_a_large_delta_warns():
+    """Review finding: the class domain read off y lets one record change the release's shape."""
+    X, y = stream(60, outside=False)
+    with pytest.raises(ValueError, match="public class domain"):
+        OffPairStats(task="metric", bounds=(0.0, 1.0)).fit(X, y.astype(int))
+    est = OffPairStats(task="metric", classes=[0, 1, 2], bounds=(0.0, 1.0), random_state=0).fit(X, y.astype(int))
+    assert est.coef_.shape == (4, 4) and est.privacy_report_["n_classes"] == 3
+    with pytest.warns(onpair.PrivacyWarning, match="1/n"):
+        OffPairStats(delta=0.5, bounds=(0.0, 1.0), random_state=0).fit(X, y.astype(int))

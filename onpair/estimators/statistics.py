@@ -11,6 +11,7 @@ over all opposite-label pairs (AUC), the centroid difference, or the within-clas
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..learners.statistics_model import (auto_ridge, centroid_model, class_stati
                                          within_class_metric)
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
+from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
 from ._base import PairwiseEstimator, non_private_report, release_report
 
@@ -48,8 +50,10 @@ class OffPairStats(PairwiseEstimator):
         Public weights of counts, sums and second moments.
     bounds, norm_bound : public feature bounds (:class:`onpair.bounds.FeatureBounds`).
     classes : sequence of labels, optional
-        The **public** label domain (AUC: two labels, ``classes[1]`` positive; metric: every class).
-        Without it the classes are read off ``y``, so which label values occur must itself be public.
+        The **public** label domain (AUC: two labels, ``classes[1]`` positive; metric: every class,
+        required). Without it the AUC task reads the two labels off ``y``, so which label values occur
+        must itself be public (pass it when in doubt: a record that changed the label set would flip the
+        positive class, which no noise covers).
     private : bool, default True
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
@@ -95,9 +99,16 @@ class OffPairStats(PairwiseEstimator):
         kind, weights, sensitivity = self._validate_params()
         n, dim = Z.shape
         metric = self._metric_task()
-        n_classes = int(labels.max()) + 1 if metric else 2
-        if metric and getattr(self, "classes", None) is not None:
-            n_classes = len(self.classes)
+        if metric and self.classes is None:
+            # The class blocks' number and order are part of the release: read off y, one record could
+            # change them (the only record of a class relabelled), which no noise covers.
+            raise ValueError("task='metric' needs the public class domain: classes=[...] (every label the data "
+                             "may carry, from its documentation; never read off the data)")
+        n_classes = len(self.classes) if metric else 2
+        if self.private and self.delta >= 1.0 / n:
+            warnings.warn(f"delta = {self.delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random "
+                          "record in the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning,
+                          stacklevel=3)
         codes = labels.astype(np.int64) if metric else (labels > 0).astype(np.int64)
         total = statistics_rows(Z, codes, n_classes, weights).sum(axis=0)
         if self.private:
