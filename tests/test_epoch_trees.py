@@ -170,3 +170,29 @@ def test_constructor_checks():
         EpochTrees(dim=2, sensitivity=1.0, rho=1.0, first_epoch=4.0)
     with pytest.raises(TypeError):
         EpochTrees(2, 1.0, 1.0)
+
+
+def test_completed_totals_must_be_zero_inside_the_first_epoch():
+    mech = make(dim=2, first_epoch=8)
+    mech.add_block(data(5, 2), np.random.default_rng(0))
+    scalars, arrays = mech.to_state()
+    arrays["completed"] = np.ones(2)
+    with pytest.raises(ValueError, match="first epoch"):
+        EpochTrees.from_state(mech.get_params(), scalars, arrays)
+
+
+def test_with_a_horizon_the_last_epoch_is_cut_to_the_records_left():
+    """Epochs of 4, 8, 16 with a horizon of 20: the third epoch holds 8 records, so its tree has 4 levels
+    instead of 5 (less noise); the variance formula and the releases agree (χ² over 4,000 coordinates)."""
+    capped = EpochTrees(dim=1, sensitivity=1.0, rho=1.0, first_epoch=4, horizon=20)
+    open_ended = EpochTrees(dim=1, sensitivity=1.0, rho=1.0, first_epoch=4)
+    assert capped.variance(20) < open_ended.variance(20)
+    mech = EpochTrees(dim=4000, sensitivity=1.0, rho=1.0, first_epoch=4, horizon=20)
+    out = mech.add_block(np.zeros((20, 4000)), np.random.default_rng(5), return_estimates=True)
+    for t in (13, 16, 20):
+        stat = float((out[t - 1] ** 2).sum() / mech.variance(t))
+        p = 2 * min(stats.chi2.cdf(stat, 4000), stats.chi2.sf(stat, 4000))
+        assert p > ALPHA / 3
+    assert mech.privacy_rows()[-1]["what"].endswith("13…20")
+    with pytest.raises(ValueError):
+        mech.add_block(np.zeros((1, 4000)), np.random.default_rng(0))

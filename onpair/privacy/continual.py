@@ -1047,7 +1047,16 @@ class EpochTrees(PrefixSumMechanism):
     def _epoch_of(self, t: int):
         """(epoch index, its start s_e, its length L_e) of the epoch that record t + 1 falls in."""
         e = (t // self._first + 1).bit_length() - 1
-        return e, self._first * ((1 << e) - 1), self._first << e
+        start = self._first * ((1 << e) - 1)
+        return e, start, self._length(e, start)
+
+    def _length(self, e: int, start: int) -> int:
+        """L_e = T₀·2^e, cut to the records the horizon leaves (its tree then has fewer levels and less
+        noise); at least 1, for the never-fed epoch after a horizon that is reached."""
+        length = self._first << e
+        if self.horizon is not None:
+            length = max(1, min(length, self.horizon - start))
+        return length
 
     def _tree(self, length: int) -> TreeAggregation:
         return TreeAggregation(dim=self.dim, sensitivity=self.sensitivity, rho=self.rho, horizon=length)
@@ -1055,14 +1064,14 @@ class EpochTrees(PrefixSumMechanism):
     def _start_epoch(self, e: int) -> None:
         self._epoch = e
         self._epoch_start = self._first * ((1 << e) - 1)
-        self._current = self._tree(self._first << e)
+        self._current = self._tree(self._length(e, self._epoch_start))
 
     def _feed(self, V, rng, out) -> None:
         lo = 0
         m = V.shape[0]
         while lo < m:
             room = self._current.horizon - self._current.n_seen
-            hi = min(m, lo + room)
+            hi = min(m, lo + room)  # room ≥ 1: the capacity check refused records past the horizon
             part = self._current.add_block(V[lo:hi], rng, return_estimates=out is not None)
             if out is not None:
                 out[lo:hi] = part + self._completed
@@ -1091,8 +1100,11 @@ class EpochTrees(PrefixSumMechanism):
     def _variance(self, t):
         e, start, length = self._epoch_of(t)
         if t == start and e > 0:  # t ends epoch e − 1 exactly
-            e, start, length = e - 1, start - (self._first << (e - 1)), self._first << (e - 1)
-        total = math.fsum(self._tree(self._first << j).variance(self._first << j) for j in range(e))
+            e -= 1
+            start -= self._first << e
+            length = self._length(e, start)
+        total = math.fsum(self._tree(L).variance(L) for L in
+                          (self._length(j, self._first * ((1 << j) - 1)) for j in range(e)))
         return total + self._tree(length).variance(t - start)
 
     def describe(self):
@@ -1114,8 +1126,8 @@ class EpochTrees(PrefixSumMechanism):
         rows do **not** add up: the stream costs the largest of them (parallel composition)."""
         rows = []
         for e in range(self._epoch + 1):
-            length = self._first << e
             start = self._first * ((1 << e) - 1)
+            length = self._length(e, start)
             seen = min(length, self._n_seen - start)
             if seen <= 0 and e > 0:
                 break
@@ -1142,8 +1154,9 @@ class EpochTrees(PrefixSumMechanism):
 
     def _import_arrays(self, n_seen, arrays):
         e, start, _ = self._epoch_of(n_seen)
-        if n_seen == 0 and np.any(arrays["completed"] != 0.0):
-            raise ValueError("arrays['completed'] is not zero, but n_seen=0 (inconsistent with n_seen)")
+        if e == 0 and np.any(arrays["completed"] != 0.0):
+            raise ValueError(f"arrays['completed'] is not zero, but n_seen={n_seen} lies in the first epoch: no "
+                             "epoch has completed (inconsistent with n_seen)")
         self._start_epoch(e)
         tree_arrays = {k[len("tree."):]: v for k, v in arrays.items() if k.startswith("tree.")}
         self._current._import_arrays(n_seen - start, tree_arrays)
