@@ -69,7 +69,7 @@ PROTOCOL_WARNINGS = (
      "publishes one random record in the clear satisfies such a δ; prefer δ ≪ 1/n)."),
     (PrivacyWarning, re.compile(r"mode='paper': T₁ = \d+ ≥ n = \d+"),
      "paper: with the paper's constants the warm-up T₁ is at least n, so the algorithm never leaves it and "
-     "every output is a random point of C (ALGORITHMS.md §3); this is what the paper rows show."),
+     "every output is a random point of C (docs/algorithms.md §10.1); this is what the paper rows show."),
     (PrivacyWarning, re.compile(r"\w+: the release schedule ends at round 0; "),
      "paper (OnPairStrC, OnPairC): as T₁ ≥ n, the release schedule holds no release at all, so the model "
      "stays its data-independent start (the library warns that it is frozen at round 0)."),

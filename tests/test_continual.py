@@ -1,4 +1,4 @@
-"""Tests of the continual-release mechanisms (onpair.privacy.continual; ALGORITHMS.md §9).
+"""Tests of the continual-release mechanisms (onpair.privacy.continual; docs/continual_release.md).
 
 The mechanisms are linear in the data and in the noise, so most tests read them off exactly: fed
 through ``_apply`` with chosen standard normals (the noise ``add_block`` would draw), with k columns

@@ -1,9 +1,9 @@
 """Privacy accounting: conversions, the Gaussian mechanism, the zCDP accountant, the sensitivity
 ledger, release schedules, and continual release of prefix sums (binary tree, banded square-root
-Toeplitz). Everything here except the mechanisms' state depends on public quantities only."""
+Toeplitz, doubling epochs of trees). Everything here except the mechanisms' state depends on public quantities only."""
 
 from .accountant import ZCDPAccountant
-from .continual import BandedToeplitz, PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients
+from .continual import BandedToeplitz, EpochTrees, PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients
 from .conversions import eps_from_rho, rho_from_dp
 from .exceptions import PrivacyBudgetExceeded, PrivacyWarning
 from .gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho
@@ -13,5 +13,5 @@ from .schedule import ReleaseSchedule
 __all__ = [
     "ZCDPAccountant", "eps_from_rho", "rho_from_dp", "PrivacyBudgetExceeded", "PrivacyWarning",
     "gaussian_rho", "gaussian_sigma", "sigma_for_rho", "sensitivity_ledger", "ReleaseSchedule",
-    "PrefixSumMechanism", "TreeAggregation", "BandedToeplitz", "sqrt_toeplitz_coefficients",
+    "PrefixSumMechanism", "TreeAggregation", "BandedToeplitz", "EpochTrees", "sqrt_toeplitz_coefficients",
 ]

@@ -5,7 +5,7 @@ streams differ in one record, replaced: ‖v_t − v'_t‖₂ ≤ Δ (the public
 guarantees it, e.g. by clipping). After every record the mechanism releases a noisy S_t. Every
 mechanism here is a Gaussian mechanism on a linear image E·V of the stream, followed by
 post-processing, so its zCDP cost is exact: ρ = Δ²·κ²/(2σ²) with κ the largest column norm of the
-encoder E (ALGORITHMS.md §9, §7; ``docs/continual_release.md``).
+encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
 
 * :class:`TreeAggregation`: the binary tree (Dwork, Naor, Pitassi, Rothblum 2010; Chan, Shi, Song
   2011), with the bottom-up least-squares estimate of each complete subtree (Honaker 2015) or the
@@ -14,6 +14,9 @@ encoder E (ALGORITHMS.md §9, §7; ``docs/continual_release.md``).
 * :class:`BandedToeplitz`: the square-root factorisation A = B·C of the prefix-sum matrix (c_j =
   C(2j, j)/4^j; Fichtenberger, Henzinger, Upadhyay 2023) with C truncated to a band b, so that memory
   and time are O(b·k) and the cost κ² = Σ_{j<b} c_j² does not depend on the stream length.
+* :class:`EpochTrees`: doubling epochs (T₀, 2T₀, 4T₀, … records), each a least-squares tree planned
+  for its epoch's length with the whole ρ; a record lies in one epoch only (parallel composition), so
+  the stream costs ρ for any length and the variance grows like (log t)² without a known horizon.
 
 Noise is drawn with NumPy from the caller's ``Generator`` (``rng.standard_normal``) in a fixed
 per-record order, so that a block equals its records fed one at a time, bit for bit; the compiled
