@@ -48,7 +48,19 @@ def _first_row_beyond(V, limit):
 
 @njit(**NJIT_OPTIONS)
 def _row_within(v, limit):
-    """Whether every entry of the vector ``v`` (float64 (k,)) is a number of magnitude at most ``limit``."""
+    """Whether every entry of ``v`` is a number (not NaN) of magnitude at most ``limit``.
+
+    Parameters
+    ----------
+    v : float64 (k,)
+        The row; read only.
+    limit : float
+        The largest magnitude allowed.
+
+    Returns
+    -------
+    bool
+    """
     for q in range(v.shape[0]):
         if not (abs(v[q]) <= limit):
             return False
