@@ -213,3 +213,20 @@ def test_noise_dominated_release_tends_to_the_diagonal_scaling():
     inner = W * root[:, None] * root[None, :]
     values = np.linalg.eigvalsh(inner)
     assert values.max() / values.min() < 1.0 + 1.0 / 3.0 * 10  # β ≤ ~10·τ̄ here: at most 1 + β/(3τ̄)
+
+
+def test_synthetic_layouts_are_reproducible_and_validated():
+    X1, y1 = noise_feature_classes("rotated", 50, seed=3)
+    X2, y2 = noise_feature_classes("rotated", 50, seed=3)
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+    assert X1.shape == (50, 18) and X1.dtype == np.float64 and y1.dtype == np.int64
+    # The noise features are independent of the label: their class means agree within sampling error.
+    X, y = noise_feature_classes("circle", 6000, seed=4)
+    spread = np.abs(X[y == 0, 2:].mean(axis=0) - X[y == 1, 2:].mean(axis=0))
+    assert spread.max() < 5 * np.sqrt(1 / 3 * 2 / 2000)  # 5 standard errors (variance 1/3, ~2,000 a class)
+    with pytest.raises(ValueError, match="layout"):
+        noise_feature_classes("spiral", 10)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="n must"):
+            noise_feature_classes("circle", bad)
