@@ -154,8 +154,13 @@ class PairwiseEstimator:
         report = dict(report, n_clipped=n_clipped)
         coef = np.asarray(coef, dtype=np.float64)
         if metric:
-            coef = coef.reshape(X.shape[1], X.shape[1])
+            d = X.shape[1]
+            # (W, b) with a learned threshold: b is the last entry; otherwise the fixed threshold.
+            threshold = float(coef[d * d]) if coef.size == d * d + 1 else self._fixed_threshold()
+            coef = coef[:d * d].reshape(d, d)
         # Assign fitted attributes only now: a failed fit leaves the estimator untouched.
+        if metric:
+            self.threshold_ = threshold
         self.coef_ = coef
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
@@ -163,6 +168,11 @@ class PairwiseEstimator:
         self.n_clipped_ = n_clipped
         self.privacy_report_ = report
         return self
+
+    def _fixed_threshold(self) -> float:
+        """The threshold b of a metric model without a learned one (1.0: the papers' losses)."""
+        threshold = getattr(self, "threshold", 1.0)
+        return float(threshold) if isinstance(threshold, (int, float)) else 1.0
 
     def _metric_task(self) -> bool:
         """True for ``task="metric"``; a ValueError for an unknown task (checked at fit, as sklearn wants)."""

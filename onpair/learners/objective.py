@@ -102,19 +102,31 @@ class RoundObjective:
         return self.lam
 
     @property
+    def _terms(self) -> dict:
+        """The metric task's threshold and pair weights as keyword arguments of the loss constants."""
+        terms = getattr(self.task, "terms", None)
+        return {} if terms is None else {"terms": terms}
+
+    @property
+    def terms_array(self) -> np.ndarray:
+        """[low, high, ω₊, ω₋] for the metric kernels (:class:`onpair.metric_losses.PairTerms`)."""
+        return self.task.terms.as_array()
+
+    @property
     def smoothness(self) -> float:
         """L of the round objective: the loss's L plus the regulariser's λ."""
-        return self.loss.smoothness() + self.lam
+        return self.loss.smoothness(**self._terms) + self.lam
 
     @property
     def lipschitz(self) -> float:
         """G of the data term (the regulariser cancels between neighbouring runs)."""
-        return self.loss.lipschitz(self.radius)
+        return self.loss.lipschitz(self.radius, **self._terms)
 
     @property
     def pair_change(self) -> float:
-        """Γ of the data term: the ledger's per-pair charge for a replaced record."""
-        return self.loss.pair_change(self.radius)
+        """Γ of the data term: the ledger's per-pair charge for a replaced record (with the metric task's
+        threshold and pair weights: :meth:`onpair.metric_losses.MetricLoss.pair_change`)."""
+        return self.loss.pair_change(self.radius, **self._terms)
 
     @property
     def diameter(self) -> float:

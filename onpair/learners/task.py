@@ -23,7 +23,7 @@ from ..geometry import random_point_in_ball
 from ..losses import get_loss
 from ..matrix_geometry import (CONSTRAINTS, as_square_symmetric, constraint_code, constraint_diameter,
                                identity_center, project_matrix_flat, random_symmetric_point, symmetric_noise)
-from ..metric_losses import get_metric_loss
+from ..metric_losses import PAPER_TERMS, get_metric_loss
 
 TASKS = ("auc", "metric")
 
@@ -122,6 +122,10 @@ class MetricTask:
 
     name = "metric"
     centers = ("identity", "zero")
+    #: The threshold and pair weights of the losses. The online learners use the papers' losses (fixed
+    #: b = 1, uniform weights); the learned threshold and public pair weights are in
+    #: :class:`onpair.estimators.GradientPerturbedGD` so far (docs/algorithms.md#metric-threshold).
+    terms = PAPER_TERMS
 
     def __init__(self, constraint: int):
         self.constraint = int(constraint)
