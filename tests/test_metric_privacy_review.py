@@ -147,8 +147,8 @@ def test_gradient_perturbation_metric_reports_gamma_at_the_identity_then_at_r():
     X = rng.uniform(0, 1, (80, 3))
     y = rng.integers(0, 3, 80)
     for constraint in sorted(CONSTRAINTS):
-        est = GradientPerturbedGD(task="metric", constraint=constraint, T=3, radius=0.5, bounds=(0, 1),
-                                  random_state=0).fit(X, y)
+        est = GradientPerturbedGD(task="metric", threshold=1.0, pair_weights=None, constraint=constraint, T=3,
+                                  radius=0.5, bounds=(0, 1), random_state=0).fit(X, y)
         loss = get_metric_loss("logistic")
         start = float(np.linalg.norm(identity_center(3, 0.5, CONSTRAINTS[constraint])))
         sens = [r["sensitivity"] for r in est.privacy_report_["releases"]]
