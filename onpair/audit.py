@@ -622,7 +622,9 @@ def _offline_setup(cls_name, task="auc"):
         elif cls_name == "gradient":
             # Metric task: R = 0.01 as for the Huai et al. learners, so that Γ at the public start
             # (‖W₀‖_F = R/2) is close to the canary's change 4 (4.16 against 4.35 at the default R = 0.1).
-            cls, params = estimators.GradientPerturbedGD, dict(T=1, radius=AUDIT_RADIUS) if metric else dict(T=1)
+            # The papers' loss (threshold 1, uniform pairs), whose canary is computed by hand in the tests.
+            cls, params = estimators.GradientPerturbedGD, (
+                dict(T=1, radius=AUDIT_RADIUS, threshold=1.0, pair_weights=None) if metric else dict(T=1))
         else:  # Yang et al.: T = n, the smallest T for which their bound is stated
             cls, params = estimators.OutputPerturbedSGD, dict(T=n, loss="hinge")
         if metric:
