@@ -413,19 +413,26 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
         raise
 
 
-def perturbed(w, sigma, rng, dim, radius, constraint=None) -> np.ndarray:
+def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.ndarray:
     """One output-perturbed release: ``Π_C[w + σ·N]``, a new array.
 
     AUC (``constraint`` None): N standard normal on R^d, C the ℓ2 ball. Metric task (``constraint`` a
     code of :mod:`onpair.matrix_geometry`): N symmetric and isotropic in the Frobenius norm, so σ·N is
-    the Gaussian mechanism for a Frobenius sensitivity, and C the constraint set.
+    the Gaussian mechanism for a Frobenius sensitivity, and C the constraint set; with a learned
+    threshold (``terms.learned``, w = (W, b)) one more standard normal for b, isotropic in ‖(W, b)‖, and
+    b clipped into its interval.
     """
+    from .._metric_kernels import _project_parameter
     from ..geometry import _project_l2_ball
     from ..matrix_geometry import _project_matrix, symmetric_noise
 
     if constraint is None:
         out = w + sigma * rng.standard_normal(dim)
         _project_l2_ball(out, float(radius))
+    elif terms is not None and terms.learned:
+        noise = np.append(symmetric_noise(rng, 1, dim)[0], rng.standard_normal())
+        out = w + sigma * noise
+        _project_parameter(out, dim, float(radius), constraint, terms.as_array())
     else:
         out = w + sigma * symmetric_noise(rng, 1, dim)[0]
         _project_matrix(out, dim, float(radius), constraint)

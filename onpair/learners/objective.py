@@ -23,11 +23,12 @@ STEP_RULES = ("capped",)
 MAX_STEP = 1e6
 
 
-def resolve_lam(lam, loss, radius: float) -> float:
+def resolve_lam(lam, loss, radius: float, terms=None) -> float:
     """λ, with ``"auto"`` = G(R)/R: the weakest regulariser under which the constraint ‖w‖ ≤ R can never
     bind at the optimum (there ‖w*‖ ≤ G/λ). A binding constraint keeps ‖w‖ at R while the sensitivity
     stays ~2Γ/(λt), so weaker λ only adds noise relative to the model; stronger λ shrinks model and
-    sensitivity together. Data-independent: it depends on R and the loss only.
+    sensitivity together. Data-independent: it depends on R and the loss only (for the metric task also
+    on the public threshold interval and pair weights ``terms``).
 
     Examples
     --------
@@ -38,7 +39,7 @@ def resolve_lam(lam, loss, radius: float) -> float:
     if isinstance(lam, str):
         if lam != "auto":
             raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
-        return loss.lipschitz(radius) / radius
+        return (loss.lipschitz(radius) if terms is None else loss.lipschitz(radius, terms)) / radius
     value = check_positive(lam, "lam", allow_zero=True)
     if not value <= 1e12:
         raise ValueError(f"lam must be <= 1e12 (the step sizes ~1/λ underflow), got {lam!r}")
