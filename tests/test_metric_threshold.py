@@ -6,21 +6,31 @@ products), the compiled kernels against their NumPy twins in ``naive_metric``, f
 and b, and the full-batch gradient's sensitivity 2Γ/n on replaced records.
 """
 
+import itertools
 import math
+import os
+import sys
+import warnings
 
 import numpy as np
 import pytest
 from scipy.special import expit
 
 import naive_metric
-from onpair import _metric_kernels
+import onpair
+from onpair import OffPairC, OffPairStrC, OnPairC, OnPairStrC, PairwiseGIGA, _metric_kernels
+from onpair.persistence import save_learner
 from onpair.estimators.gradient_perturbation import GradientPerturbedGD
 from onpair.matrix_geometry import CONSTRAINTS
 from onpair.metric_losses import (METRIC_LOSSES, PAPER_TERMS, PairTerms, balanced_pair_weights,
                                   get_metric_loss, make_pair_terms)
 
+sys.path.insert(0, os.path.dirname(__file__))
+from test_persistence import _rewrite  # noqa: E402  (the snapshot editor with a fresh digest)
+
 LOSSES = ["logistic", "hinge"]
 RADII = [0.1, 1.0, 5.0]
+LEARNED = dict(threshold="learned", pair_weights="balanced", n_classes=3)
 
 
 def _terms_grid(radius):
@@ -288,3 +298,151 @@ def test_gradient_perturbed_gd_exposes_the_threshold_and_keeps_the_papers_loss()
     rows_l, rows_p = learned.privacy_report_["releases"], paper.privacy_report_["releases"]
     assert rows_l[0]["sensitivity"] == pytest.approx(2 * loss.pair_change(start, PairTerms(0, 4, 1.5, 0.75)) / 60)
     assert rows_p[0]["sensitivity"] == pytest.approx(2 * loss.pair_change(start) / 60)
+
+
+# ==================================================================================================
+# the online and offline learners with a learned threshold and balanced pairs
+# ==================================================================================================
+D = 2
+LOW, HIGH = -1.0 / math.sqrt(D), 1.0 / math.sqrt(D)
+
+
+@pytest.mark.parametrize("constraint,buffer", list(itertools.product(
+    sorted(CONSTRAINTS), [None, ("fifo", 3), ("reservoir", 3)])))
+def test_ledger_bounds_neighbouring_runs_with_a_learned_threshold(constraint, buffer):
+    """Two runs on neighbouring streams (one record and its label replaced, same seed): at every round
+    the distance ‖(W, b) − (W', b')‖ of the internal iterates is at most the reported sensitivity."""
+    rng = np.random.default_rng(12)
+    n = 24
+    for trial in range(6):
+        X = rng.choice([LOW, HIGH, 0.0], size=(n, D))  # the extreme points of the box, and its centre
+        y = rng.integers(0, 3, n)
+        j = int(rng.integers(0, 5))
+        X2, y2 = X.copy(), y.copy()
+        X2[j] = -X[j] if np.any(X[j]) else HIGH
+        y2[j] = (y[j] + 1) % 3
+        radius = [0.1, 1.0, 3.0][trial % 3]
+        lam = ["auto", 0.02][trial % 2]
+        terms = [LEARNED, dict(threshold=(0.0, 0.5), pair_weights=(0.5, 2.0))][trial % 2]
+
+        def run(X, y):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                learner = OnPairStrC(task="metric", constraint=constraint, buffer=buffer, radius=radius, lam=lam,
+                                     epsilon=100.0, n=n, release_every=1, seed=3, bounds=(LOW, HIGH),
+                                     n_features=D, **terms)
+                iterates = []
+                for i in range(n):
+                    learner.learn_one(X[i], y[i])
+                    iterates.append(learner._iterate.w.copy())
+            return learner, np.array(iterates)
+
+        a, wa = run(X, y)
+        _, wb = run(X2, y2)
+        assert wa.shape == (n, D * D + 1)
+        reported = np.array([r["sensitivity"] for r in a.privacy_report()["releases"]])
+        distance = np.linalg.norm(wa - wb, axis=1)
+        assert np.all(distance <= reported * (1 + 1e-9) + 1e-300), (distance / reported).max()
+        assert reported.max() <= a._task.diameter(radius) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("buffer", [None, ("reservoir", 16), ("fifo", 8)])
+@pytest.mark.parametrize("cls", [OnPairStrC, OnPairC, PairwiseGIGA])
+def test_learn_one_equals_learn_many_and_snapshots_resume_exactly(cls, buffer, tmp_path):
+    rng = np.random.default_rng(13)
+    X, y = rng.uniform(0, 1, (90, 3)), rng.integers(0, 3, 90)
+    extra = {} if cls is PairwiseGIGA else dict(n=90)
+    make = lambda: cls(task="metric", bounds=(0, 1), seed=9, buffer=buffer, **LEARNED, **extra)  # noqa: E731
+    one, block = make(), make()
+    for i in range(90):
+        one.learn_one(X[i], y[i])
+    block.learn_many(X, y)
+    np.testing.assert_array_equal(one._iterate.w, block._iterate.w)
+    np.testing.assert_array_equal(one.model, block.model)
+    assert one.model.shape == (3, 3) and 0.0 <= one.threshold_ <= 4.0 * 0.1
+    first = make().learn_many(X[:50], y[:50])
+    path = str(tmp_path / "m.onpair")
+    save_learner(first, path)
+    resumed = onpair.load(path)
+    resumed.learn_many(X[50:], y[50:])
+    first.learn_many(X[50:], y[50:])
+    np.testing.assert_array_equal(resumed.model, first.model)
+    assert resumed.threshold_ == first.threshold_
+    if cls is not PairwiseGIGA:
+        assert first.released_models.shape[1:] == (3, 3)
+
+
+def test_a_file_written_before_the_threshold_loads_as_the_papers_loss(tmp_path):
+    rng = np.random.default_rng(14)
+    X, y = rng.uniform(0, 1, (40, 2)), rng.integers(0, 3, 40)
+    learner = OnPairStrC(task="metric", bounds=(0, 1), n=40, seed=2).learn_many(X[:20], y[:20])
+    path = str(tmp_path / "old.onpair")
+    save_learner(learner, path)
+
+    def drop_new_parameters(document):
+        for key in ("threshold", "pair_weights", "n_classes"):
+            del document["params"][key]
+        assert "threshold" not in document["config"]  # the papers' terms add no setting
+
+    _rewrite(path, edit_document=drop_new_parameters)
+    old = onpair.load(path)
+    assert old.threshold == 1.0 and old.pair_weights is None and old.threshold_ == 1.0
+    old.learn_many(X[20:], y[20:])
+    learner.learn_many(X[20:], y[20:])
+    np.testing.assert_array_equal(old.model, learner.model)
+
+
+def test_a_snapshot_with_its_threshold_outside_the_interval_is_refused(tmp_path):
+    rng = np.random.default_rng(15)
+    X, y = rng.uniform(0, 1, (30, 2)), rng.integers(0, 3, 30)
+    learner = PairwiseGIGA(task="metric", bounds=(0, 1), seed=2, **LEARNED).learn_many(X, y)
+    path = str(tmp_path / "b.onpair")
+    save_learner(learner, path)
+
+    def push_b_out(arrays):
+        arrays["w"] = arrays["w"].copy()
+        arrays["w"][-1] = 5.0
+
+    _rewrite(path, edit_arrays=push_b_out)
+    with pytest.raises(ValueError, match="threshold"):
+        onpair.load(path)
+
+
+def test_the_threshold_gets_its_share_of_the_release_noise():
+    """With a learned b the release noise has d² + 1 coordinates; the released b varies from seed to seed
+    around the internal b, with the σ of the release (a loose check at fixed seeds)."""
+    rng = np.random.default_rng(16)
+    X, y = rng.uniform(0, 1, (60, 2)), rng.integers(0, 3, 60)
+    gaps = []
+    for seed in range(40):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            learner = OnPairStrC(task="metric", bounds=(0, 1), n=60, seed=seed, epsilon=5.0, release_at=(60,),
+                                 threshold=(-100.0, 100.0), radius=1.0).learn_many(X, y)
+        sigma = learner.privacy_report()["releases"][-1]["sigma"]
+        gaps.append((learner.threshold_ - learner._iterate.w[-1]) / sigma)
+    gaps = np.array(gaps)
+    assert abs(gaps.mean()) < 4 / math.sqrt(40) and 0.6 < gaps.std() < 1.5
+
+
+def test_threshold_parameters_are_for_the_metric_task():
+    with pytest.raises(ValueError, match="task='metric'"):
+        OnPairStrC(threshold="learned")
+    with pytest.raises(AttributeError, match="metric"):
+        PairwiseGIGA(n_features=2).threshold_
+    with pytest.raises(ValueError, match="number of classes"):
+        PairwiseGIGA(task="metric", pair_weights="balanced")
+    with pytest.raises(TypeError, match="n_classes"):
+        PairwiseGIGA(task="metric", n_classes=2.5)
+
+
+@pytest.mark.parametrize("cls", [OffPairStrC, OffPairC])
+def test_offline_learners_release_a_threshold_in_its_interval(cls):
+    rng = np.random.default_rng(17)
+    X, y = rng.uniform(0, 1, (80, 3)), rng.integers(0, 3, 80)
+    est = cls(task="metric", bounds=(0, 1), random_state=0, threshold="learned", pair_weights="balanced").fit(X, y)
+    assert est.coef_.shape == (3, 3) and 0.0 <= est.threshold_ <= 0.4
+    paper = cls(task="metric", bounds=(0, 1), random_state=0).fit(X, y)
+    assert paper.threshold_ == 1.0
+    with pytest.raises(ValueError, match="papers' loss"):
+        cls(task="metric", mode="paper", output="average", threshold="learned", bounds=(0, 1)).fit(X, y)

@@ -179,9 +179,17 @@ class MetricTask:
         """``count`` standard symmetric noise matrices as flat rows (isotropic in the Frobenius norm)."""
         if count == 0:
             return np.zeros((0, self.param_size(dim)))
-        noise = symmetric_noise(rng, count, dim)
-        if self.learned:  # b: one more standard normal coordinate (isotropic in ‖(W, b)‖)
-            noise = np.hstack([noise, rng.standard_normal((count, 1))])
+        if not self.learned:
+            return symmetric_noise(rng, count, dim)
+        # (W, b): each release draws its d² + 1 standard normals consecutively, so that a block of k
+        # releases uses the random stream exactly as k single releases do (learn_one = learn_many).
+        # W's part is symmetrised as in symmetric_noise; b's is one more standard normal coordinate,
+        # so the whole is isotropic in ‖(W, b)‖.
+        Z = rng.standard_normal((count, dim * dim + 1))
+        square = Z[:, :dim * dim].reshape(count, dim, dim)
+        noise = np.empty((count, dim * dim + 1))
+        noise[:, :dim * dim] = (0.5 * (square + np.transpose(square, (0, 2, 1)))).reshape(count, dim * dim)
+        noise[:, dim * dim] = Z[:, dim * dim]
         return noise
 
     def random_point(self, rng: np.random.Generator, dim: int, radius: float) -> np.ndarray:
