@@ -412,8 +412,8 @@ def _metric_giga(
     """Pairwise GIGA of the metric task over a block (full history or buffer, see the module docstring).
 
     ``X``: (m, d) mapped records; ``labels``: int64 class codes; ``w``, ``center``, ``iterate_sum``:
-    flat vectors of p = d² entries (d² + 1 with a learned threshold b, the last); ``rows``/``row_labels``: stored augmented rows and their labels, ``n_rows`` of them
-    filled; ``slots[i]``: where record i is stored after its step (−1: not stored). Returns the new
+    flat vectors of p = d² entries (d² + 1 with a learned threshold b, the last);
+    ``rows``/``row_labels``: stored augmented rows and their labels, ``n_rows`` of them filled; ``slots[i]``: where record i is stored after its step (−1: not stored). Returns the new
     ``n_rows``.
 
     Parameters

@@ -221,7 +221,8 @@ def make_pair_terms(threshold, pair_weights, radius: float, n_classes=None) -> P
         low = number(threshold[0], "threshold[0]", -1e6, 1e6)
         high = number(threshold[1], "threshold[1]", -1e6, 1e6)
         if not low < high:
-            raise ValueError(f"threshold=(low, high) needs low < high (a fixed threshold is a number), got {threshold!r}")
+            raise ValueError(
+                f"threshold=(low, high) needs low < high (a fixed threshold is a number), got {threshold!r}")
     else:
         low = high = number(threshold, "threshold", -1e6, 1e6)
     if pair_weights is None:

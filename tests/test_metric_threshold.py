@@ -428,6 +428,11 @@ def test_the_threshold_gets_its_share_of_the_release_noise():
 def test_threshold_parameters_are_for_the_metric_task():
     with pytest.raises(ValueError, match="task='metric'"):
         OnPairStrC(threshold="learned")
+    X, y = np.random.default_rng(0).uniform(0, 1, (20, 2)), np.arange(20) % 2
+    with pytest.raises(ValueError, match="task='metric'"):
+        GradientPerturbedGD(threshold=2.0, bounds=(0, 1)).fit(X, y)
+    with pytest.raises(ValueError, match="task='metric'"):
+        OffPairStrC(pair_weights="balanced", bounds=(0, 1)).fit(X, y)
     with pytest.raises(AttributeError, match="metric"):
         PairwiseGIGA(n_features=2).threshold_
     with pytest.raises(ValueError, match="number of classes"):
@@ -446,3 +451,12 @@ def test_offline_learners_release_a_threshold_in_its_interval(cls):
     assert paper.threshold_ == 1.0
     with pytest.raises(ValueError, match="papers' loss"):
         cls(task="metric", mode="paper", output="average", threshold="learned", bounds=(0, 1)).fit(X, y)
+
+
+def test_score_names_x_and_y_when_their_lengths_differ():
+    # Regression (found by tests/test_hostile.py): roc_auc's message named y_true and y_score instead.
+    rng = np.random.default_rng(18)
+    X, y = rng.uniform(0, 1, (40, 2)), np.arange(40) % 2
+    est = GradientPerturbedGD(bounds=(0, 1), random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 records but y"):
+        est.score(X[:3], y[:1])

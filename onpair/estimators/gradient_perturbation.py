@@ -258,7 +258,13 @@ class GradientPerturbedGD(PairwiseEstimator):
             constraint = None
         lam = check_in_range(self.lam, "lam", 0.0, 1e12)
         radius = check_radius(self.radius)
-        terms = make_pair_terms(self.threshold, self.pair_weights, radius, n_classes) if metric else None
+        if metric:
+            terms = make_pair_terms(self.threshold, self.pair_weights, radius, n_classes)
+        elif not (isinstance(self.threshold, str) and self.threshold == "learned"
+                  and isinstance(self.pair_weights, str) and self.pair_weights == "balanced"):
+            raise ValueError("threshold and pair_weights are for task='metric'")
+        else:
+            terms = None
         T = self.T
         if isinstance(T, (bool, np.bool_)) or not isinstance(T, numbers.Integral) or T < 1 or T > 10**6:
             raise ValueError(f"T must be an integer in [1, 10**6], got {T!r}")
