@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(PY) bench/audit_table.py
 	$(PY) bench/river_bench.py
 	$(PY) bench/metric_speed.py
+	$(PY) bench/metric_threshold.py
 	$(PY) bench/metric_utility.py
 	$(PY) bench/continual.py
 	$(PY) bench/statistics_defaults.py

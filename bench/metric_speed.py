@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from onpair import _metric_kernels as mk  # noqa: E402
 from onpair.matrix_geometry import FROBENIUS  # noqa: E402
-from onpair.metric_losses import METRIC_LOGISTIC  # noqa: E402
+from onpair.metric_losses import METRIC_LOGISTIC, PAPER_TERMS  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
@@ -56,7 +56,7 @@ def compiled(X, labels, slots, capacity):
     row_labels = np.zeros(capacity, dtype=np.int64)
     steps = np.full(n, STEP)
     mk._metric_giga(X, labels, w, rows, row_labels, 0, 0, steps, LAM, np.zeros(D * D), RADIUS, FROBENIUS,
-                    METRIC_LOGISTIC, slots, np.full(n, -1, dtype=np.int64), np.zeros(0), np.zeros((0, D * D)),
+                    METRIC_LOGISTIC, PAPER_TERMS.as_array(), slots, np.full(n, -1, dtype=np.int64), np.zeros(0), np.zeros((0, D * D)),
                     np.zeros((0, D * D)), np.zeros(D * D))
     return w
 
@@ -65,7 +65,8 @@ def compiled_outer(X, labels):
     n = X.shape[0]
     w = np.zeros(D * D)
     mk._metric_pair_outer_giga(X, labels, w, np.empty((n, D)), np.zeros(n, dtype=np.int64), 0, 0,
-                               np.full(n, STEP), LAM, np.zeros(D * D), RADIUS, FROBENIUS, METRIC_LOGISTIC)
+                               np.full(n, STEP), LAM, np.zeros(D * D), RADIUS, FROBENIUS, METRIC_LOGISTIC,
+                               PAPER_TERMS.as_array())
     return w
 
 

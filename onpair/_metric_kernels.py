@@ -21,6 +21,14 @@ free row for the full history, the FIFO or reservoir slot for a buffer, −1 for
 averages over the rows filled so far (t − 1 of them with the full history, |B_t| with a buffer), which
 is κ_t of the sensitivity ledger. Every stored record pairs with the new one (pairs of the same class
 have a gradient here, unlike AUC).
+
+**Threshold and pair weights.** Every kernel takes ``terms = [low, high, ω₊, ω₋]``
+(:meth:`onpair.metric_losses.PairTerms.as_array`). The parameter is W alone (d² entries, threshold
+fixed at b = low) or (W, b) (d² + 1 entries, b the last, kept in [low, high] by the projection); a pair
+of one class weighs ω₊ and a pair of two classes ω₋. As both losses depend on (W, b) through b − h,
+the b entry of the round gradient is −A = −Σ_j a_j, a number the fused pass computes anyway. With
+``terms = [1, 1, 1, 1]`` (the papers' losses) every kernel computes what it computed before the
+threshold existed, bit for bit (products with 1 and τ = ±1 are exact).
 """
 
 from __future__ import annotations
@@ -70,7 +78,7 @@ def _quadratic_weights(w, x, d, omega, wx):
 
     Parameters
     ----------
-    w : float64 array of shape (d·d,)
+    w : float64 array of shape (d·d,) or (d·d + 1,)
         W, flat row-major and symmetric (read only).
     x : float64 array of shape (d,)
         The round's mapped record (read only).
@@ -106,14 +114,15 @@ def _quadratic_weights(w, x, d, omega, wx):
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, weights, omega, wx, sums, grad):
-    """grad ← Σ_j weights[j]·∇_W ℓ(W; z, z_j) over the first ``n_rows`` stored rows (not yet divided by
-    n_rows; the weights are empty (all 1) for Pairwise GIGA and the draw counts for Yang et al.'s SGD).
+def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, weights, terms, omega, wx, sums, grad):
+    """grad ← Σ_j weights[j]·ω_j·∇ℓ(W, b; z, z_j) over the first ``n_rows`` stored rows (not yet divided by
+    n_rows; the weights are empty (all 1) for Pairwise GIGA and the draw counts for Yang et al.'s SGD;
+    ω_j the pair weight of ``terms``).
 
     Parameters
     ----------
-    w : float64 array of shape (d·d,)
-        W, flat row-major and symmetric (read only).
+    w : float64 array of shape (d·d,) or (d·d + 1,)
+        W, flat row-major and symmetric, then b when the threshold is learned (read only).
     x : float64 array of shape (d,)
         The new record (read only).
     label : int
@@ -127,30 +136,39 @@ def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, wei
     loss_code : int
         A loss code of :mod:`onpair.metric_losses`.
     weights : float64 array of shape (0,) or (≥ n_rows,)
-        Pair weights (read only); empty means every weight is 1.
+        Per-row weights (read only); empty means every weight is 1.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋]: the threshold (b = low when w has d² entries) and the pair weights.
     omega : float64 array of shape (d(d+1)/2 + d,)
         Scratch, overwritten.
     wx : float64 array of shape (d,)
         Scratch, overwritten with Wx.
     sums : float64 array of shape (d(d+1)/2 + d,)
         Scratch, overwritten with Σ_j a_j r_j.
-    grad : float64 array of shape (d·d,)
-        Overwritten with the weighted sum of pair gradients, exactly symmetric.
+    grad : float64 array of the shape of w
+        Overwritten with the weighted sum of pair gradients (the W part exactly symmetric; the b entry,
+        if any, −Σ_j a_j).
 
     Returns
     -------
     None
     """
     d = x.shape[0]
+    p = d * d
+    threshold = w[p] if w.shape[0] > p else terms[0]
     xwx = _quadratic_weights(w, x, d, omega, wx)
-    total = _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums)
+    total = _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, threshold, terms[2],
+                        terms[3], sums)
     _assemble_gradient(total, x, sums, d, grad)
+    if grad.shape[0] > p:
+        grad[p] = -total
 
 
 @njit(**NJIT_REDUCTION_OPTIONS)
-def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, sums):
-    """sums ← Σ_j a_j r_j with a_j = weights[j]·dℓ/dh(h_j, τ_j) (weights empty: all 1), h_j = xᵀWx + ωᵀr_j;
-    returns Σ_j a_j.
+def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights, threshold, same_weight,
+                different_weight, sums):
+    """sums ← Σ_j a_j r_j with a_j = weights[j]·ω(τ_j)·dℓ/dh(h_j, τ_j, b) (weights empty: all 1),
+    h_j = xᵀWx + ωᵀr_j, ω(+1) = ω₊ and ω(−1) = ω₋; returns Σ_j a_j.
 
     One pass over the stored rows, four at a time: their four dot products (independent chains, which
     re-association lets LLVM split into SIMD partial sums, as in ``_history_margins``), their four
@@ -177,7 +195,13 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
     loss_code : int
         A loss code of :mod:`onpair.metric_losses`.
     weights : float64 array of shape (0,) or (≥ n_rows,)
-        Pair weights (read only); empty means every weight is 1.
+        Per-row weights (read only); empty means every weight is 1.
+    threshold : float
+        The threshold b.
+    same_weight : float
+        ω₊, the weight of a pair of one class.
+    different_weight : float
+        ω₋, the weight of a pair of two classes.
     sums : float64 array of shape (width,)
         Overwritten with Σ_j a_j r_j = [S (upper triangle), T].
 
@@ -210,14 +234,18 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
             s1 += o * r1[k]
             s2 += o * r2[k]
             s3 += o * r3[k]
-        a0 = (weights[j] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s0,
-                                                  1.0 if row_labels[j] == label else -1.0)
-        a1 = (weights[j + 1] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s1,
-                                                  1.0 if row_labels[j + 1] == label else -1.0)
-        a2 = (weights[j + 2] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s2,
-                                                  1.0 if row_labels[j + 2] == label else -1.0)
-        a3 = (weights[j + 3] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s3,
-                                                  1.0 if row_labels[j + 3] == label else -1.0)
+        t0 = 1.0 if row_labels[j] == label else -1.0
+        a0 = ((weights[j] if weighted else 1.0) * (same_weight if t0 > 0.0 else different_weight)
+              * _metric_pair_dloss(loss_code, xwx + s0, t0, threshold))
+        t1 = 1.0 if row_labels[j + 1] == label else -1.0
+        a1 = ((weights[j + 1] if weighted else 1.0) * (same_weight if t1 > 0.0 else different_weight)
+              * _metric_pair_dloss(loss_code, xwx + s1, t1, threshold))
+        t2 = 1.0 if row_labels[j + 2] == label else -1.0
+        a2 = ((weights[j + 2] if weighted else 1.0) * (same_weight if t2 > 0.0 else different_weight)
+              * _metric_pair_dloss(loss_code, xwx + s2, t2, threshold))
+        t3 = 1.0 if row_labels[j + 3] == label else -1.0
+        a3 = ((weights[j + 3] if weighted else 1.0) * (same_weight if t3 > 0.0 else different_weight)
+              * _metric_pair_dloss(loss_code, xwx + s3, t3, threshold))
         for k in range(width):
             sums[k] = (((sums[k] + a0 * r0[k]) + a1 * r1[k]) + a2 * r2[k]) + a3 * r3[k]
         c0 += a0
@@ -230,7 +258,9 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
         s = 0.0
         for k in range(width):
             s += omega[k] * row[k]
-        a = (weights[j] if weighted else 1.0) * _metric_pair_dloss(loss_code, xwx + s, 1.0 if row_labels[j] == label else -1.0)
+        tau = 1.0 if row_labels[j] == label else -1.0
+        a = ((weights[j] if weighted else 1.0) * (same_weight if tau > 0.0 else different_weight)
+             * _metric_pair_dloss(loss_code, xwx + s, tau, threshold))
         for k in range(width):
             sums[k] += a * row[k]
         c0 += a
@@ -273,27 +303,64 @@ def _assemble_gradient(total, x, sums, d, grad):
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint):
-    """W ← Π_C[W − step·(grad + λ(W − center))] (symmetric in, symmetric out).
+def _project_parameter(w, d, radius, constraint, terms):
+    """Π_C of the parameter in place: W onto its constraint set, and a learned b clipped into [low, high].
+
+    The set of (W, b) is the product C × [low, high], so its Euclidean projection in the norm
+    ‖(W, b)‖² = ‖W‖²_F + b² is the two projections side by side (non-expansive, as the ledger needs).
 
     Parameters
     ----------
-    w : float64 array of shape (d·d,)
-        W, flat row-major and symmetric; updated in place and projected onto the constraint set.
-    grad : float64 array of shape (d·d,)
-        Gradient of the data term at W, symmetric (read only).
+    w : float64 array of shape (d·d,) or (d·d + 1,)
+        W (flat row-major, symmetric), then b when learned; overwritten with the projection.
+    d : int
+        The side d.
+    radius : float
+        R of the constraint set.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (only low and high are read).
+
+    Returns
+    -------
+    None
+    """
+    p = d * d
+    if w.shape[0] == p:
+        _project_matrix(w, d, radius, constraint)
+        return
+    matrix = w[:p].copy()
+    _project_matrix(matrix, d, radius, constraint)
+    for k in range(p):
+        w[k] = matrix[k]
+    w[p] = min(max(w[p], terms[0]), terms[1])
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint, terms):
+    """(W, b) ← Π_C[(W, b) − step·(grad + λ((W, b) − center))] (symmetric in, symmetric out).
+
+    Parameters
+    ----------
+    w : float64 array of shape (d·d,) or (d·d + 1,)
+        W, flat row-major and symmetric (then b if learned); updated in place and projected.
+    grad : float64 array of the shape of w
+        Gradient of the data term at (W, b), W part symmetric (read only).
     step : float
         η_t ≥ 0.
     lam : float
         λ of the regulariser.
-    center : float64 array of shape (d·d,)
-        Its centre W₀ (read only).
+    center : float64 array of the shape of w
+        Its centre (W₀, b₀) (read only).
     radius : float
         R of the constraint set.
     d : int
         The side d.
     constraint : int
         A constraint code of :mod:`onpair.matrix_geometry`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (the interval of b).
 
     Returns
     -------
@@ -301,29 +368,32 @@ def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint):
     """
     for k in range(w.shape[0]):
         w[k] -= step * (grad[k] + lam * (w[k] - center[k]))
-    _project_matrix(w, d, radius, constraint)
+    _project_parameter(w, d, radius, constraint, terms)
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_release_into(w, sigma, noise_row, radius, d, constraint, out_row):
-    """out_row ← Π_C[W + σ·N] with N symmetric (Gaussian mechanism, then projection).
+def _metric_release_into(w, sigma, noise_row, radius, d, constraint, terms, out_row):
+    """out_row ← Π_C[(W, b) + σ·N] with N symmetric (Gaussian mechanism, then projection).
 
     Parameters
     ----------
-    w : float64 array of shape (d·d,)
-        The internal iterate W (read only: it never leaves the learner).
+    w : float64 array of shape (d·d,) or (d·d + 1,)
+        The internal iterate (W, b) (read only: it never leaves the learner).
     sigma : float
         σ of this release.
-    noise_row : float64 array of shape (d·d,)
-        Symmetric standard noise, (Z + Zᵀ)/2 flattened (docs/algorithms.md#symmetric-noise; read only).
+    noise_row : float64 array of the shape of w
+        Symmetric standard noise, (Z + Zᵀ)/2 flattened, then one standard normal for a learned b: isotropic
+        in the norm ‖(W, b)‖ (docs/algorithms.md#symmetric-noise; read only).
     radius : float
         R of the constraint set.
     d : int
         The side d.
     constraint : int
         A constraint code of :mod:`onpair.matrix_geometry`.
-    out_row : float64 array of shape (d·d,)
-        Overwritten with the released matrix.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (the interval of b).
+    out_row : float64 array of the shape of w
+        Overwritten with the released parameter.
 
     Returns
     -------
@@ -331,19 +401,19 @@ def _metric_release_into(w, sigma, noise_row, radius, d, constraint, out_row):
     """
     for k in range(w.shape[0]):
         out_row[k] = w[k] + sigma * noise_row[k]
-    _project_matrix(out_row, d, radius, constraint)
+    _project_parameter(out_row, d, radius, constraint, terms)
 
 
 @njit(**NJIT_OPTIONS)
 def _metric_giga(
-    X, labels, w, rows, row_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code, slots,
+    X, labels, w, rows, row_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code, terms, slots,
     release_slot, sigmas, noise, released, iterate_sum,
 ):
     """Pairwise GIGA of the metric task over a block (full history or buffer, see the module docstring).
 
     ``X``: (m, d) mapped records; ``labels``: int64 class codes; ``w``, ``center``, ``iterate_sum``:
-    flat d² vectors; ``rows``/``row_labels``: stored augmented rows and their labels, ``n_rows`` of them
-    filled; ``slots[i]``: where record i is stored after its step (−1: not stored). Returns the new
+    flat vectors of p = d² entries (d² + 1 with a learned threshold b, the last);
+    ``rows``/``row_labels``: stored augmented rows and their labels, ``n_rows`` of them filled; ``slots[i]``: where record i is stored after its step (−1: not stored). Returns the new
     ``n_rows``.
 
     Parameters
@@ -352,8 +422,8 @@ def _metric_giga(
         The block's mapped records (read only).
     labels : int64 array of shape (m,)
         Their class codes (read only).
-    w : float64 array of shape (d·d,)
-        The internal iterate W, updated in place.
+    w : float64 array of shape (p,), p = d·d or d·d + 1
+        The internal iterate W (then b if learned), updated in place.
     rows : float64 array of shape (capacity, d(d+1)/2 + d)
         The stored augmented rows; a stored record overwrites its row in place.
     row_labels : int64 array of shape (capacity,)
@@ -366,14 +436,16 @@ def _metric_giga(
         η of each round (0 at round 1; read only).
     lam : float
         λ of the regulariser (λ/2)‖W − center‖²_F.
-    center : float64 array of shape (d·d,)
-        Its centre W₀, flat (read only).
+    center : float64 array of shape (p,)
+        Its centre (W₀, b₀), flat (read only).
     radius : float
         R of the constraint set.
     constraint : int
         A constraint code of :mod:`onpair.matrix_geometry`.
     loss_code : int
         :data:`onpair.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋]: the threshold (fixed b = low when p = d·d) and the pair weights.
     slots : int64 array of shape (m,)
         The row record i goes to after its step (the next free row for the full history, the FIFO or
         reservoir slot for a buffer), −1 for none (read only).
@@ -381,11 +453,12 @@ def _metric_giga(
         ``release_slot[i] = k ≥ 0``: round i of the block releases into ``released[k]``; −1: no release.
     sigmas : float64 array of shape (n_releases,)
         σ of each release (read only).
-    noise : float64 array of shape (n_releases, d·d)
-        Symmetric standard noise, (Z + Zᵀ)/2 flattened (docs/algorithms.md#symmetric-noise; read only).
-    released : float64 array of shape (n_releases, d·d)
+    noise : float64 array of shape (n_releases, p)
+        Symmetric standard noise, (Z + Zᵀ)/2 flattened, then one standard normal for b
+        (docs/algorithms.md#symmetric-noise; read only).
+    released : float64 array of shape (n_releases, p)
         Row k is overwritten with release k, Π_C[W_t + sigmas[k]·noise[k]].
-    iterate_sum : float64 array of shape (d·d,)
+    iterate_sum : float64 array of shape (p,)
         Σ_t W_t; each round's iterate is added in place.
 
     Returns
@@ -395,7 +468,7 @@ def _metric_giga(
     """
     m, d = X.shape
     width = rows.shape[1]
-    p = d * d
+    p = w.shape[0]
     grad = np.empty(p)
     omega = np.empty(width)
     sums = np.empty(width)
@@ -406,15 +479,15 @@ def _metric_giga(
         x = X[i]
         if t >= 2:
             if n_rows > 0:
-                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, unweighted, omega,
-                                       wx, sums, grad)
+                _metric_round_gradient(w, x, labels[i], rows, row_labels, n_rows, loss_code, unweighted, terms,
+                                       omega, wx, sums, grad)
                 inv = 1.0 / n_rows
                 for k in range(p):
                     grad[k] *= inv
             else:
                 for k in range(p):
                     grad[k] = 0.0
-            _metric_regularised_step(w, grad, steps[i], lam, center, radius, d, constraint)
+            _metric_regularised_step(w, grad, steps[i], lam, center, radius, d, constraint, terms)
         slot = slots[i]
         if slot >= 0:
             _augmented_row(x, rows[slot])
@@ -425,13 +498,13 @@ def _metric_giga(
             iterate_sum[k] += w[k]
         r = release_slot[i]
         if r >= 0:
-            _metric_release_into(w, sigmas[r], noise[r], radius, d, constraint, released[r])
+            _metric_release_into(w, sigmas[r], noise[r], radius, d, constraint, terms, released[r])
     return n_rows
 
 
 @njit(**NJIT_OPTIONS)
 def _metric_pair_outer_giga(
-    X, labels, w, history, history_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code,
+    X, labels, w, history, history_labels, n_rows, t_start, steps, lam, center, radius, constraint, loss_code, terms,
 ):
     """The same full-history steps, forming ``v vᵀ`` per pair (kept to measure the rank-one version
     against in ``make bench``; tests check both give the same iterates). Returns the new ``n_rows``.
@@ -442,7 +515,7 @@ def _metric_pair_outer_giga(
         The block's mapped records (read only).
     labels : int64 array of shape (m,)
         Their class codes (read only).
-    w : float64 array of shape (d·d,)
+    w : float64 array of shape (p,), p = d·d or d·d + 1
         The iterate W, updated in place.
     history : float64 array of shape (≥ n_rows + m, d)
         Rows ``[0, n_rows)`` are the stored records; the block's records are appended in place.
@@ -456,7 +529,7 @@ def _metric_pair_outer_giga(
         η of each round (0 at round 1; read only).
     lam : float
         λ of the regulariser (λ/2)‖W − center‖²_F.
-    center : float64 array of shape (d·d,)
+    center : float64 array of shape (p,)
         Its centre W₀, flat (read only).
     radius : float
         R of the constraint set.
@@ -464,6 +537,8 @@ def _metric_pair_outer_giga(
         A constraint code of :mod:`onpair.matrix_geometry`.
     loss_code : int
         :data:`onpair.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
 
     Returns
     -------
@@ -471,7 +546,8 @@ def _metric_pair_outer_giga(
         ``n_rows`` after the block (no release and no iterate sum here).
     """
     m, d = X.shape
-    p = d * d
+    p = w.shape[0]
+    q = d * d
     grad = np.empty(p)
     v = np.empty(d)
     wv = np.empty(d)
@@ -492,18 +568,21 @@ def _metric_pair_outer_giga(
                     wv[k] = acc
                     h += v[k] * acc
                 tau = 1.0 if history_labels[j] == labels[i] else -1.0
-                a = _metric_pair_dloss(loss_code, h, tau)
+                threshold = w[q] if p > q else terms[0]
+                a = (terms[2] if tau > 0.0 else terms[3]) * _metric_pair_dloss(loss_code, h, tau, threshold)
                 for k in range(d):
                     avk = a * v[k]
                     for l in range(k, d):
                         grad[k * d + l] += avk * v[l]
+                if p > q:
+                    grad[q] -= a
             for k in range(d):
                 for l in range(k + 1, d):
                     grad[l * d + k] = grad[k * d + l]  # mirror: exactly symmetric
             inv = 1.0 / n_rows
             for k in range(p):
                 grad[k] *= inv
-            _metric_regularised_step(w, grad, steps[i], lam, center, radius, d, constraint)
+            _metric_regularised_step(w, grad, steps[i], lam, center, radius, d, constraint, terms)
         history[n_rows, :] = x
         history_labels[n_rows] = labels[i]
         n_rows += 1
@@ -511,32 +590,35 @@ def _metric_pair_outer_giga(
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_full_gradient(W, Z, labels, loss_code):
-    """Σ over unordered pairs i < j of ∇_W ℓ(W; z_i, z_j) (a flat d² vector), in O(n²·d²/2) through the
+def _metric_full_gradient(W, Z, labels, loss_code, terms):
+    """Σ over unordered pairs i < j of ω_ij·∇ℓ(W, b; z_i, z_j) (a flat vector), in O(n²·d²/2) through the
     augmented rows; the full-batch gradient of the metric task is 2/(n(n−1)) times this.
 
     Parameters
     ----------
-    W : float64 array of shape (d·d,)
-        The point, flat row-major and symmetric (read only).
+    W : float64 array of shape (d·d,) or (d·d + 1,)
+        The point, flat row-major and symmetric, then b if learned (read only).
     Z : float64 array of shape (n, d), C-contiguous
         Mapped records (read only).
     labels : int64 array of shape (n,)
         Their class codes (read only).
     loss_code : int
         A loss code of :mod:`onpair.metric_losses`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
 
     Returns
     -------
-    float64 array of shape (d·d,)
-        A new array, Σ_{i<j} ∇_W ℓ(W; z_i, z_j) (exactly symmetric). Allocates the n augmented rows.
+    float64 array of the shape of W
+        A new array, Σ_{i<j} ω_ij·∇ℓ(W, b; z_i, z_j) (W part exactly symmetric). Allocates the n augmented
+        rows.
     """
     n, d = Z.shape
     width = d * (d + 1) // 2 + d
     rows = np.empty((n, width))
     for i in range(n):
         _augmented_row(Z[i], rows[i])
-    p = d * d
+    p = W.shape[0]
     grad = np.zeros(p)
     part = np.empty(p)
     omega = np.empty(width)
@@ -544,33 +626,38 @@ def _metric_full_gradient(W, Z, labels, loss_code):
     wx = np.empty(d)
     unweighted = np.empty(0)
     for i in range(1, n):
-        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, unweighted, omega, wx, sums, part)
+        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, unweighted, terms, omega, wx, sums,
+                               part)
         for k in range(p):
             grad[k] += part[k]
     return grad
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_risk(W, Z, labels, loss_code):
-    """Mean of ℓ(W; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is symmetric).
+def _metric_risk(W, Z, labels, loss_code, terms):
+    """Mean of ω_ij·ℓ(W, b; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is
+    symmetric).
 
     Parameters
     ----------
-    W : float64 array of shape (d·d,)
-        The metric, flat row-major and symmetric (read only).
+    W : float64 array of shape (d·d,) or (d·d + 1,)
+        The metric, flat row-major and symmetric, then b if learned (read only).
     Z : float64 array of shape (n, d)
         Mapped records (read only).
     labels : int64 array of shape (n,)
         Their class codes (read only).
     loss_code : int
         A loss code of :mod:`onpair.metric_losses`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
 
     Returns
     -------
     float
-        The mean pair loss, 0.0 when n < 2.
+        The mean weighted pair loss, 0.0 when n < 2.
     """
     n, d = Z.shape
+    threshold = W[d * d] if W.shape[0] > d * d else terms[0]
     # h_ij = q_i + q_j − 2 z_jᵀ(W z_i) with q_i = z_iᵀ W z_i: O(d²) per record, then O(d) per pair.
     Wz = np.empty((n, d))
     q = np.empty(n)
@@ -592,13 +679,13 @@ def _metric_risk(W, Z, labels, loss_code):
                 cross += Z[j, k] * Wz[i, k]
             h = q[i] + q[j] - 2.0 * cross
             tau = 1.0 if labels[i] == labels[j] else -1.0
-            total += _metric_pair_loss(loss_code, h, tau)
+            total += (terms[2] if tau > 0.0 else terms[3]) * _metric_pair_loss(loss_code, h, tau, threshold)
             from_pairs += 1
     return total / from_pairs if from_pairs else 0.0
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint, loss_code, w, iterate_sum):
+def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint, loss_code, terms, w, iterate_sum):
     """Yang et al.'s Alg. 1 for the metric task (see :mod:`onpair._sgd_kernels` for the AUC version).
 
     Step t − 1 (t = 2 … T) pairs the new draw ``z = X[indices[t−1]]`` with every earlier draw:
@@ -625,19 +712,21 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
         A constraint code of :mod:`onpair.matrix_geometry`.
     loss_code : int
         A loss code of :mod:`onpair.metric_losses`.
-    w : float64 array of shape (d·d,)
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
+    w : float64 array of shape (p,), p = d·d or d·d + 1 (a learned b last)
         W_1 on entry (the estimator passes zeros); updated in place to W_T.
-    iterate_sum : float64 array of shape (d·d,)
+    iterate_sum : float64 array of shape (p,)
         Output: overwritten with Σ_{t=1}^{T} W_t.
 
     Returns
     -------
-    float64 array of shape (d·d,)
+    float64 array of shape (p,)
         ``w`` itself (the same array object), holding W_T.
     """
     n, d = X.shape
     width = d * (d + 1) // 2 + d
-    p = d * d
+    p = w.shape[0]
     rows = np.empty((n, width))
     row_labels = np.zeros(n, dtype=np.int64)
     counts = np.zeros(n)
@@ -655,12 +744,12 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
             j = indices[step_index]
             x = X[j]
             if n_rows > 0:
-                _metric_round_gradient(w, x, labels[j], rows, row_labels, n_rows, loss_code, counts, omega, wx,
-                                       sums, grad)
+                _metric_round_gradient(w, x, labels[j], rows, row_labels, n_rows, loss_code, counts, terms, omega,
+                                       wx, sums, grad)
                 step = eta / step_index
                 for k in range(p):
                     w[k] -= step * grad[k]
-                _project_matrix(w, d, radius, constraint)
+                _project_parameter(w, d, radius, constraint, terms)
             for k in range(p):
                 iterate_sum[k] += w[k]
         j = indices[t - 1]
@@ -676,8 +765,8 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
 
 
 @njit(**NJIT_OPTIONS)
-def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center, radius, constraint, loss_code, slot,
-                     iterate_sum):
+def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center, radius, constraint, loss_code, terms,
+                     slot, iterate_sum):
     """One record of round ``t`` through :func:`_metric_giga` (learn_one's fast path; no release here, a
     release round takes the general path), so the arithmetic is the block kernel's by construction.
 
@@ -687,8 +776,8 @@ def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center,
         The mapped record (read only).
     code : int
         Its class code.
-    w : float64 array of shape (d·d,)
-        The internal iterate W, updated in place.
+    w : float64 array of shape (p,), p = d·d or d·d + 1
+        The internal iterate W (then b if learned), updated in place.
     rows : float64 array of shape (capacity, d(d+1)/2 + d)
         The stored augmented rows; the record overwrites row ``slot`` in place.
     row_labels : int64 array of shape (capacity,)
@@ -701,7 +790,7 @@ def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center,
         η_t.
     lam : float
         λ of the regulariser.
-    center : float64 array of shape (d·d,)
+    center : float64 array of shape (p,)
         Its centre W₀ (read only).
     radius : float
         R of the constraint set.
@@ -709,9 +798,11 @@ def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center,
         A constraint code of :mod:`onpair.matrix_geometry`.
     loss_code : int
         A loss code of :mod:`onpair.metric_losses`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
     slot : int
         The record's row after its step, −1 for none.
-    iterate_sum : float64 array of shape (d·d,)
+    iterate_sum : float64 array of shape (p,)
         Σ_t W_t; W_t is added in place.
 
     Returns
@@ -730,6 +821,6 @@ def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center,
     slots = np.empty(1, dtype=np.int64)
     slots[0] = slot
     no_release = np.full(1, -1, dtype=np.int64)
-    empty = np.empty((0, d * d))
+    empty = np.empty((0, w.shape[0]))
     return _metric_giga(X, labels, w, rows, row_labels, n_rows, t - 1, steps, lam, center, radius, constraint,
-                        loss_code, slots, no_release, np.empty(0), empty, empty, iterate_sum)
+                        loss_code, terms, slots, no_release, np.empty(0), empty, empty, iterate_sum)

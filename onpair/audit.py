@@ -581,7 +581,11 @@ def _onpairstrc_class(kind):
     return OnPairStrC
 
 
-def _online_setup(kind, cls_name, task="auc"):
+#: The metric presets with a learned threshold: b in [0, 4R], pair weights those of 3 balanced classes.
+LEARNED_TERMS = {"threshold": "learned", "pair_weights": (1.5, 0.75)}
+
+
+def _online_setup(kind, cls_name, task="auc", extra=None):
     def build(epsilon, delta, n, d, bounds):
         if cls_name == "onpairc":
             from .learners import OnPairC
@@ -596,6 +600,7 @@ def _online_setup(kind, cls_name, task="auc"):
             cls = _onpairstrc_class(kind)
         if task == "metric":
             params["task"] = "metric"
+        params.update(extra or {})
 
         def make(seed_sequence):
             learner = cls(epsilon=epsilon, delta=delta, bounds=bounds, n=n, release_at=(n,),
@@ -607,7 +612,7 @@ def _online_setup(kind, cls_name, task="auc"):
     return build
 
 
-def _offline_setup(cls_name, task="auc"):
+def _offline_setup(cls_name, task="auc", extra=None):
     def build(epsilon, delta, n, d, bounds):
         from . import estimators
 
@@ -622,11 +627,14 @@ def _offline_setup(cls_name, task="auc"):
         elif cls_name == "gradient":
             # Metric task: R = 0.01 as for the Huai et al. learners, so that Γ at the public start
             # (‖W₀‖_F = R/2) is close to the canary's change 4 (4.16 against 4.35 at the default R = 0.1).
-            cls, params = estimators.GradientPerturbedGD, dict(T=1, radius=AUDIT_RADIUS) if metric else dict(T=1)
+            # The papers' loss (threshold 1, uniform pairs), whose canary is computed by hand in the tests.
+            cls, params = estimators.GradientPerturbedGD, (
+                dict(T=1, radius=AUDIT_RADIUS, threshold=1.0, pair_weights=None) if metric else dict(T=1))
         else:  # Yang et al.: T = n, the smallest T for which their bound is stated
             cls, params = estimators.OutputPerturbedSGD, dict(T=n, loss="hinge")
         if metric:
             params["task"] = "metric"
+        params.update(extra or {})
 
         def make(seed_sequence):
             return cls(epsilon=epsilon, delta=delta, bounds=bounds, random_state=seed_sequence, **params), \
@@ -880,6 +888,14 @@ PRESETS = {p.name: p for p in (
            _offline_setup("gradient", "metric"), task="metric"),
     Preset("sgd-metric", "OutputPerturbedSGD (Yang et al.), task='metric', hinge, T = n, R = 1, PSD trace ball",
            _offline_setup("sgd", "metric"), task="metric"),
+    # The learned threshold b and pair weights (1.5, 0.75) (those of 3 balanced classes): θ = (W, b).
+    Preset("onpairstrc-metric-learned", "OnPairStrC, task='metric', learned threshold, pair weights (1.5, 0.75), "
+           "one release at n, R = 0.01", _online_setup(None, "onpairstrc", "metric", LEARNED_TERMS), task="metric"),
+    Preset("gradient-metric-learned", "GradientPerturbedGD, task='metric', learned threshold, pair weights "
+           "(1.5, 0.75), T = 1, R = 0.01", _offline_setup("gradient", "metric", LEARNED_TERMS), task="metric"),
+    Preset("onpairstrc-metric-learned-noise0.1", "BROKEN: OnPairStrC, task='metric', learned threshold, pair "
+           "weights (1.5, 0.75), with every σ × 0.1",
+           _online_setup("noise0.1", "onpairstrc", "metric", LEARNED_TERMS), broken=True, task="metric"),
     Preset("onpairstrc-metric-noise0.1", "BROKEN: OnPairStrC, task='metric', with every σ × 0.1",
            _online_setup("noise0.1", "onpairstrc", "metric"), broken=True, task="metric"),
     Preset("onpairstrc-metric-internal", "BROKEN: OnPairStrC, task='metric', releasing its internal iterate",

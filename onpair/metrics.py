@@ -294,7 +294,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     from ._metric_kernels import _metric_risk
     from ._validation import as_feature_block, class_codes, class_label
     from .matrix_geometry import as_square_symmetric
-    from .metric_losses import get_metric_loss
+    from .metric_losses import PAPER_TERMS, get_metric_loss
 
     code = get_metric_loss(loss).code
     M = as_square_symmetric(W)
@@ -308,7 +308,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
         raise ValueError("the pairwise risk needs at least 2 records")
     codes, _ = class_codes([class_label(v, i, 0, name="labels") for i, v in enumerate(values)])
     with np.errstate(over="ignore", invalid="ignore"):
-        risk = float(_metric_risk(np.ascontiguousarray(M).reshape(-1), Z, codes, code))
+        risk = float(_metric_risk(np.ascontiguousarray(M).reshape(-1), Z, codes, code, PAPER_TERMS.as_array()))
     if not np.isfinite(risk):
         raise ValueError("the pairwise risk is not finite: W or Z is too large")
     return risk

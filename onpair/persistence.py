@@ -348,6 +348,11 @@ def _parse(data: bytes, path: str):
     return document, arrays
 
 
+#: Constructor parameters added after the format was first written, with the value that reproduces
+#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs).
+LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None}
+
+
 def _rebuild(document, arrays, path):
     reader = SnapshotReader(path, arrays)
     name = document["class"]
@@ -359,7 +364,10 @@ def _rebuild(document, arrays, path):
             raise ValueError(f"{path!r}: wrapper must be a 'module:QualName' string, got {document['wrapper']!r}")
         _check_wrapper_name(document["wrapper"], path)
     params = document["params"]
-    reader.mapping(params, "params", cls._param_names())
+    names = cls._param_names()
+    reader.mapping(params, "params", names, required=[k for k in names if k not in LEGACY_PARAMS])
+    # A file written before a parameter existed resumes with the value it was written with.
+    params = dict({k: v for k, v in LEGACY_PARAMS.items() if k in names}, **params)
     decoded = {k: _decode(v, arrays, reader.referenced, path) for k, v in params.items()}
     learner = _construct(cls, decoded, path)
     config = _normalised(learner._settings())

@@ -147,7 +147,10 @@ def estimator_cases():
         ("offpairstrc-metric", OffPairStrC, dict(common, task="metric")),
         ("offpairc-metric-psd", OffPairC, dict(common, task="metric", constraint="psd")),
         ("gradient-auc", GradientPerturbedGD, dict(common, T=3)),
-        ("gradient-metric", GradientPerturbedGD, dict(common, task="metric", T=2)),
+        # The papers' loss (threshold 1, uniform pair weights): the digest recorded before the threshold
+        # existed, unchanged; the default (learned threshold, balanced pairs) has its own, recorded with it.
+        ("gradient-metric", GradientPerturbedGD, dict(common, task="metric", T=2, threshold=1.0, pair_weights=None)),
+        ("gradient-metric-learned", GradientPerturbedGD, dict(common, task="metric", T=2)),
         ("sgd-auc", OutputPerturbedSGD, dict(common, T=400)),
     ]
 

@@ -190,3 +190,83 @@ def metric_pairwise_sgd(X, labels, indices, T, eta, radius, constraint, loss):
         W = project(W - (eta / t) * grad, radius, constraint)
         total += W
     return W.reshape(-1), total.reshape(-1)
+
+
+# -- the threshold b and the pair weights, from their definitions -----------------------------------
+def pair_loss_at(loss, h, tau, b):
+    """ℓ(h, τ; b): logistic φ(τ(b − h)); hinge (1 + τ(h − b + 1))₊ (b = 1: the functions above)."""
+    if loss == "logistic":
+        return float(np.logaddexp(0.0, -tau * (b - h)))
+    return max(0.0, 1.0 + tau * (h - b + 1.0))
+
+
+def pair_dloss_at(loss, h, tau, b):
+    """dℓ/dh at threshold b (dℓ/db is its negative)."""
+    if loss == "logistic":
+        return float(tau * np.exp(-np.logaddexp(0.0, tau * (b - h))))
+    return float(tau) if 1.0 + tau * (h - b + 1.0) > 0.0 else 0.0
+
+
+def weighted_pair_gradient(loss, W, b, x, x_other, same_class, weights, learned):
+    """∇ of ω·ℓ over (W, b) as a flat vector: ω·ℓ'(h)·[v vᵀ (flattened), −1 if learned]."""
+    v = np.asarray(x, dtype=float) - np.asarray(x_other, dtype=float)
+    h = float(v @ W @ v)
+    tau = 1.0 if same_class else -1.0
+    omega = weights[0] if same_class else weights[1]
+    c = omega * pair_dloss_at(loss, h, tau, b)
+    flat = (c * np.outer(v, v)).reshape(-1)
+    return np.append(flat, -c) if learned else flat
+
+
+def metric_full_gradient_terms(theta, Z, labels, loss, terms):
+    """Σ_{i<j} ω_ij ∇ℓ((W, b); z_i, z_j), every pair visited; ``terms`` = [low, high, ω₊, ω₋]."""
+    Z = np.asarray(Z, dtype=float)
+    n, d = Z.shape
+    learned = theta.shape[0] == d * d + 1
+    W = theta[:d * d].reshape(d, d)
+    b = theta[d * d] if learned else terms[0]
+    total = np.zeros(theta.shape[0])
+    for i in range(n):
+        for j in range(i + 1, n):
+            total += weighted_pair_gradient(loss, W, b, Z[i], Z[j], labels[i] == labels[j], terms[2:], learned)
+    return total
+
+
+def metric_risk_terms(theta, Z, labels, loss, terms):
+    """Mean over pairs i < j of ω_ij·ℓ((W, b); z_i, z_j)."""
+    Z = np.asarray(Z, dtype=float)
+    n, d = Z.shape
+    learned = theta.shape[0] == d * d + 1
+    W = theta[:d * d].reshape(d, d)
+    b = theta[d * d] if learned else terms[0]
+    values = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            v = Z[i] - Z[j]
+            same = labels[i] == labels[j]
+            omega = terms[2] if same else terms[3]
+            values.append(omega * pair_loss_at(loss, float(v @ W @ v), 1.0 if same else -1.0, b))
+    return float(np.mean(values)) if values else 0.0
+
+
+def metric_giga_terms(X, labels, theta, steps, lam, center, radius, constraint, loss, terms):
+    """Full-history Pairwise GIGA over (W, b): the mean weighted pair gradient, the regulariser, then the
+    projection onto C × [low, high] (b clipped)."""
+    X = np.asarray(X, dtype=float)
+    m, d = X.shape
+    theta = np.array(theta, dtype=float)
+    learned = theta.shape[0] == d * d + 1
+    stored = []
+    for i in range(m):
+        if i >= 1:
+            W = theta[:d * d].reshape(d, d)
+            b = theta[d * d] if learned else terms[0]
+            grad = np.zeros_like(theta)
+            for x_j, label_j in stored:
+                grad += weighted_pair_gradient(loss, W, b, X[i], x_j, label_j == labels[i], terms[2:], learned)
+            grad /= len(stored)
+            theta = theta - steps[i] * (grad + lam * (theta - center))
+            matrix = project(theta[:d * d].reshape(d, d), radius, constraint).reshape(-1)
+            theta = np.append(matrix, min(max(theta[d * d], terms[0]), terms[1])) if learned else matrix
+        stored.append((X[i].copy(), labels[i]))
+    return theta

@@ -312,7 +312,8 @@ def test_metric_gradient_canary_matches_the_hand_computed_gradient_change():
 
     n, R = 50, 0.01
     D, D_prime, bounds, U = metric_neighbouring_datasets(n, 2)
-    params = dict(epsilon=CLAIM, delta=DELTA, bounds=bounds, radius=R, T=1, task="metric")
+    params = dict(epsilon=CLAIM, delta=DELTA, bounds=bounds, radius=R, T=1, task="metric", threshold=1.0,
+                  pair_weights=None)
     W = GradientPerturbedGD(private=False, **params).fit(*D).coef_
     W_prime = GradientPerturbedGD(private=False, **params).fit(*D_prime).coef_
     step = R / (4.0 * _sigmoid(1.0 + 4.0 * R))  # R/(G(R) + λR), λ = 0

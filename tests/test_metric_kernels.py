@@ -12,8 +12,10 @@ import naive_metric
 import onpair
 from onpair import _metric_kernels
 from onpair.matrix_geometry import CONSTRAINTS
-from onpair.metric_losses import METRIC_LOSSES
+from onpair.metric_losses import METRIC_LOSSES, PAPER_TERMS
 from onpair.privacy import sensitivity_ledger
+
+PAPER = PAPER_TERMS.as_array()  # the papers' losses: b = 1, uniform pair weights
 
 SETS = list(naive_metric.CONSTRAINT_NAMES)
 LOSSES = ["logistic", "hinge"]
@@ -84,7 +86,7 @@ def _run_kernel(X, labels, w_start, steps, lam, center, radius, constraint, loss
         n_rows = _metric_kernels._metric_giga(
             X[start:stop], labels[start:stop], w, rows, row_labels, n_rows, start, steps[start:stop], lam,
             np.asarray(center, dtype=float).reshape(-1), radius, CONSTRAINTS[constraint], METRIC_LOSSES[loss].code,
-            slots[start:stop], release_slot[start:stop], np.asarray(sigmas, dtype=float), noise, released,
+            PAPER, slots[start:stop], release_slot[start:stop], np.asarray(sigmas, dtype=float), noise, released,
             iterate_sum)
         start = stop
     assert start == n
@@ -216,7 +218,7 @@ def test_pair_outer_kernel_equals_rank_one_kernel(loss, constraint):
     for lo, hi in [(0, 17), (17, n)]:
         n_rows = _metric_kernels._metric_pair_outer_giga(
             X[lo:hi], labels[lo:hi], w, history, history_labels, n_rows, lo, steps[lo:hi], 0.3, center.reshape(-1),
-            0.7, CONSTRAINTS[constraint], METRIC_LOSSES[loss].code)
+            0.7, CONSTRAINTS[constraint], METRIC_LOSSES[loss].code, PAPER)
     assert n_rows == n
     np.testing.assert_array_equal(history, X)
     np.testing.assert_array_equal(history_labels, labels)
@@ -233,7 +235,7 @@ def test_pair_outer_kernel_keeps_exact_symmetry():
     w = (0.05 * np.eye(d)).reshape(-1)
     _metric_kernels._metric_pair_outer_giga(X, labels, w, np.zeros((n, d)), np.zeros(n, dtype=np.int64), 0, 0,
                                             steps, 0.3, w.copy(), 0.7, CONSTRAINTS["frobenius"],
-                                            METRIC_LOSSES["logistic"].code)
+                                            METRIC_LOSSES["logistic"].code, PAPER)
     assert _is_symmetric(w, d)
 
 
@@ -245,19 +247,19 @@ def test_full_gradient_and_risk_match_naive(loss, n):
     Z = rng.uniform(-1.0, 1.0, size=(n, d)) / np.sqrt(d)
     labels = rng.integers(0, 3, size=n).astype(np.int64)
     for W in (_sym(rng, d, 0.5), np.zeros((d, d)), 3.0 * np.eye(d), -3.0 * np.eye(d)):
-        grad = _metric_kernels._metric_full_gradient(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code)
+        grad = _metric_kernels._metric_full_gradient(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code, PAPER)
         expected = naive_metric.metric_full_gradient(W, Z, labels, loss)
         np.testing.assert_allclose(grad, expected.reshape(-1), rtol=0, atol=1e-10)
         assert _is_symmetric(grad, d)
-        risk = _metric_kernels._metric_risk(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code)
+        risk = _metric_kernels._metric_risk(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code, PAPER)
         assert risk == pytest.approx(naive_metric.metric_risk(W, Z, labels, loss), abs=1e-12)
         # The full gradient is the derivative of the pair sum (n(n−1)/2 · risk): a finite difference.
         if n >= 2 and loss == "logistic":
             E = _sym(rng, d)
             eps = 1e-6
             pairs = n * (n - 1) / 2
-            up = _metric_kernels._metric_risk((W + eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code)
-            down = _metric_kernels._metric_risk((W - eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code)
+            up = _metric_kernels._metric_risk((W + eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code, PAPER)
+            down = _metric_kernels._metric_risk((W - eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code, PAPER)
             assert pairs * (up - down) / (2 * eps) == pytest.approx(float(grad @ E.reshape(-1)), rel=1e-6, abs=1e-8)
 
 
@@ -274,7 +276,7 @@ def test_metric_sgd_matches_yang_read_literally(loss, constraint):
     for radius in (0.05, 5.0):  # the projection binds, then it does not
         iterate_sum = np.zeros(d * d)
         w = _metric_kernels._metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, CONSTRAINTS[constraint],
-                                                 METRIC_LOSSES[loss].code, np.zeros(d * d), iterate_sum)
+                                                 METRIC_LOSSES[loss].code, PAPER, np.zeros(d * d), iterate_sum)
         w_twin, sum_twin = naive_metric.metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, constraint, loss)
         np.testing.assert_allclose(w, w_twin, rtol=0, atol=1e-10)
         np.testing.assert_allclose(iterate_sum, sum_twin, rtol=0, atol=1e-9)

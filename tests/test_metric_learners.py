@@ -214,7 +214,8 @@ def _binary(n):
 
 def test_gradient_perturbation_metric_sensitivity_is_two_gamma_over_n():
     X, y = _classes(100)
-    est = GradientPerturbedGD(task="metric", bounds=(0, 1), random_state=0, T=2).fit(X, y)
+    est = GradientPerturbedGD(task="metric", threshold=1.0, pair_weights=None, bounds=(0, 1), random_state=0,
+                              T=2).fit(X, y)
     loss = get_metric_loss("logistic")
     start_norm = np.linalg.norm(identity_center(4, 0.1, 0))
     sensitivities = [r["sensitivity"] for r in est.privacy_report_["releases"]]

@@ -24,12 +24,14 @@ from onpair.estimators.gradient_perturbation import GradientPerturbedGD
 from onpair.estimators.output_perturbation import OutputPerturbedSGD
 from onpair.matrix_geometry import (CONSTRAINTS, _project_matrix, constraint_diameter, identity_center,
                                     random_symmetric_point)
-from onpair.metric_losses import get_metric_loss
+from onpair.metric_losses import PAPER_TERMS, get_metric_loss
 from onpair.privacy.conversions import eps_from_rho
 from onpair.privacy.exceptions import PrivacyBudgetExceeded
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_persistence import _rewrite  # noqa: E402  (the snapshot editor with a fresh digest)
+
+PAPER = PAPER_TERMS.as_array()  # the papers' losses: b = 1, uniform pair weights
 
 D = 2
 LOW, HIGH = -1.0 / math.sqrt(D), 1.0 / math.sqrt(D)
@@ -135,8 +137,8 @@ def test_full_gradient_sensitivity_is_at_most_two_gamma_over_n(name, constraint)
         Z2[k] = -Z[k]
         labels2[k] = (labels[k] + 1) % 3
         scale = 2.0 / (n * (n - 1.0))
-        change = scale * (_metric_full_gradient(W, Z, labels, loss.code)
-                          - _metric_full_gradient(W, Z2, labels2, loss.code))
+        change = scale * (_metric_full_gradient(W, Z, labels, loss.code, PAPER)
+                          - _metric_full_gradient(W, Z2, labels2, loss.code, PAPER))
         assert np.linalg.norm(change) <= 2.0 * loss.pair_change(r) / n * (1 + 1e-12)
 
 
@@ -145,8 +147,8 @@ def test_gradient_perturbation_metric_reports_gamma_at_the_identity_then_at_r():
     X = rng.uniform(0, 1, (80, 3))
     y = rng.integers(0, 3, 80)
     for constraint in sorted(CONSTRAINTS):
-        est = GradientPerturbedGD(task="metric", constraint=constraint, T=3, radius=0.5, bounds=(0, 1),
-                                  random_state=0).fit(X, y)
+        est = GradientPerturbedGD(task="metric", threshold=1.0, pair_weights=None, constraint=constraint, T=3,
+                                  radius=0.5, bounds=(0, 1), random_state=0).fit(X, y)
         loss = get_metric_loss("logistic")
         start = float(np.linalg.norm(identity_center(3, 0.5, CONSTRAINTS[constraint])))
         sens = [r["sensitivity"] for r in est.privacy_report_["releases"]]

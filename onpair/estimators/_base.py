@@ -154,8 +154,13 @@ class PairwiseEstimator:
         report = dict(report, n_clipped=n_clipped)
         coef = np.asarray(coef, dtype=np.float64)
         if metric:
-            coef = coef.reshape(X.shape[1], X.shape[1])
+            d = X.shape[1]
+            # (W, b) with a learned threshold: b is the last entry; otherwise the fixed threshold.
+            threshold = float(coef[d * d]) if coef.size == d * d + 1 else self._fixed_threshold()
+            coef = coef[:d * d].reshape(d, d)
         # Assign fitted attributes only now: a failed fit leaves the estimator untouched.
+        if metric:
+            self.threshold_ = threshold
         self.coef_ = coef
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
@@ -163,6 +168,11 @@ class PairwiseEstimator:
         self.n_clipped_ = n_clipped
         self.privacy_report_ = report
         return self
+
+    def _fixed_threshold(self) -> float:
+        """The threshold b of a metric model without a learned one (1.0: the papers' losses)."""
+        threshold = getattr(self, "threshold", 1.0)
+        return float(threshold) if isinstance(threshold, (int, float)) else 1.0
 
     def _metric_task(self) -> bool:
         """True for ``task="metric"``; a ValueError for an unknown task (checked at fit, as sklearn wants)."""
@@ -331,7 +341,12 @@ class PairwiseEstimator:
 
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
-        return roc_auc(y == self.classes_[1], self.decision_function(X))
+        scores = self.decision_function(X)
+        if y.ndim != 1 or y.shape[0] != scores.shape[0]:
+            # Named here: roc_auc's own message speaks of y_true and y_score, not of X and y.
+            raise ValueError(f"X has {scores.shape[0]} records but y has shape {y.shape}: score needs one label "
+                             "per record")
+        return roc_auc(y == self.classes_[1], scores)
 
 
 def _codes_in_public_classes(y, classes, metric):
@@ -403,19 +418,26 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
         raise
 
 
-def perturbed(w, sigma, rng, dim, radius, constraint=None) -> np.ndarray:
+def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.ndarray:
     """One output-perturbed release: ``Π_C[w + σ·N]``, a new array.
 
     AUC (``constraint`` None): N standard normal on R^d, C the ℓ2 ball. Metric task (``constraint`` a
     code of :mod:`onpair.matrix_geometry`): N symmetric and isotropic in the Frobenius norm, so σ·N is
-    the Gaussian mechanism for a Frobenius sensitivity, and C the constraint set.
+    the Gaussian mechanism for a Frobenius sensitivity, and C the constraint set; with a learned
+    threshold (``terms.learned``, w = (W, b)) one more standard normal for b, isotropic in ‖(W, b)‖, and
+    b clipped into its interval.
     """
+    from .._metric_kernels import _project_parameter
     from ..geometry import _project_l2_ball
     from ..matrix_geometry import _project_matrix, symmetric_noise
 
     if constraint is None:
         out = w + sigma * rng.standard_normal(dim)
         _project_l2_ball(out, float(radius))
+    elif terms is not None and terms.learned:
+        noise = np.append(symmetric_noise(rng, 1, dim)[0], rng.standard_normal())
+        out = w + sigma * noise
+        _project_parameter(out, dim, float(radius), constraint, terms.as_array())
     else:
         out = w + sigma * symmetric_noise(rng, 1, dim)[0]
         _project_matrix(out, dim, float(radius), constraint)

@@ -73,10 +73,10 @@ from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_labe
 from .._validation import check_in_range, check_radius
 from ..geometry import _project_l2_ball
 from ..learners.objective import MAX_STEP
-from .._metric_kernels import _metric_full_gradient
+from .._metric_kernels import _metric_full_gradient, _project_parameter
 from ..losses import get_loss
-from ..matrix_geometry import _project_matrix, constraint_code, identity_center, symmetric_noise
-from ..metric_losses import get_metric_loss
+from ..matrix_geometry import constraint_code, identity_center, symmetric_noise
+from ..metric_losses import get_metric_loss, make_pair_terms
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
@@ -162,6 +162,16 @@ class GradientPerturbedGD(PairwiseEstimator):
         metric task all class labels. Recommended: without it the classes are read off ``y``, so which
         label values occur must itself be public (as the bounds are); a record with a label outside
         ``classes`` is an error, and a data set in which only one class occurs can be fitted.
+    threshold : "learned", float or (low, high), default "learned"
+        Metric task only: the threshold b of the losses φ(τ(b − h)) and (1 + τ(h − b + 1))₊. "learned":
+        θ = (W, b) with b in the public interval [0, 4R] (starting at its midpoint, regularised towards
+        it, noised with W: ``threshold_``); a number: the fixed b, 1.0 being the papers' losses
+        (docs/algorithms.md#metric-threshold).
+    pair_weights : "balanced", None or (same, different), default "balanced"
+        Metric task only: weights of the pairs of one class and of two classes. "balanced": equal totals
+        if the C public classes (``classes``, or the labels in ``y``) had equal sizes, ω₊/ω₋ = C − 1
+        (:func:`onpair.metric_losses.balanced_pair_weights`); None: uniform (the papers'). Γ, and so the
+        noise, scales with the larger weight.
     random_state : int, SeedSequence, Generator or None
         The noise comes from a child of one SeedSequence. None: fresh OS entropy (a seed is for
         reproducible experiments only).
@@ -169,7 +179,9 @@ class GradientPerturbedGD(PairwiseEstimator):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,), or (n_features, n_features) for the metric task
-        The released θ_T.
+        The released θ_T (for the metric task its W part).
+    threshold_ : float
+        Metric task only: the released threshold b (learned), or the fixed one.
     privacy_report_ : dict
         ``rho_budget``, ``rho_spent``, ``rho_remaining``, ``epsilon_spent``, ``releases`` (one row per
         step: ``round``, ``sensitivity``, ``sigma``, ``rho``), ``algorithm``, ``mode``, ``accounting``,
@@ -202,8 +214,11 @@ class GradientPerturbedGD(PairwiseEstimator):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=0.0, radius=0.1, T=1,
                  step_sizes=None, bounds=None, norm_bound=None, mode="ledger", accounting="gaussian",
-                 private=True, task="auc", constraint=None, classes=None, random_state=None):
+                 private=True, task="auc", constraint=None, classes=None, threshold="learned",
+                 pair_weights="balanced", random_state=None):
         self.task = task
+        self.threshold = threshold
+        self.pair_weights = pair_weights
         self.constraint = constraint
         self.classes = classes
         self.epsilon = epsilon
@@ -221,7 +236,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         self.random_state = random_state
 
     # -- validation --------------------------------------------------------------------------------
-    def _validated_params(self) -> dict:
+    def _validated_params(self, n_classes=None) -> dict:
         """Every parameter checked (ValueError naming it and its value); nothing is stored.
 
         Called by ``fit`` (through :meth:`_fit_released`) before anything is assigned, so a bad
@@ -243,11 +258,18 @@ class GradientPerturbedGD(PairwiseEstimator):
             constraint = None
         lam = check_in_range(self.lam, "lam", 0.0, 1e12)
         radius = check_radius(self.radius)
+        if metric:
+            terms = make_pair_terms(self.threshold, self.pair_weights, radius, n_classes)
+        elif not (isinstance(self.threshold, str) and self.threshold == "learned"
+                  and isinstance(self.pair_weights, str) and self.pair_weights == "balanced"):
+            raise ValueError("threshold and pair_weights are for task='metric'")
+        else:
+            terms = None
         T = self.T
         if isinstance(T, (bool, np.bool_)) or not isinstance(T, numbers.Integral) or T < 1 or T > 10**6:
             raise ValueError(f"T must be an integer in [1, 10**6], got {T!r}")
         T = int(T)
-        steps = self._validated_steps(T, loss, radius, lam)
+        steps = self._validated_steps(T, loss, radius, lam, terms)
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.accounting not in METHODS:
@@ -255,13 +277,14 @@ class GradientPerturbedGD(PairwiseEstimator):
         if not isinstance(self.private, (bool, np.bool_)):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         return {"epsilon": epsilon, "delta": delta, "loss": loss, "lam": lam, "radius": radius, "T": T,
-                "metric": metric, "constraint": constraint,
+                "metric": metric, "constraint": constraint, "terms": terms,
                 "steps": steps, "mode": self.mode, "accounting": self.accounting, "private": bool(self.private)}
 
-    def _validated_steps(self, T, loss, radius, lam) -> np.ndarray:
+    def _validated_steps(self, T, loss, radius, lam, terms=None) -> np.ndarray:
         step_sizes = self.step_sizes
         if step_sizes is None:
-            return np.full(T, float(radius) / (loss.lipschitz(radius) + float(lam) * float(radius)))
+            lipschitz = loss.lipschitz(radius) if terms is None else loss.lipschitz(radius, terms)
+            return np.full(T, float(radius) / (lipschitz + float(lam) * float(radius)))
         if isinstance(step_sizes, (str, bytes, bool, np.bool_)):
             raise ValueError(f"step_sizes must be None, a number or an array of T numbers, got {step_sizes!r}")
         try:
@@ -280,15 +303,22 @@ class GradientPerturbedGD(PairwiseEstimator):
         return steps
 
     # -- the algorithm -----------------------------------------------------------------------------
-    def _sensitivities(self, loss, radius, T, n, start_norm=0.0) -> np.ndarray:
+    def _sensitivities(self, loss, radius, T, n, start_norm=0.0, terms=None) -> np.ndarray:
         """Δ_t = 2Γ(r_{t−1})/n with the public norm bounds r_0 = ‖θ_0‖ (0, or the metric task's public
-        identity start), r_t = R (t ≥ 1)."""
-        gammas = np.full(T, loss.pair_change(radius))
-        gammas[0] = loss.pair_change(start_norm)
+        identity start; for the metric task the norm of W, on which Γ depends, b's interval being
+        public), r_t = R (t ≥ 1). With pair weights Γ includes them
+        (:meth:`onpair.metric_losses.MetricLoss.pair_change`)."""
+        extra = {} if terms is None else {"terms": terms}
+        gammas = np.full(T, loss.pair_change(radius, **extra))
+        gammas[0] = loss.pair_change(start_norm, **extra)
         return 2.0 * gammas / n
 
     def _fit_released(self, Z, signs, seed_sequence):
-        p = self._validated_params()
+        n_classes = None
+        if self._metric_task():
+            # Public: the declared classes, or (documented) the label values of y taken as public.
+            n_classes = len(self.classes) if self.classes is not None else int(np.unique(signs).size)
+        p = self._validated_params(n_classes)
         n, dim = Z.shape
         loss, T, steps, radius, lam, delta = p["loss"], p["T"], p["steps"], p["radius"], p["lam"], p["delta"]
         if p["private"] and delta >= 1.0 / n:
@@ -300,11 +330,17 @@ class GradientPerturbedGD(PairwiseEstimator):
             # θ_0 = the scaled identity (public): one noisy step is a private correction of the
             # Euclidean metric, as the online metric learners' default centre.
             theta_start = identity_center(dim, radius, p["constraint"])
+            start_norm = float(np.linalg.norm(theta_start))
+            terms = p["terms"]
+            if terms.learned:  # b₀: the middle of its public interval
+                theta_start = np.append(theta_start, 0.5 * (terms.low + terms.high))
+            terms_array = terms.as_array()
             codes = np.ascontiguousarray(signs, dtype=np.int64)
         else:
             theta_start = np.zeros(dim)
+            start_norm = 0.0
             positives, negatives = split_by_label(Z, signs)
-        sensitivities = self._sensitivities(loss, radius, T, n, float(np.linalg.norm(theta_start)))
+        sensitivities = self._sensitivities(loss, radius, T, n, start_norm, p["terms"])
         if p["private"]:
             rho_budget = rho_from_dp(p["epsilon"], delta, method=p["accounting"])
             if p["mode"] == "ledger":
@@ -312,7 +348,8 @@ class GradientPerturbedGD(PairwiseEstimator):
                 sigmas = sigmas_for_shares(sensitivities, shares)
                 rhos = shares
             else:
-                sigma = paper_sigma(loss.lipschitz(radius), T, n, p["epsilon"], delta)
+                lipschitz = loss.lipschitz(radius, p["terms"]) if metric else loss.lipschitz(radius)
+                sigma = paper_sigma(lipschitz, T, n, p["epsilon"], delta)
                 sigmas = np.full(T, sigma)
                 rhos = sensitivities**2 / (2.0 * sigmas**2)
             rng = np.random.Generator(np.random.PCG64(seed_sequence.spawn(1)[0]))
@@ -325,23 +362,32 @@ class GradientPerturbedGD(PairwiseEstimator):
         theta = theta_start.copy()
         for t in range(T):
             if metric:
-                gradient = scale * _metric_full_gradient(theta, Z, codes, loss.code)
+                gradient = scale * _metric_full_gradient(theta, Z, codes, loss.code, terms_array)
             else:
                 gradient = scale * pairwise_gradient_sum(positives, negatives, theta, loss.code, DEFAULT_BLOCK)
             update = gradient + lam * (theta - theta_start)
             if p["private"]:
                 # Drawn step by step (the same stream as one (T, ·) draw; T can be 10⁶). Metric task:
-                # symmetric noise isotropic in the Frobenius norm, the norm of Δ_t.
-                noise = symmetric_noise(rng, 1, dim)[0] if metric else rng.standard_normal(dim)
+                # symmetric noise isotropic in the Frobenius norm, the norm of Δ_t; a learned b gets
+                # one more standard normal (isotropic in ‖(W, b)‖).
+                if metric:
+                    noise = symmetric_noise(rng, 1, dim)[0]
+                    if terms.learned:
+                        noise = np.append(noise, rng.standard_normal())
+                else:
+                    noise = rng.standard_normal(dim)
                 update = update + sigmas[t] * noise
             theta = theta - steps[t] * update
             if metric:
-                _project_matrix(theta, dim, radius, p["constraint"])
+                _project_parameter(theta, dim, radius, p["constraint"], terms_array)
             else:
                 _project_l2_ball(theta, radius)
 
         common = {"private": p["private"], "T": T, "step_sizes": [float(s) for s in steps], "lam": lam,
                   "radius": radius, "loss": loss.name, "task": "metric" if metric else "auc"}
+        if metric:
+            common.update(threshold=[terms.low, terms.high],
+                          pair_weights=[terms.same_weight, terms.different_weight])
         if not p["private"]:
             return theta, non_private_report(self, extra=common)
         extra = dict(common)

@@ -26,6 +26,7 @@ from ..learners.objective import RoundObjective, StepRule, check_step_sizes, res
 from ..learners.path import giga_path
 from ..learners.slots import SlotPolicy
 from ..learners.task import make_task
+from ..metric_losses import PAPER_TERMS, make_pair_terms
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
@@ -40,7 +41,7 @@ MODES = ("ledger", "paper")
 class _OffPair(PairwiseEstimator):
     """Shared fit of OffPairStrC and OffPairC."""
 
-    def _strong_convexity(self, n: int) -> float:
+    def _strong_convexity(self, n: int, task) -> float:
         raise NotImplementedError
 
     def _center(self, rng, dim, task, radius):
@@ -48,8 +49,21 @@ class _OffPair(PairwiseEstimator):
         task); OffPairC adds Alg. 4's random point."""
         return task.default_center(dim, radius)
 
-    def _task_axis(self):
-        return make_task("metric" if self._metric_task() else "auc", self.constraint)
+    def _task_axis(self, codes=None):
+        """The task, with the metric task's threshold and pair weights (C: the public classes, or the
+        labels of y taken as public, as everywhere in the estimators)."""
+        if not self._metric_task():
+            if not (self.threshold == 1.0 and self.pair_weights is None):
+                raise ValueError("threshold and pair_weights are for task='metric'")
+            return make_task("auc", self.constraint)
+        radius = check_radius(self.radius)
+        n_classes = len(self.classes) if self.classes is not None else (
+            None if codes is None else int(np.unique(codes).size))
+        terms = make_pair_terms(self.threshold, self.pair_weights, radius, n_classes)
+        if self.mode == "paper" and terms != PAPER_TERMS:
+            raise ValueError("mode='paper' is the papers' algorithm with the papers' loss: use threshold=1.0 and "
+                             "pair_weights=None, or mode='ledger'")
+        return make_task("metric", self.constraint, terms)
 
     def _paper_lipschitz(self, loss, alpha) -> float:
         raise NotImplementedError
@@ -73,8 +87,8 @@ class _OffPair(PairwiseEstimator):
         init_rng = np.random.Generator(np.random.PCG64(init_seq))
         # A public, data-independent order: the paper streams the data set once in a random order.
         order = np.random.Generator(np.random.PCG64(order_seq)).permutation(n)
-        alpha = self._strong_convexity(n)
-        task = self._task_axis()
+        task = self._task_axis(signs)
+        alpha = self._strong_convexity(n, task)
         loss = task.get_loss(self.loss)
         objective = RoundObjective(task, loss, resolve_lam(alpha, loss, check_radius(self.radius)),
                                    check_radius(self.radius))
@@ -100,7 +114,7 @@ class _OffPair(PairwiseEstimator):
                 "'square' here, or OutputPerturbedSGD for the hinge loss")
         else:
             rule = StepRule(objective, given_steps)
-            start = center if self.start_at_center else np.zeros(size)
+            start = center if self.start_at_center else task.zero_center(dim)
         steps = rule.block(0, n)
         # The noise is fixed before any record is read: it depends on n and public parameters only.
         if self.private:
@@ -121,7 +135,8 @@ class _OffPair(PairwiseEstimator):
             return w_out, non_private_report(self, extra={"output": self.output})
         noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
         coef = perturbed(w_out, sigma, noise_rng, dim, float(self.radius),
-                         task.constraint if task.name == "metric" else None)
+                         task.constraint if task.name == "metric" else None,
+                         task.terms if task.name == "metric" else None)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         rho = sensitivity**2 / (2.0 * sigma**2) if sigma > 0 else 0.0
         if self.mode != "paper":
@@ -192,6 +207,12 @@ _COMMON_DOC = """
         metric task all class labels. Recommended: without it the classes are read off ``y``, so which
         label values occur must itself be public (as the bounds are); a record with a label outside
         ``classes`` is an error, and a data set in which only one class occurs can be fitted.
+    threshold : float, "learned" or (low, high), default 1.0
+        Metric task: the losses' threshold b (1.0: the papers' losses; "learned": b learned with W in
+        [0, 4R], ``threshold_`` after ``fit``; docs/algorithms.md#metric-threshold). Ledger mode only.
+    pair_weights : None, "balanced" or (same, different), default None
+        Metric task: weights of the pairs of one class and of two classes (None: uniform, the papers';
+        "balanced": equal totals if the public classes had equal sizes). Ledger mode only.
     random_state : int, SeedSequence, Generator or None
         Order, start and noise come from independent children of one SeedSequence. None: fresh OS
         entropy (a seed is for reproducible experiments only).
@@ -217,13 +238,13 @@ class OffPairStrC(_OffPair):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
-                 private=True, start_at_center=True, task="auc", constraint=None, classes=None, random_state=None):
+                 private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
+                 pair_weights=None, random_state=None):
         self._store_params(locals())
 
-    def _strong_convexity(self, n):
-        # Resolved exactly as the online learners do ("auto" = G(R)/R).
-        task = make_task(self.task, self.constraint)
-        lam = resolve_lam(self.lam, task.get_loss(self.loss), check_radius(self.radius))
+    def _strong_convexity(self, n, task):
+        # Resolved exactly as the online learners do ("auto" = G(R)/R, with the metric task's terms).
+        lam = resolve_lam(self.lam, task.get_loss(self.loss), check_radius(self.radius), getattr(task, "terms", None))
         if lam <= 0:
             raise ValueError(f"lam must be > 0 (strong convexity), got {self.lam!r}")
         return lam
@@ -256,10 +277,11 @@ class OffPairC(_OffPair):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center=None, radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
-                 private=True, start_at_center=True, task="auc", constraint=None, classes=None, random_state=None):
+                 private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
+                 pair_weights=None, random_state=None):
         self._store_params(locals())
 
-    def _strong_convexity(self, n):
+    def _strong_convexity(self, n, task):
         from .._validation import check_in_range
 
         return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
@@ -272,7 +294,7 @@ class OffPairC(_OffPair):
         if self.center == "random":
             return task.random_point(rng, dim, radius)
         if self.center == "zero":
-            return np.zeros(task.param_size(dim))
+            return task.zero_center(dim)
         return task.default_center(dim, radius)  # None: the task's default
 
     def _paper_lipschitz(self, loss, alpha):

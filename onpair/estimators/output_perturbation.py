@@ -73,7 +73,7 @@ from .._sgd_kernels import _pairwise_sgd
 from .._validation import check_in_range, check_radius
 from ..losses import get_loss
 from ..matrix_geometry import constraint_code, constraint_diameter
-from ..metric_losses import get_metric_loss
+from ..metric_losses import PAPER_TERMS, get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.exceptions import PrivacyWarning
 from ._base import PairwiseEstimator, non_private_report, perturbed, release_report
@@ -267,7 +267,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
             iterate_sum = np.zeros(dim * dim)
             _metric_pairwise_sgd(np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(signs, dtype=np.int64),
                                  np.asarray(indices, dtype=np.int64), T, float(eta), float(radius), constraint,
-                                 loss.code, np.zeros(dim * dim), iterate_sum)
+                                 loss.code, PAPER_TERMS.as_array(), np.zeros(dim * dim), iterate_sum)
             diameter = constraint_diameter(constraint, radius)
         else:
             iterate_sum = np.zeros(dim)

@@ -67,7 +67,7 @@ class AugmentedRows(PairHistory):
             self._make_room(m)
         self.n_rows = _metric_giga(
             Z, codes, iterate.w, self.rows, self.row_labels, self.n_rows, t_start, steps, objective.lam,
-            iterate.center, objective.radius, objective.constraint, objective.loss_code, slots,
+            iterate.center, objective.radius, objective.constraint, objective.loss_code, objective.terms_array, slots,
             plan.release_index, plan.sigmas, noise, released, iterate.iterate_sum,
         )
         self.class_codes = classes
@@ -82,7 +82,8 @@ class AugmentedRows(PairHistory):
             self._make_room(1)
         self.n_rows = _metric_giga_one(
             z, code, iterate.w, self.rows, self.row_labels, self.n_rows, t, step, objective.lam, iterate.center,
-            objective.radius, objective.constraint, objective.loss_code, slot, iterate.iterate_sum)
+            objective.radius, objective.constraint, objective.loss_code, objective.terms_array, slot,
+            iterate.iterate_sum)
         if new_class:
             self.class_codes[label] = code
 

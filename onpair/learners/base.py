@@ -23,6 +23,7 @@ import hashlib
 import numpy as np
 
 from .._validation import as_feature_vector, check_radius
+from ..metric_losses import make_pair_terms
 from .histories import HISTORY_KINDS, history_class, make_history
 from .iterate import Iterate
 from .objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
@@ -47,6 +48,17 @@ TASK_PARAMETERS_DOC = """    task : {"auc", "metric"}, default "auc"
         AUC, and the paper's choice), "identity" (the metric default: a multiple of the identity at
         half the radius, so the metric starts as Euclidean and learns a correction), or a public
         symmetric matrix inside the constraint set.
+    threshold : float, "learned" or (low, high), default 1.0
+        Metric task: the threshold b of the losses φ(τ(b − h)) and (1 + τ(h − b + 1))₊. 1.0 is the
+        papers' losses; "learned" learns b with W in the public interval [0, 4R] (a pair: in that
+        interval), with its share of the noise (``threshold_``: the visible model's b;
+        docs/algorithms.md#metric-threshold).
+    pair_weights : None, "balanced" or (same, different), default None
+        Metric task: weights of the pairs of one class and of two classes. None: uniform (the papers');
+        "balanced": equal totals if the ``n_classes`` public classes had equal sizes (ω₊/ω₋ = C − 1).
+        Γ, and so the noise, scales with the larger weight.
+    n_classes : int, optional
+        The **public** number of classes, needed by ``pair_weights="balanced"``.
 """
 
 
@@ -67,10 +79,13 @@ class OnlinePairwiseLearner(StreamLearner):
 
     def __init__(self, *, loss="logistic", lam="auto", radius=0.1, step_sizes="capped", bounds=None,
                  norm_bound=None, n_features=None, buffer=None, task="auc", constraint=None, center=None,
-                 seed=None):
+                 threshold=1.0, pair_weights=None, n_classes=None, seed=None):
         self.task = task
         self.center = center
         self.constraint = constraint
+        self.threshold = threshold
+        self.pair_weights = pair_weights
+        self.n_classes = n_classes
         self._task = make_task(task, constraint)
         kind = center if center is not None else ("identity" if task == "metric" else "zero")
         self._center_given = None
@@ -98,7 +113,13 @@ class OnlinePairwiseLearner(StreamLearner):
         loss_object = self._task.get_loss(loss)
         self._slots = SlotPolicy.from_buffer(buffer)
         radius_value = check_radius(radius)
-        self._objective = RoundObjective(self._task, loss_object, resolve_lam(lam, loss_object, radius_value),
+        if task == "metric":
+            self._task = make_task(task, constraint, make_pair_terms(threshold, pair_weights, radius_value,
+                                                                     _public_class_count(n_classes)))
+        elif not (threshold == 1.0 and pair_weights is None and n_classes is None):
+            raise ValueError("threshold, pair_weights and n_classes are for task='metric'")
+        terms = getattr(self._task, "terms", None)
+        self._objective = RoundObjective(self._task, loss_object, resolve_lam(lam, loss_object, radius_value, terms),
                                          radius_value)
         self._step_rule = self._make_step_rule(check_step_sizes(step_sizes))
         given = self._center_given
@@ -129,7 +150,7 @@ class OnlinePairwiseLearner(StreamLearner):
         if self._center_kind == "identity":
             return task.default_center(dim, radius)
         if self._center_kind == "given":
-            flat = np.ascontiguousarray(self._center_given).reshape(-1).copy()
+            flat = task.given_center(np.ascontiguousarray(self._center_given).reshape(-1).copy(), dim, radius)
             projected = task.project(flat, dim, radius)
             gap = float(np.linalg.norm(projected - flat))
             if gap > 1e-9 * radius:
@@ -141,7 +162,7 @@ class OnlinePairwiseLearner(StreamLearner):
             return projected  # inside C exactly (it moved by at most 1e-9·R)
         if self._center_kind == "random":
             return task.random_point(self._init_rng, dim, radius)
-        return np.zeros(task.param_size(dim))
+        return task.zero_center(dim)
 
     def _start_point(self, dim: int, center: np.ndarray) -> np.ndarray:
         """Internal iterate before the first step (data-independent): the centre."""
@@ -280,3 +301,14 @@ class OnlinePairwiseLearner(StreamLearner):
 
     def _buffer_description(self):
         return self._slots.describe()
+
+
+def _public_class_count(n_classes):
+    """``n_classes`` checked: None, or a positive integer (public, never counted from the data)."""
+    if n_classes is None:
+        return None
+    if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, (int, np.integer)):
+        raise TypeError(f"n_classes must be a positive integer or None, got {n_classes!r}")
+    if not 1 <= n_classes <= 10**6:
+        raise ValueError(f"n_classes must be in [1, 10**6], got {n_classes!r}")
+    return int(n_classes)

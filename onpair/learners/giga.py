@@ -50,4 +50,7 @@ class PairwiseGIGA(OnlinePairwiseLearner):
     def model(self):
         """A copy of the current iterate (this learner is not private)."""
         self._require_dim()
-        return self._as_visible(self._iterate.w.copy())
+        return self._as_visible(self._model_flat())
+
+    def _model_flat(self):
+        return self._iterate.w.copy()

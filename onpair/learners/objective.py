@@ -23,11 +23,12 @@ STEP_RULES = ("capped",)
 MAX_STEP = 1e6
 
 
-def resolve_lam(lam, loss, radius: float) -> float:
+def resolve_lam(lam, loss, radius: float, terms=None) -> float:
     """λ, with ``"auto"`` = G(R)/R: the weakest regulariser under which the constraint ‖w‖ ≤ R can never
     bind at the optimum (there ‖w*‖ ≤ G/λ). A binding constraint keeps ‖w‖ at R while the sensitivity
     stays ~2Γ/(λt), so weaker λ only adds noise relative to the model; stronger λ shrinks model and
-    sensitivity together. Data-independent: it depends on R and the loss only.
+    sensitivity together. Data-independent: it depends on R and the loss only (for the metric task also
+    on the public threshold interval and pair weights ``terms``).
 
     Examples
     --------
@@ -38,7 +39,7 @@ def resolve_lam(lam, loss, radius: float) -> float:
     if isinstance(lam, str):
         if lam != "auto":
             raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
-        return loss.lipschitz(radius) / radius
+        return (loss.lipschitz(radius) if terms is None else loss.lipschitz(radius, terms)) / radius
     value = check_positive(lam, "lam", allow_zero=True)
     if not value <= 1e12:
         raise ValueError(f"lam must be <= 1e12 (the step sizes ~1/λ underflow), got {lam!r}")
@@ -102,19 +103,31 @@ class RoundObjective:
         return self.lam
 
     @property
+    def _terms(self) -> dict:
+        """The metric task's threshold and pair weights as keyword arguments of the loss constants."""
+        terms = getattr(self.task, "terms", None)
+        return {} if terms is None else {"terms": terms}
+
+    @property
+    def terms_array(self) -> np.ndarray:
+        """[low, high, ω₊, ω₋] for the metric kernels (:class:`onpair.metric_losses.PairTerms`)."""
+        return self.task.terms.as_array()
+
+    @property
     def smoothness(self) -> float:
         """L of the round objective: the loss's L plus the regulariser's λ."""
-        return self.loss.smoothness() + self.lam
+        return self.loss.smoothness(**self._terms) + self.lam
 
     @property
     def lipschitz(self) -> float:
         """G of the data term (the regulariser cancels between neighbouring runs)."""
-        return self.loss.lipschitz(self.radius)
+        return self.loss.lipschitz(self.radius, **self._terms)
 
     @property
     def pair_change(self) -> float:
-        """Γ of the data term: the ledger's per-pair charge for a replaced record."""
-        return self.loss.pair_change(self.radius)
+        """Γ of the data term: the ledger's per-pair charge for a replaced record (with the metric task's
+        threshold and pair weights: :meth:`onpair.metric_losses.MetricLoss.pair_change`)."""
+        return self.loss.pair_change(self.radius, **self._terms)
 
     @property
     def diameter(self) -> float:

@@ -47,7 +47,8 @@ class OnPairC(PrivateOnlineLearner):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=25.0, lam=None, center=None,
                  radius=0.1, step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
-                 accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, seed=None):
+                 accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, threshold=1.0,
+                 pair_weights=None, n_classes=None, seed=None):
         self.c = c
         if lam is None:
             c = check_in_range(c, "c", 1e-12, 1e12)
@@ -65,7 +66,8 @@ class OnPairC(PrivateOnlineLearner):
                          step_sizes=step_sizes, bounds=bounds, norm_bound=norm_bound, n_features=n_features,
                          n=n, release_every=release_every, release_at=release_at, horizon=horizon,
                          max_releases=max_releases, budget_split=budget_split, accounting=accounting,
-                         mode=mode, buffer=buffer, task=task, constraint=constraint, center=center, seed=seed)
+                         mode=mode, buffer=buffer, task=task, constraint=constraint, center=center,
+                         threshold=threshold, pair_weights=pair_weights, n_classes=n_classes, seed=seed)
         self.lam = lam  # keep the constructor argument verbatim (None when derived from c)
 
     @property

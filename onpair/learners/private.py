@@ -43,7 +43,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
                  step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
                  accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, center=None,
-                 seed=None):
+                 threshold=1.0, pair_weights=None, n_classes=None, seed=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n = n
@@ -77,7 +77,8 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         self._log = ReleaseLog(rho_from_dp(self._epsilon, self._delta, method=self._accounting))
         super().__init__(loss=loss, lam=lam, radius=radius, step_sizes=step_sizes, bounds=bounds,
                          norm_bound=norm_bound, n_features=n_features, buffer=buffer, task=task,
-                         constraint=constraint, center=center, seed=seed)
+                         constraint=constraint, center=center, threshold=threshold, pair_weights=pair_weights,
+                         n_classes=n_classes, seed=seed)
         if mode == "paper" and buffer is not None:
             raise ValueError("mode='paper' is Alg. 1 with the full history (Lemma 4); use mode='ledger' "
                              "with a buffer")
@@ -222,7 +223,10 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
     def model(self) -> np.ndarray:
         """A copy of the last **released** model (the data-independent start before the first release)."""
         self._require_dim()
-        return self._as_visible(self._log.visible())
+        return self._as_visible(self._model_flat())
+
+    def _model_flat(self) -> np.ndarray:
+        return self._log.visible()
 
     @property
     def released_models(self) -> np.ndarray:
@@ -232,7 +236,9 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         a ``learn_many`` block that crosses several release rounds makes each available here."""
         self._require_dim()
         size = self._task.param_size(self._dim)
-        return self._log.released(size).reshape((-1,) + self._task.visible_shape(self._dim))
+        shape = self._task.visible_shape(self._dim)
+        # A learned threshold (the last entry of each release) is not part of the visible matrix.
+        return self._log.released(size)[:, :int(np.prod(shape))].reshape((-1,) + shape)
 
     @property
     def n_releases(self) -> int:

@@ -291,6 +291,19 @@ class StreamLearner:
         """A copy of the model a user may see (subclasses decide which one)."""
         raise NotImplementedError
 
+    @property
+    def threshold_(self) -> float:
+        """The metric's threshold b: the visible model's when b is learned, else the fixed one (metric
+        task only; docs/algorithms.md#metric-threshold)."""
+        if self._task.name != "metric":
+            raise AttributeError("threshold_ is for task='metric'")
+        self._require_dim()
+        return self._task.threshold(self._model_flat(), self._dim)
+
+    def _model_flat(self) -> np.ndarray:
+        """The visible parameter, flat (subclasses that keep one)."""
+        raise NotImplementedError
+
     def _as_visible(self, flat: np.ndarray) -> np.ndarray:
         """A parameter as users see it: the vector (AUC) or the d×d matrix (metric task)."""
         return self._task.visible(flat, self._dim)

@@ -6,15 +6,18 @@ Two tasks share every other part of a learner (kernels aside):
   labels are ±1, the release noise is N(0, σ²I);
 * :class:`MetricTask`, metric learning: the parameter is a symmetric d×d matrix W (kept flat, row
   major, so that its Frobenius norm is the vector's ℓ2 norm) in one of the constraint sets of
-  :mod:`onpair.matrix_geometry`, labels are class labels of any type, and the release noise is the
-  symmetric noise that makes σ·N the Gaussian mechanism for a Frobenius-norm sensitivity
-  (:func:`onpair.matrix_geometry.symmetric_noise`).
+  :mod:`onpair.matrix_geometry`, followed by the threshold b when it is learned (the set is then
+  C × [low, high], the norm ‖(W, b)‖² = ‖W‖²_F + b²); labels are class labels of any type, and the
+  release noise is the symmetric noise that makes σ·N the Gaussian mechanism for a Frobenius-norm
+  sensitivity (:func:`onpair.matrix_geometry.symmetric_noise`), with one more standard normal for b.
 
 A task object is immutable and holds only public settings; :func:`make_task` is the one place that
 turns the learners' ``task``/``constraint`` parameters into one.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -23,7 +26,7 @@ from ..geometry import random_point_in_ball
 from ..losses import get_loss
 from ..matrix_geometry import (CONSTRAINTS, as_square_symmetric, constraint_code, constraint_diameter,
                                identity_center, project_matrix_flat, random_symmetric_point, symmetric_noise)
-from ..metric_losses import get_metric_loss
+from ..metric_losses import PAPER_TERMS, get_metric_loss
 
 TASKS = ("auc", "metric")
 
@@ -74,6 +77,9 @@ class AUCTask:
     def default_center(self, dim: int, radius: float) -> np.ndarray:
         return np.zeros(dim)
 
+    def zero_center(self, dim: int) -> np.ndarray:
+        return np.zeros(dim)
+
     def project(self, flat: np.ndarray, dim: int, radius: float) -> np.ndarray:
         """Π_C of a flat parameter (a new array)."""
         out = np.array(flat, dtype=np.float64, copy=True)
@@ -112,34 +118,59 @@ class MetricTask:
     ----------
     constraint : int
         Code of the constraint set (:data:`onpair.matrix_geometry.CONSTRAINTS`).
+    terms : PairTerms, optional
+        The threshold (fixed, or learned in [low, high]) and the pair weights
+        (:class:`onpair.metric_losses.PairTerms`); default the papers' (b = 1, uniform).
 
     Examples
     --------
     >>> task = make_task("metric", "psd")
     >>> task.param_size(3), round(task.diameter(1.0), 6)
     (9, 1.414214)
+    >>> from onpair.metric_losses import PairTerms
+    >>> learned = make_task("metric", "psd", PairTerms(0.0, 1.0))
+    >>> learned.param_size(3), round(learned.diameter(1.0), 6)   # √(2 + 1)
+    (10, 1.732051)
     """
 
     name = "metric"
     centers = ("identity", "zero")
 
-    def __init__(self, constraint: int):
+    def __init__(self, constraint: int, terms=PAPER_TERMS):
         self.constraint = int(constraint)
+        self.terms = terms
+
+    @property
+    def learned(self) -> bool:
+        return self.terms.learned
+
+    def _with_threshold(self, matrix: np.ndarray, b=None) -> np.ndarray:
+        """A flat matrix, followed by b (default: the middle of its interval) when b is learned."""
+        if not self.learned:
+            return matrix
+        return np.append(matrix, 0.5 * (self.terms.low + self.terms.high) if b is None else b)
+
+    def threshold(self, flat: np.ndarray, dim: int) -> float:
+        """The threshold b of a parameter: its last entry when learned, else the fixed value."""
+        return float(flat[dim * dim]) if self.learned else float(self.terms.low)
 
     def get_loss(self, loss):
         return get_metric_loss(loss)
 
     def param_size(self, dim: int) -> int:
-        """Entries of the parameter: d² (a flat symmetric matrix)."""
-        return dim * dim
+        """Entries of the parameter: d² (a flat symmetric matrix), and b when learned."""
+        return dim * dim + (1 if self.learned else 0)
 
     def diameter(self, radius: float) -> float:
-        """The Frobenius diameter of the constraint set."""
-        return constraint_diameter(self.constraint, radius)
+        """The diameter of the set: of C in the Frobenius norm, of C × [low, high] with a learned b."""
+        matrix = constraint_diameter(self.constraint, radius)
+        if not self.learned:
+            return matrix
+        return math.hypot(matrix, self.terms.high - self.terms.low)
 
     def visible(self, flat: np.ndarray, dim: int) -> np.ndarray:
-        """The parameter as users see it: the d×d matrix."""
-        return flat.reshape(dim, dim)
+        """The parameter as users see it: the d×d matrix (b: :meth:`threshold`)."""
+        return flat[:dim * dim].reshape(dim, dim)
 
     def visible_shape(self, dim: int) -> tuple:
         return (dim, dim)
@@ -147,21 +178,52 @@ class MetricTask:
     def noise(self, rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
         """``count`` standard symmetric noise matrices as flat rows (isotropic in the Frobenius norm)."""
         if count == 0:
-            return np.zeros((0, dim * dim))
-        return symmetric_noise(rng, count, dim)
+            return np.zeros((0, self.param_size(dim)))
+        if not self.learned:
+            return symmetric_noise(rng, count, dim)
+        # (W, b): each release draws its d² + 1 standard normals consecutively, so that a block of k
+        # releases uses the random stream exactly as k single releases do (learn_one = learn_many).
+        # W's part is symmetrised as in symmetric_noise; b's is one more standard normal coordinate,
+        # so the whole is isotropic in ‖(W, b)‖.
+        Z = rng.standard_normal((count, dim * dim + 1))
+        square = Z[:, :dim * dim].reshape(count, dim, dim)
+        noise = np.empty((count, dim * dim + 1))
+        noise[:, :dim * dim] = (0.5 * (square + np.transpose(square, (0, 2, 1)))).reshape(count, dim * dim)
+        noise[:, dim * dim] = Z[:, dim * dim]
+        return noise
 
     def random_point(self, rng: np.random.Generator, dim: int, radius: float) -> np.ndarray:
-        return random_symmetric_point(rng, dim, radius, self.constraint)
+        matrix = random_symmetric_point(rng, dim, radius, self.constraint)
+        return self._with_threshold(matrix, rng.uniform(self.terms.low, self.terms.high) if self.learned else None)
 
     def default_center(self, dim: int, radius: float) -> np.ndarray:
-        return identity_center(dim, radius, self.constraint)
+        """The scaled identity, and b₀ the middle of b's interval when b is learned."""
+        return self._with_threshold(identity_center(dim, radius, self.constraint))
+
+    def zero_center(self, dim: int) -> np.ndarray:
+        """W₀ = 0 (the paper's centre), b₀ the middle of b's interval when b is learned."""
+        return self._with_threshold(np.zeros(dim * dim))
+
+    def given_center(self, matrix_flat: np.ndarray, dim: int, radius: float) -> np.ndarray:
+        """A public W₀ (flat, already checked inside C), with b₀ the middle of its interval if learned."""
+        return self._with_threshold(matrix_flat)
 
     def project(self, flat: np.ndarray, dim: int, radius: float) -> np.ndarray:
-        return project_matrix_flat(flat, dim, radius, self.constraint)
+        """Π onto C (× [low, high] with a learned b): a new array."""
+        p = dim * dim
+        matrix = project_matrix_flat(flat[:p], dim, radius, self.constraint)
+        if not self.learned:
+            return matrix
+        return np.append(matrix, min(max(float(flat[p]), self.terms.low), self.terms.high))
 
     def membership_error(self, flat: np.ndarray, dim: int, radius: float):
         """Why a restored parameter cannot be a point of C, or None: it must lie in the Frobenius ball
         (the loss constants assume |h| ≤ 4R), be symmetric, and be what the projection can produce."""
+        if self.learned:
+            b = float(flat[dim * dim])
+            if not self.terms.low <= b <= self.terms.high:
+                return f"has a threshold {b!r} outside [{self.terms.low!r}, {self.terms.high!r}]"
+            flat = flat[:dim * dim]
         if float(np.linalg.norm(flat)) > radius * (1.0 + 1e-9):
             return f"lies outside the ball of radius {radius!r}"
         matrix = flat.reshape(dim, dim)
@@ -186,13 +248,17 @@ class MetricTask:
         return [label]
 
     def settings(self) -> dict:
-        return {"task": "metric", "constraint": self.constraint}
+        settings = {"task": "metric", "constraint": self.constraint}
+        if self.terms != PAPER_TERMS:  # the papers' terms add nothing: files written before them still match
+            settings.update(threshold=[self.terms.low, self.terms.high],
+                            pair_weights=[self.terms.same_weight, self.terms.different_weight])
+        return settings
 
 
 AUC = AUCTask()
 
 
-def make_task(task="auc", constraint=None):
+def make_task(task="auc", constraint=None, terms=None):
     """The task object for the learners' ``task`` and ``constraint`` parameters.
 
     Raises
@@ -203,7 +269,8 @@ def make_task(task="auc", constraint=None):
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     if task == "metric":
-        return MetricTask(constraint_code("frobenius" if constraint is None else constraint))
+        return MetricTask(constraint_code("frobenius" if constraint is None else constraint),
+                          PAPER_TERMS if terms is None else terms)
     if constraint not in (None, "l2"):
         raise ValueError(f"constraint={constraint!r} is for task='metric' (one of {sorted(CONSTRAINTS)}); "
                          "the AUC task's constraint set is the l2 ball")
