@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._config import NJIT_OPTIONS
+from .bounds import _map_box_row
 
 
 def block_length(d: int) -> int:
@@ -119,6 +120,41 @@ def _statistics_row(z, code, weights, row):
         for l in range(k + 1, d):
             row[idx] = mw * root2 * xk * z[l]
             idx += 1
+
+
+@njit(**NJIT_OPTIONS)
+def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
+    """One raw record through the public box map and into its contribution v(z): the compiled
+    :func:`onpair.bounds._map_box_row` then :func:`_statistics_row`, in one call (the learners' single-record
+    path; the same arithmetic as the two, so the same row bit for bit).
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    lower, upper : ndarray of float64, shape (d,)
+        The public box; read only.
+    half_scale : ndarray of float64, shape (d,)
+        1/((upper − lower)·√d); read only.
+    code : int
+        The record's class code, in [0, C).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    z : ndarray of float64, shape (d,)
+        Scratch, overwritten with the mapped record.
+    row : ndarray of float64, shape (C·q,)
+        Overwritten with v(z) when False is returned; left as it was when True is returned.
+
+    Returns
+    -------
+    bool
+        True when the record lies outside the box or is not finite (nothing written to ``row``: the
+        caller's general path clips, counts and validates); False when ``row`` holds v(z).
+    """
+    if _map_box_row(x, lower, upper, half_scale, z):
+        return True
+    _statistics_row(z, code, weights, row)
+    return False
 
 
 @njit(**NJIT_OPTIONS)

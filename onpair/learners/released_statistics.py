@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._statistics_kernels import _add_rows, _statistics_row, block_length, statistics_rows
+from .._statistics_kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
 from ..privacy.continual import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics import statistics_sensitivity
 from .statistics_model import class_statistics
@@ -66,6 +66,7 @@ class ReleasedStatistics:
         self._cache = None  # (n_seen, count_floor, ClassStatistics)
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
+        self._z = np.zeros(self.dim)  # and its mapped record
 
     @classmethod
     def build(cls, *, dim, n_classes, weights, rho, mechanism="toeplitz", band=None, horizon=None):
@@ -114,6 +115,22 @@ class ReleasedStatistics:
             self._n_exact += 1
         else:
             self.mechanism.add_one(self._row, rng)
+
+    def add_box_one(self, x: np.ndarray, box, code: int, rng) -> bool:
+        """One raw record inside the public box ``box`` = (lower, upper, half-scale) rows
+        (:meth:`onpair.bounds.FeatureBounds.box_rows`): exactly :meth:`add_one` of its mapped row, in one
+        compiled call for the map and the row. Returns False, with nothing changed and no noise drawn,
+        when the record is outside the box or not finite (the caller's general path then clips,
+        counts and validates it)."""
+        lower, upper, half_scale = box
+        if _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row):
+            return False
+        if self.mechanism is None:
+            self.exact += self._row
+            self._n_exact += 1
+        else:
+            self.mechanism.add_one(self._row, rng)
+        return True
 
     # -- releases ----------------------------------------------------------------------------------
     def estimate(self) -> np.ndarray:
