@@ -263,7 +263,9 @@ class OnPairStats(StreamLearner):
         -------
         self
         """
-        label = self._task.label_one(y, self._t)
+        # ±1 as given (the wrapper's labels) is valid as it is; anything else goes through the task's checks
+        label = y if type(y) is int and (y == 1 or y == -1) and self._classes is None else \
+            self._task.label_one(y, self._t)
         stats = self._stats
         if (stats is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self._dim,)
                 and self._bounds.kind == "box" and not self._read_only and not self._capacity_reached()):

@@ -370,7 +370,8 @@ class PrefixSumMechanism(abc.ABC):
         """
         if not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (self._dim,)
                 and v.flags.c_contiguous and _row_within(v, MAX_ENTRY)
-                and self._n_seen < self.capacity and isinstance(rng, np.random.Generator)):
+                and self._n_seen < (MAX_RECORDS if self._horizon is None else self._horizon)
+                and isinstance(rng, np.random.Generator)):
             V = self._check_block(v, name="v")  # raises with the reason (a vector of another shape included)
             _check_rng(rng)
             self._feed(np.ascontiguousarray(V), rng, None)

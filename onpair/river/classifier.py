@@ -330,12 +330,12 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         start = count - count % step
         model = inner.model
         # (learner, the counts [start, start + step) that read this model, the model, its norm, the
-        # single-record scorer's scratch row (1, d) and its (d,) view, the box map's rows or None)
+        # single-record scorer's scratch row, the box map's rows or None)
         bounds = inner.feature_bounds
         box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
-        row = np.empty((1, model.shape[0]))
-        self._cache = (inner, start, start + step, model, float(np.linalg.norm(model)), row, row[0], box)
-        return model, self._cache[4]
+        norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
+        self._cache = (inner, start, start + step, model, norm, np.empty(model.shape[0]), box)
+        return model, norm
 
     def _probabilities(self, block):
         """p = (1 + s/‖w‖)/2 with s = wᵀφ(x) under the last released model w (‖φ(x)‖ ≤ 1)."""
@@ -348,16 +348,17 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     def _probability_one(self, vector) -> float:
         """:meth:`_probabilities` of one checked row, in Python floats (the per-record path): the same
-        score (a 1 × d product, as ``decision_function`` computes it), the same IEEE operations after it."""
+        score (the dot product of the mapped row and the model: what a 1 × d product computes, as in
+        ``decision_function``), the same IEEE operations after it."""
         model, norm = self._released()
         if norm == 0.0:
             return 0.5
-        _, _, _, _, _, row, inside, box = self._cache
-        # The record mapped into a (1, d) scratch row when it lies inside the box (as map_one would map it),
-        # else by map_one: the same row, then the same product.
-        if box is None or vector.shape != inside.shape or _map_box_row(vector, box[0], box[1], box[2], inside):
-            row = self._inner.feature_bounds.map_one(vector)[None, :]
-        ratio = float((row @ model)[0]) / norm
+        _, _, _, _, _, row, box = self._cache
+        # The record mapped into a scratch row when it lies inside the box (as map_one would map it), else by
+        # map_one: the same row. Its product with the model is the dot product a 1 × d matmul makes.
+        if box is None or vector.shape != row.shape or _map_box_row(vector, box[0], box[1], box[2], row):
+            row = self._inner.feature_bounds.map_one(vector)
+        ratio = float(row.dot(model)) / norm
         return (1.0 + min(1.0, max(-1.0, ratio))) / 2.0
 
     def predict_proba_one(self, x, **kwargs):
@@ -367,7 +368,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             if not isinstance(x, dict):
                 raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return {negative: 0.5, positive: 0.5}
-        vector, _, _ = self._records.vector(x, "record to predict")
+        found = self._records.fast_vector(x)  # None: the general path decides (and says why)
+        vector = (found or self._records.vector(x, "record to predict"))[0]
         p = self._probability_one(vector)
         return {negative: 1.0 - p, positive: p}
 
