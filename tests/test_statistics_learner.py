@@ -21,8 +21,9 @@ import naive_statistics as naive
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair._statistics_kernels import (_auc_square_model, _cholesky_solve, _decode_statistics, block_length,
-                                        statistics_rows)
+from onpair._statistics_kernels import (_auc_square_model, _box_statistics_row, _cholesky_solve, _decode_statistics,
+                                        _statistics_row, block_length, statistics_rows)
+from onpair.bounds import FeatureBounds
 from onpair.learners.statistics_model import (auto_ridge, class_statistics, pairwise_square_model,
                                               within_class_metric)
 from onpair.privacy.statistics import same_label_sensitivity_squared, statistics_sensitivity
@@ -99,6 +100,33 @@ def test_sensitivity_refuses_bad_weights():
 
 
 # -- kernels against their twins ----------------------------------------------------------------------
+@pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (6, 3)])
+def test_box_statistics_row_matches_the_numpy_twin(d, C):
+    """The fused single-record kernel: the box map then v(z), as the twin computes them, and the two compiled
+    steps bit for bit; a record outside the box (or NaN) is refused with the row left as it was."""
+    rng = np.random.default_rng(40 + d)
+    lower, upper = rng.uniform(-2.0, 0.0, size=d), rng.uniform(0.5, 3.0, size=d)
+    bounds = FeatureBounds(lower=lower, upper=upper)
+    box = bounds.box_rows(d)
+    weights = np.array(WEIGHTS)
+    for i in range(30):
+        x = rng.uniform(lower, upper)
+        code = int(rng.integers(0, C))
+        z, row = np.empty(d), np.full(C * block_length(d), np.nan)
+        assert not _box_statistics_row(x, *box, code, weights, z, row)
+        twin_z = (2.0 * x - lower - upper) / ((upper - lower) * np.sqrt(d))  # the documented map, in NumPy
+        np.testing.assert_allclose(z, twin_z, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(row, naive.contribution(twin_z, code, C, WEIGHTS), rtol=1e-12, atol=1e-14)
+        expected = np.empty_like(row)
+        _statistics_row(bounds.map_one(x), code, weights, expected)
+        assert row.tobytes() == expected.tobytes()
+        outside = x.copy()
+        outside[i % d] = [upper[i % d] + 1e-9, lower[i % d] - 1.0, np.nan][i % 3]
+        untouched = row.copy()
+        assert _box_statistics_row(outside, *box, code, weights, z, row)
+        assert row.tobytes() == untouched.tobytes()
+
+
 @pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (5, 4)])
 def test_rows_and_decoding_match_the_numpy_twin(d, C):
     rng = np.random.default_rng(d)
