@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._config import NJIT_OPTIONS
-from .bounds import _map_box_row
+from .bounds import _clip_box_row
 
 
 def block_length(d: int) -> int:
@@ -124,9 +124,9 @@ def _statistics_row(z, code, weights, row):
 
 @njit(**NJIT_OPTIONS)
 def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
-    """One raw record through the public box map and into its contribution v(z): the compiled
-    :func:`onpair.bounds._map_box_row` then :func:`_statistics_row`, in one call (the learners' single-record
-    path; the same arithmetic as the two, so the same row bit for bit).
+    """One raw record through the public box map (clipped to the box) and into its contribution v(z): the
+    compiled :func:`onpair.bounds._clip_box_row` then :func:`_statistics_row`, in one call (the learners'
+    single-record path; the same arithmetic as the two, so the same row bit for bit).
 
     Parameters
     ----------
@@ -143,18 +143,18 @@ def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
     z : ndarray of float64, shape (d,)
         Scratch, overwritten with the mapped record.
     row : ndarray of float64, shape (C·q,)
-        Overwritten with v(z) when False is returned; left as it was when True is returned.
+        Overwritten with v(z) unless −1 is returned (then left as it was).
 
     Returns
     -------
-    bool
-        True when the record lies outside the box or is not finite (nothing written to ``row``: the
-        caller's general path clips, counts and validates); False when ``row`` holds v(z).
+    int
+        0 for a record inside the box, 1 for one clipped to it, −1 for one holding NaN or ±inf (nothing
+        written to ``row``: the caller's general path reports it).
     """
-    if _map_box_row(x, lower, upper, half_scale, z):
-        return True
-    _statistics_row(z, code, weights, row)
-    return False
+    status = _clip_box_row(x, lower, upper, half_scale, z)
+    if status >= 0:
+        _statistics_row(z, code, weights, row)
+    return status
 
 
 @njit(**NJIT_OPTIONS)

@@ -116,21 +116,26 @@ class ReleasedStatistics:
         else:
             self.mechanism.add_one(self._row, rng)
 
-    def add_box_one(self, x: np.ndarray, box, code: int, rng) -> bool:
-        """One raw record inside the public box ``box`` = (lower, upper, half-scale) rows
-        (:meth:`onpair.bounds.FeatureBounds.box_rows`): exactly :meth:`add_one` of its mapped row, in one
-        compiled call for the map and the row. Returns False, with nothing changed and no noise drawn,
-        when the record is outside the box or not finite (the caller's general path then clips,
-        counts and validates it)."""
+    def add_box_one(self, x: np.ndarray, box, code: int, rng, clip: bool = False) -> int:
+        """One raw record and the public box ``box`` = (lower, upper, half-scale) rows
+        (:meth:`onpair.bounds.FeatureBounds.box_rows`): exactly :meth:`add_one` of its mapped row (clipped
+        to the box, as :meth:`onpair.bounds.FeatureBounds.transform` maps it), in one compiled call for the
+        map and the row.
+
+        Returns 0 for a record inside the box (added), 1 for one outside it (added, clipped, only when
+        ``clip`` is true) and −1 for one holding NaN or ±inf; a record outside the box without ``clip``, or
+        not finite, changes nothing and draws no noise (the caller's general path then clips, counts,
+        warns or refuses)."""
         lower, upper, half_scale = box
-        if _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row):
-            return False
+        status = _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row)
+        if status < 0 or (status > 0 and not clip):
+            return status
         if self.mechanism is None:
             self.exact += self._row
             self._n_exact += 1
         else:
             self.mechanism.add_one(self._row, rng)
-        return True
+        return status
 
     # -- releases ----------------------------------------------------------------------------------
     def estimate(self) -> np.ndarray:

@@ -61,7 +61,7 @@ import warnings
 import numpy as np
 from river import base, utils
 
-from ..bounds import _map_box_row
+from ..bounds import _clip_box_row
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
 from ..learners.stream import BOUNDS_ADVICE
@@ -354,9 +354,9 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         if norm == 0.0:
             return 0.5
         _, _, _, _, _, row, box = self._cache
-        # The record mapped into a scratch row when it lies inside the box (as map_one would map it), else by
-        # map_one: the same row. Its product with the model is the dot product a 1 × d matmul makes.
-        if box is None or vector.shape != row.shape or _map_box_row(vector, box[0], box[1], box[2], row):
+        # The record mapped (clipped to the box) into a scratch row, as map_one maps it; map_one itself for a
+        # norm bound. Its product with the model is the dot product a 1 × d matmul makes.
+        if box is None or vector.shape != row.shape or _clip_box_row(vector, box[0], box[1], box[2], row) < 0:
             row = self._inner.feature_bounds.map_one(vector)
         ratio = float(row.dot(model)) / norm
         return (1.0 + min(1.0, max(-1.0, ratio))) / 2.0
