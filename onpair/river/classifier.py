@@ -368,7 +368,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             if not isinstance(x, dict):
                 raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return {negative: 0.5, positive: 0.5}
-        found = self._records.fast_vector(x)  # None: the general path decides (and says why)
+        found = self._records.fast_vector(x, remember=True)  # for a learn_one of the same dict; None: the
+        # general path decides (and says why)
         vector = (found or self._records.vector(x, "record to predict"))[0]
         p = self._probability_one(vector)
         return {negative: 1.0 - p, positive: p}

@@ -74,12 +74,9 @@ class RecordMapper:
         self.feature_set = frozenset(order) if order is not None else frozenset()
         if order is None:
             self._getter = None
-        elif len(order) == 1:
-            key = order[0]
-            self._getter = lambda x: (x[key],)
         else:
-            self._getter = operator.itemgetter(*order)
-        # The last record converted by the fast path: (its values, the float64 vector made of them). A
+            self._getter = operator.itemgetter(*order)  # a tuple of values, a single value for one key
+        # A conversion remembered for the next one only: (the values, the float64 vector made of them). A
         # predict_proba_one then learn_one of the same dict convert it once (see fast_vector).
         self._last = None
 
@@ -116,17 +113,19 @@ class RecordMapper:
         missing = len(x) - len(unknown) < len(order)
         return np.array(values, dtype=np.float64), unknown, missing
 
-    def fast_vector(self, x):
+    def fast_vector(self, x, remember=False):
         """:meth:`vector` in the fixed order of a plain dict holding every declared key with values of the
         common exact types, finite; None where the general path must decide (it reads, checks and counts
         the same record in full).
 
-        The conversion is remembered for the next call: when every value of the next record is the very
-        same object as in the last one (identity, not equality: a value replaced by an equal one of
-        another type is checked again), the vector is the same, and so is the result of the checks. The
-        values are immutable numbers held by the memo, so their identities cannot be reused by other
-        objects meanwhile; which dict holds them does not matter (the keys are the declared ones, all
-        present, and the undeclared ones are read again from the record each time)."""
+        With ``remember``, the conversion is kept for the **next** call only, whatever that call is: when
+        every value of the next record is the very same object as in this one (identity, not equality:
+        a value replaced by an equal one of another type is checked again), its vector is this one, and
+        so is the result of the checks. The values are immutable numbers held by the memo, so their
+        identities cannot be reused by other objects meanwhile; which dict holds them does not matter
+        (the declared keys are all present, and the undeclared ones are read from each record). So
+        ``predict_proba_one`` then ``learn_one`` of the same dict convert it once, and the mapper holds
+        no record's values after the ``learn_one``."""
         getter = self._getter
         if getter is None or type(x) is not dict:
             return None
@@ -134,12 +133,16 @@ class RecordMapper:
             values = getter(x)
         except KeyError:  # a declared key is missing: read as 0 and counted by the general path
             return None
+        if len(self.order) == 1:
+            values = (values,)
         unknown = _NO_KEYS if len(x) == len(values) else x.keys() - self.feature_set
         if unknown and self.raise_unknown:
             return None
         last = self._last
-        if last is not None and all(map(operator.is_, values, last[0])):
-            return last[1], unknown, False
+        if last is not None:
+            self._last = None
+            if all(map(operator.is_, values, last[0])):
+                return last[1], unknown, False
         try:
             fast = set(map(type, values)) <= _FAST_TYPES and math.isfinite(sum(values))
         except (TypeError, OverflowError):
@@ -147,7 +150,8 @@ class RecordMapper:
         if not fast:
             return None
         vector = np.array(values, dtype=np.float64)
-        self._last = (values, vector)
+        if remember:
+            self._last = (values, vector)
         return vector, unknown, False
 
     # -- a data frame ------------------------------------------------------------------------------
