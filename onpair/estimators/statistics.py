@@ -5,7 +5,7 @@ sums and second moments of its class, :mod:`onpair._statistics_kernels`), adds o
 calibrated to the proven sensitivity (:func:`onpair.privacy.statistics.statistics_sensitivity`) with the
 analytic Gaussian mechanism, and computes the model from that single release
 (:mod:`onpair.learners.statistics_model`): the exact minimiser of the regularised pairwise square loss
-over all opposite-label pairs (AUC), the centroid difference, or the within-class-whitening metric.
+over all opposite-label pairs (AUC), the centroid difference, or the discriminant metric.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 
 from .._statistics_kernels import statistics_rows
 from ..learners.statistics import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
-from ..learners.statistics_model import (auto_ridge, centroid_model, class_statistics, pairwise_square_model,
-                                         within_class_metric)
+from ..learners.statistics_model import (auto_ridge, centroid_model, class_statistics, discriminant_metric,
+                                         discriminant_ridge, pairwise_square_model, within_class_metric)
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
@@ -32,8 +32,8 @@ class OffPairStats(PairwiseEstimator):
     One Gaussian release of the per-class counts, sums and second moments (sensitivity Δ of one record,
     proven in :mod:`onpair.privacy.statistics`; σ from the analytic Gaussian mechanism), then, as
     post-processing, the minimiser of the regularised pairwise square loss over all opposite-label pairs
-    ``coef_ ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (AUC), the centroid difference, or for the metric task
-    ``coef_ = (S_w + λI)⁻¹``. No iterate, no pass order: the result depends on the data only through
+    ``coef_ ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (AUC), the centroid difference, or for the metric task the
+    discriminant metric (docs/algorithms.md#discriminant-metric) or ``coef_ = (S_w + λI)⁻¹``. No iterate, no pass order: the result depends on the data only through
     the released statistics.
 
     Parameters
@@ -41,8 +41,10 @@ class OffPairStats(PairwiseEstimator):
     epsilon, delta : float, default 1.0 and 1e-5
         (ε, δ)-DP of the released statistics (and so of ``coef_``).
     task : {"auc", "metric"}, default "auc"
-    model_type : {"square", "centroid", "whitening"}, optional
-        Default "square" (AUC), "whitening" (metric task).
+    model_type : {"square", "centroid", "discriminant", "whitening"}, optional
+        Default "square" (AUC), "discriminant" (metric task: Fisher's discriminant directions scaled by the
+        within-class spread, :func:`onpair.learners.statistics_model.discriminant_metric`; "whitening" is
+        the inverse regularised within-class covariance).
     lam : float or "auto", default "auto"
         The ridge; "auto" is 10⁻³ plus the noise ridge computed from the release (public), as for
         :class:`onpair.OnPairStats`.
@@ -119,11 +121,18 @@ class OffPairStats(PairwiseEstimator):
         else:
             variance = 0.0
         stats = class_statistics(total, n_classes, dim, weights, variance)
-        lam = self.lam if not isinstance(self.lam, str) else auto_ridge(stats)
+        if not isinstance(self.lam, str):
+            lam = self.lam
+        elif kind == "discriminant":
+            lam = discriminant_ridge(stats)
+        else:
+            lam = auto_ridge(stats)
         if kind == "centroid":
             coef = centroid_model(stats)
         elif kind == "square":
             coef = pairwise_square_model(stats, lam)
+        elif kind == "discriminant":
+            coef = discriminant_metric(stats, lam).reshape(-1)
         else:
             coef = within_class_metric(stats, lam).reshape(-1)
         extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}

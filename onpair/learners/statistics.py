@@ -5,7 +5,7 @@ Instead of perturbing an iterate at a few release rounds (OnPairStrC), the learn
 continual-release mechanism whose zCDP cost is fixed once for the whole stream
 (:mod:`onpair.privacy.continual`). The model at any round is post-processing of the latest release:
 the exact minimiser of the regularised pairwise square loss over all opposite-label pairs seen (AUC
-task), or a within-class-whitening metric (metric task). No record is stored, each round costs
+task), or a discriminant metric (metric task). No record is stored, each round costs
 O(k) = O(C·d²), and the model is useful from the first few hundred records on
 (docs/algorithms.md#continual-release, docs/continual_release.md).
 """
@@ -25,14 +25,14 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.statistics import statistics_sensitivity
 from .released_statistics import MECHANISMS, ReleasedStatistics
 from .._statistics_kernels import _auc_square_model
-from .statistics_model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, pairwise_square_model,
-                               within_class_metric)
+from .statistics_model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, discriminant_metric,
+                               discriminant_ridge, pairwise_square_model, within_class_metric)
 from .stream import StreamLearner
 from .task import make_task
 
 #: Models of the AUC task and of the metric task.
 AUC_MODELS = ("square", "centroid")
-METRIC_MODELS = ("whitening",)
+METRIC_MODELS = ("discriminant", "whitening")
 #: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
 #: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
 DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
@@ -77,8 +77,9 @@ class OnPairStats(StreamLearner):
     and its model is computed from that release alone: for the AUC task the minimiser of the
     regularised pairwise square loss over every opposite-label pair seen,
     ``w ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (``model_type="square"``) or the centroid difference
-    ``μ₊ − μ₋`` (``model_type="centroid"``); for the metric task the within-class-whitening metric
-    ``W = (S_w + λI)⁻¹``. The budget is spent once for the whole stream; ``privacy_report()`` has one
+    ``μ₊ − μ₋`` (``model_type="centroid"``); for the metric task the discriminant metric (Fisher's
+    directions between the class means, scaled by the within-class spread; docs/algorithms.md#discriminant-metric)
+    or the within-class-whitening metric ``W = (S_w + λI)⁻¹``. The budget is spent once for the whole stream; ``privacy_report()`` has one
     row per tree level or factorisation.
 
     Parameters
@@ -93,8 +94,10 @@ class OnPairStats(StreamLearner):
     classes : sequence of labels, optional
         The **public** class domain of the metric task (required there); every label must be one of
         them. The AUC task's domain is always {negative, positive}.
-    model_type : {"square", "centroid", "whitening"}, optional
-        Default "square" (AUC) and "whitening" (metric task).
+    model_type : {"square", "centroid", "discriminant", "whitening"}, optional
+        Default "square" (AUC) and "discriminant" (metric task: Fisher's discriminant directions scaled by
+        the within-class spread, :func:`onpair.learners.statistics_model.discriminant_metric`;
+        "whitening" is the inverse regularised within-class covariance).
     lam : float or "auto", default "auto"
         The ridge λ. "auto" = 10⁻³ plus the spectral norm the noise of the released covariances is
         expected to reach (computed from the noise scale and the released counts, so it is itself
@@ -348,10 +351,13 @@ class OnPairStats(StreamLearner):
         return self._stats.class_statistics()
 
     def ridge(self) -> float:
-        """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public)."""
+        """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public): the expected
+        spectral norm of the covariances' noise (AUC and ``"whitening"``), or the noise standard deviation of
+        one diagonal entry of the pooled within-class covariance (``"discriminant"``)."""
         if self._lam is not None:
             return self._lam
-        return auto_ridge(self.class_statistics())
+        stats = self.class_statistics()
+        return discriminant_ridge(stats) if self._model_kind == "discriminant" else auto_ridge(stats)
 
     @property
     def model(self) -> np.ndarray:
@@ -368,6 +374,8 @@ class OnPairStats(StreamLearner):
                 model = centroid_model(stats)
             elif self._model_kind == "square":
                 model = pairwise_square_model(stats, self.ridge())
+            elif self._model_kind == "discriminant":
+                model = discriminant_metric(stats, self.ridge())
             else:
                 model = within_class_metric(stats, self.ridge())
             self._model_cache = (key, model)

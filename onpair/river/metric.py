@@ -14,7 +14,7 @@ import math
 import numpy as np
 from river import base
 
-from ..learners import OnPairC, OnPairStrC, PairwiseGIGA
+from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..matrix_geometry import metric_factor
 from .lineage import Lineage
 from .records import RecordMapper, has_array_bounds, sorted_keys
@@ -27,8 +27,8 @@ METRIC_BASES = ("sqrt", "eigen")
 
 def _metric_learner(learner, name="learner"):
     """``learner`` if it is an onpair online learner with ``task="metric"``, else a ValueError."""
-    if not isinstance(learner, (OnPairStrC, OnPairC, PairwiseGIGA)):
-        raise ValueError(f"{name} must be an onpair online learner (OnPairStrC, OnPairC or PairwiseGIGA) "
+    if not isinstance(learner, (OnPairStats, OnPairStrC, OnPairC, PairwiseGIGA)):
+        raise ValueError(f"{name} must be an onpair online learner (OnPairStats, OnPairStrC, OnPairC or PairwiseGIGA) "
                          f"with task='metric', got {type(learner).__name__}")
     if learner.task != "metric":
         raise ValueError(f"{name} has task={learner.task!r}: a learned metric needs a learner built with "
@@ -86,8 +86,10 @@ class _ReleasedMetric:
 class MetricTransformer(base.SupervisedTransformer, base.Transformer):
     """A metric learned online (privately or not) as a river supervised transformer.
 
-    Wraps an online learner built with ``task="metric"`` (:class:`onpair.OnPairStrC`,
-    :class:`onpair.OnPairC`, or the non-private :class:`onpair.PairwiseGIGA`), which learns a
+    Wraps an online learner built with ``task="metric"`` (:class:`onpair.OnPairStats`, whose
+    discriminant metric from continually released class statistics is the recommended private choice,
+    :class:`onpair.OnPairStrC`, :class:`onpair.OnPairC`, or the non-private
+    :class:`onpair.PairwiseGIGA`), which learns a
     symmetric d×d matrix W from labelled records (any class labels: records of one class should be
     close). ``learn_one(x, y)`` feeds the learner; ``transform_one(x)`` maps x so that the Euclidean
     distance between two outputs is the learned metric ``√((φ(a) − φ(b))ᵀ W₊ (φ(a) − φ(b)))``, with
@@ -114,7 +116,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
 
     Parameters
     ----------
-    learner : OnPairStrC, OnPairC or PairwiseGIGA
+    learner : OnPairStats, OnPairStrC, OnPairC or PairwiseGIGA
         A learner built with ``task="metric"``; its ``bounds`` must be **public** (never computed
         from the data). The transformer learns through it (it is not copied).
     features : sequence, optional
