@@ -331,7 +331,11 @@ class PairwiseEstimator:
 
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
-        return roc_auc(y == self.classes_[1], self.decision_function(X))
+        scores = self.decision_function(X)
+        if y.ndim != 1 or y.shape[0] != scores.shape[0]:
+            raise ValueError(f"y must hold one label per record of X: X has {scores.shape[0]} records, y has shape "
+                             f"{y.shape}")
+        return roc_auc(y == self.classes_[1], scores)
 
 
 def _codes_in_public_classes(y, classes, metric):
