@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._config import NJIT_OPTIONS
+from .bounds import _clip_box_row
 
 
 def block_length(d: int) -> int:
@@ -119,6 +120,41 @@ def _statistics_row(z, code, weights, row):
         for l in range(k + 1, d):
             row[idx] = mw * root2 * xk * z[l]
             idx += 1
+
+
+@njit(**NJIT_OPTIONS)
+def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
+    """One raw record through the public box map (clipped to the box) and into its contribution v(z): the
+    compiled :func:`onpair.bounds._clip_box_row` then :func:`_statistics_row`, in one call (the learners'
+    single-record path; the same arithmetic as the two, so the same row bit for bit).
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    lower, upper : ndarray of float64, shape (d,)
+        The public box; read only.
+    half_scale : ndarray of float64, shape (d,)
+        1/((upper − lower)·√d); read only.
+    code : int
+        The record's class code, in [0, C).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    z : ndarray of float64, shape (d,)
+        Scratch, overwritten with the mapped record.
+    row : ndarray of float64, shape (C·q,)
+        Overwritten with v(z) unless −1 is returned (then left as it was).
+
+    Returns
+    -------
+    int
+        0 for a record inside the box, 1 for one clipped to it, −1 for one holding NaN or ±inf (nothing
+        written to ``row``: the caller's general path reports it).
+    """
+    status = _clip_box_row(x, lower, upper, half_scale, z)
+    if status >= 0:
+        _statistics_row(z, code, weights, row)
+    return status
 
 
 @njit(**NJIT_OPTIONS)

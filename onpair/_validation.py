@@ -144,6 +144,12 @@ def as_feature_vector(x, n_features, stream_offset: int, name: str = "x") -> np.
 
 def binary_label(value, index: int, stream_offset: int, name: str = "y") -> int:
     """Map one label to ±1: accepts {-1, +1}, {0, 1} and booleans; anything else is an error."""
+    kind = type(value)
+    if kind is int or kind is bool:  # the common labels, before the abstract-class checks below
+        if value == 1:
+            return 1
+        if value == 0 or value == -1:
+            return -1
     if isinstance(value, (bool, np.bool_)):
         return 1 if value else -1
     if isinstance(value, numbers.Real):

@@ -60,6 +60,44 @@ def _map_box_row(x, lower, upper, half_scale, out):
     return False
 
 
+@njit(**NJIT_OPTIONS)
+def _clip_box_row(x, lower, upper, half_scale, out):
+    """One finite record through the box map, clipped to the box first: the same floating-point
+    operations as :meth:`FeatureBounds.transform` (``(2·clip(x, lower, upper) − lower − upper)·half_scale``)
+    for one row, and the same as :func:`_map_box_row` for a record inside the box.
+
+    Parameters
+    ----------
+    x : float64 array of shape (d,)
+        The raw record (read only).
+    lower, upper : float64 arrays of shape (d,)
+        The public box, lower < upper (read only).
+    half_scale : float64 array of shape (d,)
+        1/((upper − lower)·√d), half the map's scale (read only).
+    out : float64 array of shape (d,)
+        Written in place with the mapped record, in [−1/√d, 1/√d]^d; unspecified when −1 is returned.
+
+    Returns
+    -------
+    int
+        0 when the record lies inside the box, 1 when it was clipped to it, −1 when an entry is NaN or
+        ±inf (the caller's general path reports it).
+    """
+    status = 0
+    for k in range(x.shape[0]):
+        v = x[k]
+        if not (abs(v) < np.inf):  # NaN compares false
+            return -1
+        if v < lower[k]:
+            v = lower[k]
+            status = 1
+        elif v > upper[k]:
+            v = upper[k]
+            status = 1
+        out[k] = (2.0 * v - lower[k] - upper[k]) * half_scale[k]
+    return status
+
+
 class FeatureBounds:
     """Public bounds on the features and the map onto a domain of diameter 2.
 
@@ -194,10 +232,12 @@ class FeatureBounds:
         >>> FeatureBounds(lower=0.0, upper=1.0).map_one(np.array([1.0, 2.0])).round(4).tolist()
         [0.7071, 0.7071]
         """
-        z = self.map_inside(x)
-        if z is None:
-            z = self.transform(x[None, :])[0][0]
-        return z
+        if self.kind == "box" and x.dtype == np.float64 and x.ndim == 1:
+            lower, upper, half_scale = self.box_rows(x.shape[0])
+            z = np.empty(x.shape[0])
+            if _clip_box_row(x, lower, upper, half_scale, z) >= 0:
+                return z
+        return self.transform(x[None, :])[0][0]
 
     def to_dict(self) -> dict:
         if self.kind == "norm":

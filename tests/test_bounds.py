@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from onpair import FeatureBounds
+from onpair.bounds import _clip_box_row
 
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=150)
 TOL = 1e-12
@@ -266,3 +267,28 @@ def test_norm_bound_tiny_and_huge_records_raise_no_floating_point_warning():
         assert clipped.tolist() == [False, False] and np.all(np.isfinite(Z))
         Z, clipped = FeatureBounds(norm=1e-8).transform(np.array([[1e305, 0.0]]))
         assert clipped.tolist() == [True] and Z.tolist() == [[1.0, 0.0]]
+
+
+@pytest.mark.parametrize("d", [1, 3, 8])
+def test_clip_box_row_matches_the_numpy_twin_and_transform(d):
+    """The compiled single-record map with clipping: the documented formula in NumPy, and transform's row
+    bit for bit (so the single-record paths that use it release what the block path releases); 0 inside,
+    1 clipped, −1 for NaN or ±inf."""
+    rng = np.random.default_rng(70 + d)
+    lower, upper = rng.uniform(-3.0, 0.0, size=d), rng.uniform(0.1, 2.0, size=d)
+    bounds = FeatureBounds(lower=lower, upper=upper)
+    box = bounds.box_rows(d)
+    for i in range(200):
+        x = rng.uniform(lower - 1.0, upper + 1.0) if i % 2 else rng.uniform(lower, upper)
+        out = np.empty(d)
+        status = _clip_box_row(x, *box, out)
+        outside = bool(np.any((x < lower) | (x > upper)))
+        assert status == int(outside)
+        twin = (2.0 * np.minimum(np.maximum(x, lower), upper) - lower - upper) / ((upper - lower) * math.sqrt(d))
+        np.testing.assert_allclose(out, twin, rtol=1e-13, atol=1e-15)
+        Z, clipped = bounds.transform(x[None, :])
+        assert out.tobytes() == Z[0].tobytes() and clipped[0] == outside
+        for bad in (np.nan, np.inf, -np.inf):
+            broken = x.copy()
+            broken[i % d] = bad
+            assert _clip_box_row(broken, *box, out) == -1

@@ -24,9 +24,11 @@ from scipy import stats
 
 import naive_continual as naive
 from onpair.privacy import continual
+from onpair.privacy._continual_kernels import _toeplitz_record
 from onpair.privacy.continual import (
     MAX_RECORDS,
     BandedToeplitz,
+    EpochTrees,
     PrefixSumMechanism,
     TreeAggregation,
     sqrt_toeplitz_coefficients,
@@ -165,6 +167,41 @@ def test_toeplitz_matches_naive(band, horizon):
     np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose([mech.variance(t) for t in range(1, T + 1)], var, rtol=1e-10)
     assert np.array_equal(mech.estimate(), out[-1])
+
+
+@pytest.mark.parametrize("band", [1, 2, 5, 8, 64])
+def test_toeplitz_single_record_kernel_matches_naive_and_the_block_kernel(band):
+    """_toeplitz_record, the single-record path's kernel, fed record by record: the released prefixes of the
+    matrix twin, and the block kernel's state bit for bit."""
+    T, k = 70, 4
+    V, Z = data(T, k, seed=11), data(T, k, seed=12)
+    mech = make(BandedToeplitz, dim=k, band=band)
+    block = make(BandedToeplitz, dim=k, band=band)
+    block._apply(V, Z.copy())
+    sigma = mech.describe()["sigma"]
+    expected, _ = naive.toeplitz_prefixes(V, mech.describe()["band_used"], sigma, Z)
+    for t in range(1, T + 1):
+        _toeplitz_record(V[t - 1].copy(), Z[t - 1].copy(), t, mech._c, mech._ring, mech._prefix_sum, mech._noise_sum)
+        mech._n_seen = t
+        np.testing.assert_allclose(mech.estimate(), expected[t - 1], rtol=1e-10, atol=1e-10)
+    for name in ("_ring", "_prefix_sum", "_noise_sum"):
+        assert getattr(mech, name).tobytes() == getattr(block, name).tobytes()
+
+
+@pytest.mark.parametrize("cls, kwargs", CONFIGS + [(EpochTrees, dict())], ids=IDS + ["EpochTrees"])
+def test_add_one_equals_add_block_bit_for_bit(cls, kwargs):
+    """The single-record path (add_one) draws the same normals and reaches the same state as add_block."""
+    V = data(150, 3, seed=21)
+    whole, block_rng = make(cls, **kwargs), np.random.default_rng(5)
+    whole.add_block(V, block_rng)
+    ones, rng = make(cls, **kwargs), np.random.default_rng(5)
+    for v in V:
+        ones.add_one(v.copy(), rng)
+    assert ones.n_seen == 150 and ones.estimate().tobytes() == whole.estimate().tobytes()
+    assert rng.bit_generator.state == block_rng.bit_generator.state  # the same normals drawn, no more
+    _, a = ones.to_state()
+    _, b = whole.to_state()
+    assert all(a[name].tobytes() == b[name].tobytes() for name in a)
 
 
 def test_sqrt_coefficients_square_to_the_ones_matrix():

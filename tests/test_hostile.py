@@ -380,6 +380,14 @@ def test_scoring_a_fitted_estimator_on_hostile_data(name, data):
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_scoring_with_a_label_count_that_differs_from_the_records_names_both(name):
+    """A failing example hypothesis found (one record, three labels): the message names X and y."""
+    est = fitted(name)
+    with pytest.raises(ValueError, match=r"X has 1 records.*y has shape \(3,\)"):
+        est.score(np.zeros((1, est.n_features_in_)), [-1, 1, -1])
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_unfitted_estimator_says_so(name):
     est = ESTIMATORS[name]()
     for method, args in [("decision_function", (good_data()[0],)), ("predict", (good_data()[0],)),

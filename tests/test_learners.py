@@ -348,6 +348,31 @@ def test_learn_one_fast_path_equals_the_block_path_with_clipped_records_and_rele
     assert single.privacy_report() == block.privacy_report()
 
 
+@pytest.mark.parametrize("kwargs", [dict(bounds=(0, 1)), dict(bounds=(0, 1), mechanism="epochs"), dict(norm_bound=1.5),
+                                    dict(bounds=(0, 1), private=False)])
+def test_statistics_learn_one_equals_the_block_path_with_clipped_records(kwargs):
+    """OnPairStats.learn_one takes a compiled single-record path for records inside the box and, once the
+    clipping warning has been issued, for clipped ones: the block path's releases bit for bit, one warning."""
+    from onpair import OnPairStats
+
+    X, y = _data(23)
+    X = X.copy()
+    X[5::17, 1] = 1.5  # outside the box: clipped
+    X[9::31, 2] = -0.25
+    with pytest.warns(UserWarning, match="clipped") as caught:
+        single = OnPairStats(seed=2, **kwargs)
+        for xi, yi in zip(X, y):
+            single.learn_one(xi, yi)
+    assert sum("clipped" in str(w.message) for w in caught) == 1
+    with pytest.warns(UserWarning, match="clipped"):
+        block = OnPairStats(seed=2, **kwargs).learn_many(X, y)
+    assert single.model.tobytes() == block.model.tobytes()
+    assert single.privacy_report() == block.privacy_report() and single.privacy_report()["n_clipped"] > 0
+    with pytest.raises(ValueError):
+        single.learn_one(np.array([0.5, np.nan, 0.5, 0.5]), 1)
+    assert single.n_seen == 300 and single.model.tobytes() == block.model.tobytes()
+
+
 def test_no_public_entry_point_touches_numpy_global_random_state():
     """Randomness hygiene across the library: learners, estimators and the river wrapper draw from their
     own SeedSequence children only."""

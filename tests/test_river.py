@@ -29,7 +29,7 @@ from river import checks, datasets, evaluate, linear_model, metrics
 import onpair
 from onpair import FeatureBounds
 from onpair.river import PrivatePairwiseClassifier
-from onpair.river.records import MAX_UNKNOWN_NAMES
+from onpair.river.records import MAX_UNKNOWN_NAMES, RecordMapper
 
 SEED = 11
 PHISHING = list(datasets.Phishing())
@@ -650,3 +650,78 @@ def test_released_models_of_the_default_learner_says_what_it_releases():
     model = fed(PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=0), records(20))
     with pytest.raises(AttributeError, match="class statistics"):
         model.released_models
+
+
+# -- the per-record conversion, remembered between predict_proba_one and learn_one ----------------------
+def test_a_remembered_conversion_is_never_used_for_a_changed_record():
+    """The mapper may remember a conversion for the next one; a record whose values changed in any way (a
+    new value, a value of another type, a missing key) is read and checked again, undeclared keys are read
+    from each record, and a remembered conversion serves once."""
+    mapper = RecordMapper(["a", "b"])
+    x = {"a": 0.5, "b": 0.25}
+
+    def remembered_then_again():
+        first = mapper.fast_vector(x, remember=True)
+        assert mapper._last is not None
+        return first, mapper.vector(x, "record 1")
+
+    first, (again, unknown, missing) = remembered_then_again()
+    assert again is first[0] and again.tolist() == [0.5, 0.25] and not unknown and not missing
+    assert mapper._last is None  # served once: the mapper holds no record's values now
+    mapper.fast_vector(x, remember=True)
+    x["a"] = 0.75  # mutated between two calls (predict then learn)
+    assert mapper.vector(x, "record 1")[0].tolist() == [0.75, 0.25]
+    assert first[0].tolist() == [0.5, 0.25]  # an array already handed out is not changed either
+    mapper.fast_vector(x, remember=True)
+    x["a"] = "0.75"  # a string: refused, however the last record looked
+    with pytest.raises(TypeError, match=r"x\['a'\] = '0.75'"):
+        mapper.vector(x, "record 1")
+    x["a"] = 0.75
+    mapper.fast_vector(x, remember=True)
+    x["a"] = True  # equal to 1.0 but not the same object: converted again
+    assert mapper.vector(x, "record 1")[0].tolist() == [1.0, 0.25]
+    x["c"] = 3.0
+    assert remembered_then_again()[1][1] == {"c"}
+    mapper.fast_vector(x, remember=True)
+    del x["c"]
+    x["d"] = 4.0  # the same values, another undeclared key
+    assert mapper.vector(x, "record 1")[1] == {"d"}
+    mapper.fast_vector(x, remember=True)
+    del x["b"]
+    values, unknown, missing = mapper.vector(x, "record 1")
+    assert values.tolist() == [1.0, 0.0] and unknown == {"d"} and missing
+    strict = RecordMapper(["a", "b"], unknown_features="raise")
+    y = {"a": 0.5, "b": 0.25}
+    strict.fast_vector(y, remember=True)
+    y["e"] = 1.0
+    with pytest.raises(ValueError, match="'e'"):
+        strict.vector(y, "record 2")
+    single = RecordMapper(["a"])
+    assert single.fast_vector({"a": 2}, remember=True)[0].tolist() == [2.0]
+    assert pickle.loads(pickle.dumps(single)).vector({"a": 3.0}, "record 3")[0].tolist() == [3.0]
+
+
+def test_predict_then_learn_of_a_dict_mutated_in_between_learns_the_new_values():
+    """predict_proba_one, then the caller changes the dict, then learn_one: the model learns what the dict
+    holds at learn_one, exactly as a twin that only learned it."""
+    records = list(datasets.Phishing())[:300]
+    seen = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=4)
+    twin = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=4)
+    for i, (x, y) in enumerate(records):
+        x = dict(x)
+        seen.predict_proba_one(x)
+        if i % 3 == 0:
+            x["age_of_domain"] = 1 - x["age_of_domain"]
+        if i % 7 == 1:  # not the first record, whose keys fix the feature order
+            x["unlisted"] = 1.0
+        seen.learn_one(x, y)
+        twin.learn_one(dict(x), y)
+    assert seen.model.tobytes() == twin.model.tobytes() and seen._records._last is None  # no record kept
+    assert seen.privacy_report()["n_unknown_feature_records"] == twin.privacy_report()["n_unknown_feature_records"] > 0
+    x = dict(records[0][0])
+    seen.predict_proba_one(x)
+    x["age_of_domain"] = float("nan")
+    n = seen.n_seen
+    with pytest.raises(ValueError, match="finite"):
+        seen.learn_one(x, True)
+    assert seen.n_seen == n and seen.model.tobytes() == twin.model.tobytes()

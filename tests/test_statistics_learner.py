@@ -21,8 +21,9 @@ import naive_statistics as naive
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair._statistics_kernels import (_auc_square_model, _cholesky_solve, _decode_statistics, block_length,
-                                        statistics_rows)
+from onpair._statistics_kernels import (_auc_square_model, _box_statistics_row, _cholesky_solve, _decode_statistics,
+                                        _statistics_row, block_length, statistics_rows)
+from onpair.bounds import FeatureBounds
 from onpair.learners.statistics_model import (auto_ridge, class_statistics, pairwise_square_model,
                                               within_class_metric)
 from onpair.privacy.statistics import same_label_sensitivity_squared, statistics_sensitivity
@@ -99,6 +100,40 @@ def test_sensitivity_refuses_bad_weights():
 
 
 # -- kernels against their twins ----------------------------------------------------------------------
+@pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (6, 3)])
+def test_box_statistics_row_matches_the_numpy_twin(d, C):
+    """The fused single-record kernel: the box map (clipping a record outside the box) then v(z), as the twin
+    computes them, and as FeatureBounds.transform and the row kernel compute them, bit for bit; a record
+    holding NaN or ±inf is refused with the row left as it was."""
+    rng = np.random.default_rng(40 + d)
+    lower, upper = rng.uniform(-2.0, 0.0, size=d), rng.uniform(0.5, 3.0, size=d)
+    bounds = FeatureBounds(lower=lower, upper=upper)
+    box = bounds.box_rows(d)
+    weights = np.array(WEIGHTS)
+    for i in range(60):
+        x = rng.uniform(lower, upper)
+        if i % 2:
+            x[i % d] = [upper[i % d] + 1e-9, lower[i % d] - 1.0, 1e300, -1e300][i % 4]
+        code = int(rng.integers(0, C))
+        z, row = np.empty(d), np.full(C * block_length(d), np.nan)
+        assert _box_statistics_row(x, *box, code, weights, z, row) == i % 2
+        clipped = np.minimum(np.maximum(x, lower), upper)
+        twin_z = (2.0 * clipped - lower - upper) / ((upper - lower) * np.sqrt(d))  # the documented map, in NumPy
+        np.testing.assert_allclose(z, twin_z, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(row, naive.contribution(twin_z, code, C, WEIGHTS), rtol=1e-12, atol=1e-14)
+        mapped, was_clipped = bounds.transform(x[None, :])
+        assert z.tobytes() == mapped[0].tobytes() == bounds.map_one(x).tobytes() and was_clipped[0] == i % 2
+        expected = np.empty_like(row)
+        _statistics_row(mapped[0], code, weights, expected)
+        assert row.tobytes() == expected.tobytes()
+        for bad in (np.nan, np.inf, -np.inf):
+            broken = x.copy()
+            broken[i % d] = bad
+            untouched = row.copy()
+            assert _box_statistics_row(broken, *box, code, weights, z, row) == -1
+            assert row.tobytes() == untouched.tobytes()
+
+
 @pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (5, 4)])
 def test_rows_and_decoding_match_the_numpy_twin(d, C):
     rng = np.random.default_rng(d)

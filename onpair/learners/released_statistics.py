@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._statistics_kernels import _add_rows, _statistics_row, block_length, statistics_rows
+from .._statistics_kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
 from ..privacy.continual import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics import statistics_sensitivity
 from .statistics_model import class_statistics
@@ -66,6 +66,7 @@ class ReleasedStatistics:
         self._cache = None  # (n_seen, count_floor, ClassStatistics)
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
+        self._z = np.zeros(self.dim)  # and its mapped record
 
     @classmethod
     def build(cls, *, dim, n_classes, weights, rho, mechanism="toeplitz", band=None, horizon=None):
@@ -114,6 +115,27 @@ class ReleasedStatistics:
             self._n_exact += 1
         else:
             self.mechanism.add_one(self._row, rng)
+
+    def add_box_one(self, x: np.ndarray, box, code: int, rng, clip: bool = False) -> int:
+        """One raw record and the public box ``box`` = (lower, upper, half-scale) rows
+        (:meth:`onpair.bounds.FeatureBounds.box_rows`): exactly :meth:`add_one` of its mapped row (clipped
+        to the box, as :meth:`onpair.bounds.FeatureBounds.transform` maps it), in one compiled call for the
+        map and the row.
+
+        Returns 0 for a record inside the box (added), 1 for one outside it (added, clipped, only when
+        ``clip`` is true) and −1 for one holding NaN or ±inf; a record outside the box without ``clip``, or
+        not finite, changes nothing and draws no noise (the caller's general path then clips, counts,
+        warns or refuses)."""
+        lower, upper, half_scale = box
+        status = _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row)
+        if status < 0 or (status > 0 and not clip):
+            return status
+        if self.mechanism is None:
+            self.exact += self._row
+            self._n_exact += 1
+        else:
+            self.mechanism.add_one(self._row, rng)
+        return status
 
     # -- releases ----------------------------------------------------------------------------------
     def estimate(self) -> np.ndarray:

@@ -266,18 +266,25 @@ class OnPairStats(StreamLearner):
         -------
         self
         """
-        label = self._task.label_one(y, self._t)
-        if (self._stats is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self._dim,)
-                and not self._read_only and not self._capacity_reached()):
-            # The common round without the block machinery: a record inside the box (NaN and ±inf fail the
-            # box test), a known class; the same row and the same noise as the block path, bit for bit.
-            z = self._bounds.map_inside(x)
+        # ±1 as given (the wrapper's labels) is valid as it is; anything else goes through the task's checks
+        label = y if type(y) is int and (y == 1 or y == -1) and self._classes is None else \
+            self._task.label_one(y, self._t)
+        stats = self._stats
+        if (stats is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self._dim,)
+                and self._bounds.kind == "box" and not self._read_only and not self._capacity_reached()):
+            # The common round without the block machinery: a finite record (clipped to the box once the
+            # clipping warning has been issued: the first clipped record takes the general path, which warns),
+            # a known class; the same row and the same noise as the block path, bit for bit.
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
-            if z is not None and code is not None:
-                self._stats.add_one(z, code, self._noise_rng)
-                self._t += 1
-                self._commit_budget()
-                return self
+            if code is not None:
+                clip = self._warned_clipping
+                status = stats.add_box_one(x, self._bounds.box_rows(self._dim), code, self._noise_rng, clip)
+                if status == 0 or (status == 1 and clip):
+                    self._t += 1
+                    self._n_clipped += status
+                    if not self._budget_committed:
+                        self._commit_budget()
+                    return self
         X = as_feature_vector(x, self._dim, self._t, name="x")
         return self._learn_block(X, self._task.single_block(label))
 

@@ -295,31 +295,54 @@ def _toeplitz_add_block(V, Z, t0, c, sigma, ring, prefix_sum, noise_sum, out):
     out : float64 (m, k) or (0, k)
         When it has m rows, row i receives S_t + σ·W_t after record t = t0+i+1.
     """
-    m, k = V.shape
-    R = ring.shape[0]
-    c0 = c[0]
+    m = V.shape[0]
     keep_out = out.shape[0] == m and m > 0
     for i in range(m):
-        t = t0 + i + 1
-        back = min(R, t - 1)
-        y = Z[i]
-        j = 1
-        while j + 3 <= back:
-            _subtract_four(y, c[j], ring[(t - 1 - j) % R], c[j + 1], ring[(t - 2 - j) % R],
-                           c[j + 2], ring[(t - 3 - j) % R], c[j + 3], ring[(t - 4 - j) % R])
-            j += 4
-        while j <= back:
-            _subtract_one(y, c[j], ring[(t - 1 - j) % R])
-            j += 1
-        if c0 != 1.0:
-            for q in range(k):
-                y[q] /= c0
-        if R > 0:
-            _copy_row(y, ring[(t - 1) % R])
-        _add_row(y, noise_sum)
-        _add_row(V[i], prefix_sum)
+        _toeplitz_record(V[i], Z[i], t0 + i + 1, c, ring, prefix_sum, noise_sum)
         if keep_out:
             _toeplitz_release(prefix_sum, noise_sum, sigma, out[i])
+
+
+@njit(**NJIT_OPTIONS)
+def _toeplitz_record(v, y, t, c, ring, prefix_sum, noise_sum):
+    """Feed record t to the banded square-root Toeplitz mechanism: the body of
+    :func:`_toeplitz_add_block` for one record (the block kernel calls it, so a record fed alone and in
+    a block go through the same floating-point operations).
+
+    Parameters
+    ----------
+    v : float64 (k,)
+        The record; read only.
+    y : float64 (k,)
+        Standard normals z_t; overwritten with Y_t = (z_t − Σ_j c_j Y_{t−j}) / c_0.
+    t : int
+        The record's position in the stream (t ≥ 1).
+    c : float64 (b,)
+        Band coefficients c_0 … c_{b−1} of C; read only.
+    ring : float64 (b−1, k)
+        State, updated in place: Y_s of the last b−1 records, Y_s in row (s−1) mod (b−1).
+    prefix_sum, noise_sum : float64 (k,)
+        State, updated in place: S_t = Σ_{s≤t} v_s and W_t = Σ_{s≤t} Y_s.
+    """
+    k = y.shape[0]
+    R = ring.shape[0]
+    c0 = c[0]
+    back = min(R, t - 1)
+    j = 1
+    while j + 3 <= back:
+        _subtract_four(y, c[j], ring[(t - 1 - j) % R], c[j + 1], ring[(t - 2 - j) % R],
+                       c[j + 2], ring[(t - 3 - j) % R], c[j + 3], ring[(t - 4 - j) % R])
+        j += 4
+    while j <= back:
+        _subtract_one(y, c[j], ring[(t - 1 - j) % R])
+        j += 1
+    if c0 != 1.0:
+        for q in range(k):
+            y[q] /= c0
+    if R > 0:
+        _copy_row(y, ring[(t - 1) % R])
+    _add_row(y, noise_sum)
+    _add_row(v, prefix_sum)
 
 
 @njit(**NJIT_OPTIONS)

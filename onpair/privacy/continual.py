@@ -47,6 +47,7 @@ from ._continual_kernels import (
     _first_row_beyond,
     _row_within,
     _toeplitz_add_block,
+    _toeplitz_record,
     _toeplitz_release,
     _toeplitz_variance_advance,
     _tree_add_block,
@@ -369,11 +370,17 @@ class PrefixSumMechanism(abc.ABC):
         """
         if not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (self._dim,)
                 and v.flags.c_contiguous and _row_within(v, MAX_ENTRY)
-                and self._n_seen < self.capacity and isinstance(rng, np.random.Generator)):
+                and self._n_seen < (MAX_RECORDS if self._horizon is None else self._horizon)
+                and isinstance(rng, np.random.Generator)):
             V = self._check_block(v, name="v")  # raises with the reason (a vector of another shape included)
             _check_rng(rng)
             self._feed(np.ascontiguousarray(V), rng, None)
             return
+        self._add_checked_one(v, rng)
+
+    def _add_checked_one(self, v, rng) -> None:
+        """:meth:`add_one` of a record that passed its checks (float64, C-contiguous, within ±MAX_ENTRY,
+        below the capacity). Subclasses may feed it without building a block of one."""
         Z = rng.standard_normal((self._noise_rows(self._n_seen, 1), self._dim))
         self._apply(v[None, :], Z)
 
@@ -849,6 +856,7 @@ class BandedToeplitz(PrefixSumMechanism):
         self._ring = np.zeros((self._band - 1, self.dim))
         self._prefix_sum = np.zeros(self.dim)
         self._noise_sum = np.zeros(self.dim)
+        self._normals = np.empty(self.dim)  # scratch: one record's normals (add_one), not state
         self._reset_tracker()
 
     @property
@@ -872,6 +880,14 @@ class BandedToeplitz(PrefixSumMechanism):
         _toeplitz_add_block(V, Z, self._n_seen, self._c, self._sigma, self._ring, self._prefix_sum,
                             self._noise_sum, np.empty((0, self.dim)) if out is None else out)
         self._n_seen += V.shape[0]
+
+    def _add_checked_one(self, v, rng) -> None:
+        # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
+        # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
+        normals = self._normals
+        rng.standard_normal(out=normals)
+        _toeplitz_record(v, normals, self._n_seen + 1, self._c, self._ring, self._prefix_sum, self._noise_sum)
+        self._n_seen += 1
 
     def estimate(self):
         """The released prefix estimate S_t + σ(BZ)_t at t = ``n_seen``: float64 (k,).

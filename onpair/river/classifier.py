@@ -61,6 +61,7 @@ import warnings
 import numpy as np
 from river import base, utils
 
+from ..bounds import _clip_box_row
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
 from ..learners.stream import BOUNDS_ADVICE
@@ -171,7 +172,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
                 f"Phishing), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
         self._labels = (False, True)  # (negative, positive): the first of each learned
         self._labels_fixed = [False, False]
-        self._cache = None  # (key, visible model, its norm) for predictions: see _released
+        self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._lineage = Lineage()
         self._lineage.add(self._inner)
 
@@ -267,14 +268,22 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         A failed call (bad value, bad label, undeclared key with ``unknown_features="raise"``, or an
         error of the learner) changes nothing and spends no budget.
         """
-        where = f"stream position {self._inner.n_seen + 1}"
-        sign, label = self._label(y, where)
+        if type(y) is bool:  # the common label, before _label's checks
+            sign, label = (1 if y else -1), y
+        else:
+            sign, label = self._label(y, f"stream position {self._inner.n_seen + 1}")
         records = self._records
-        order, feature_set = records.order_for(x, where)
-        vector, unknown, missing = records.vector(x, where, order, feature_set)
+        order = records.order
+        found = records.fast_vector(x)  # None: the general path decides (and says why)
+        if found is None:
+            where = f"stream position {self._inner.n_seen + 1}"
+            order, feature_set = records.order_for(x, where)
+            found = records.vector(x, where, order, feature_set)
+        vector, unknown, missing = found
         self._inner.learn_one(vector, sign)
         # Committed only once the learner has accepted the record.
-        records.commit(order, unknown, missing, 1)
+        if unknown or missing or records.order is None:
+            records.commit(order, unknown, missing, 1)
         if not self._labels_fixed[sign > 0]:
             self._commit_labels([(sign, label)])
 
@@ -312,14 +321,21 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         128, then at every 2^(⌊log₂ k⌋ − 6)-th release k: predictions use a released model at most 1/64
         of the stream old (post-processing of public releases, at a fraction of the cost)."""
         inner = self._inner
-        count = inner.n_releases if inner.private else inner.n_seen
-        if inner.private and count >= 128:
-            count -= count % (1 << (count.bit_length() - 7))
-        key = (id(inner), count)
-        if self._cache is None or self._cache[0] != key:
-            model = inner.model
-            self._cache = (key, model, float(np.linalg.norm(model)))
-        return self._cache[1], self._cache[2]
+        private = inner.private
+        count = inner.n_releases if private else inner.n_seen
+        cache = self._cache
+        if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
+            return cache[3], cache[4]
+        step = 1 << (count.bit_length() - 7) if private and count >= 128 else 1
+        start = count - count % step
+        model = inner.model
+        # (learner, the counts [start, start + step) that read this model, the model, its norm, the
+        # single-record scorer's scratch row, the box map's rows or None)
+        bounds = inner.feature_bounds
+        box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
+        norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
+        self._cache = (inner, start, start + step, model, norm, np.empty(model.shape[0]), box)
+        return model, norm
 
     def _probabilities(self, block):
         """p = (1 + s/‖w‖)/2 with s = wᵀφ(x) under the last released model w (‖φ(x)‖ ≤ 1)."""
@@ -332,11 +348,17 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     def _probability_one(self, vector) -> float:
         """:meth:`_probabilities` of one checked row, in Python floats (the per-record path): the same
-        score (a 1 × d product, as ``decision_function`` computes it), the same IEEE operations after it."""
+        score (the dot product of the mapped row and the model: what a 1 × d product computes, as in
+        ``decision_function``), the same IEEE operations after it."""
         model, norm = self._released()
         if norm == 0.0:
             return 0.5
-        ratio = float((self._inner.feature_bounds.map_one(vector)[None, :] @ model)[0]) / norm
+        _, _, _, _, _, row, box = self._cache
+        # The record mapped (clipped to the box) into a scratch row, as map_one maps it; map_one itself for a
+        # norm bound. Its product with the model is the dot product a 1 × d matmul makes.
+        if box is None or vector.shape != row.shape or _clip_box_row(vector, box[0], box[1], box[2], row) < 0:
+            row = self._inner.feature_bounds.map_one(vector)
+        ratio = float(row.dot(model)) / norm
         return (1.0 + min(1.0, max(-1.0, ratio))) / 2.0
 
     def predict_proba_one(self, x, **kwargs):
@@ -346,7 +368,9 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             if not isinstance(x, dict):
                 raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return {negative: 0.5, positive: 0.5}
-        vector, _, _ = self._records.vector(x, "record to predict")
+        found = self._records.fast_vector(x, remember=True)  # for a learn_one of the same dict; None: the
+        # general path decides (and says why)
+        vector = (found or self._records.vector(x, "record to predict"))[0]
         p = self._probability_one(vector)
         return {negative: 1.0 - p, positive: p}
 

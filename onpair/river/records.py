@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 
 import numpy as np
 from river import utils
@@ -37,6 +38,7 @@ UNKNOWN_FEATURE_POLICIES = ("ignore", "raise")
 MAX_UNKNOWN_NAMES = 100
 #: Exact value types taken by the fast path of the record conversion (others go through the checks).
 _FAST_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_})
+_NO_KEYS = frozenset()
 
 
 class RecordMapper:
@@ -61,11 +63,22 @@ class RecordMapper:
         if not isinstance(unknown_features, str) or unknown_features not in UNKNOWN_FEATURE_POLICIES:
             raise ValueError(f"unknown_features must be one of {UNKNOWN_FEATURE_POLICIES}, got {unknown_features!r}")
         self.raise_unknown = unknown_features == "raise"
-        self.order = check_features(features)
-        self.feature_set = frozenset(self.order) if self.order is not None else frozenset()
+        self._fix_order(check_features(features))
         self.n_unknown_records = 0
         self.unknown_names = {}  # insertion-ordered set, at most MAX_UNKNOWN_NAMES names
         self.n_missing_records = 0
+
+    def _fix_order(self, order) -> None:
+        """Set the feature order (a tuple or None) and what the fast path reads it with."""
+        self.order = order
+        self.feature_set = frozenset(order) if order is not None else frozenset()
+        if order is None:
+            self._getter = None
+        else:
+            self._getter = operator.itemgetter(*order)  # a tuple of values, a single value for one key
+        # A conversion remembered for the next one only: (the values, the float64 vector made of them). A
+        # predict_proba_one then learn_one of the same dict convert it once (see fast_vector).
+        self._last = None
 
     # -- one record --------------------------------------------------------------------------------
     def order_for(self, x, where):
@@ -76,7 +89,10 @@ class RecordMapper:
 
     def vector(self, x, where, order=None, feature_set=None, raise_unknown=None):
         """(values as a float64 array in ``order``, undeclared keys, whether a declared key is missing)."""
-        if order is None:
+        if order is None or order is self.order:
+            found = self.fast_vector(x) if raise_unknown is None or raise_unknown == self.raise_unknown else None
+            if found is not None:
+                return found
             order, feature_set = self.order, self.feature_set
         if raise_unknown is None:
             raise_unknown = self.raise_unknown
@@ -96,6 +112,47 @@ class RecordMapper:
             check_values(order, values, where)
         missing = len(x) - len(unknown) < len(order)
         return np.array(values, dtype=np.float64), unknown, missing
+
+    def fast_vector(self, x, remember=False):
+        """:meth:`vector` in the fixed order of a plain dict holding every declared key with values of the
+        common exact types, finite; None where the general path must decide (it reads, checks and counts
+        the same record in full).
+
+        With ``remember``, the conversion is kept for the **next** call only, whatever that call is: when
+        every value of the next record is the very same object as in this one (identity, not equality:
+        a value replaced by an equal one of another type is checked again), its vector is this one, and
+        so is the result of the checks. The values are immutable numbers held by the memo, so their
+        identities cannot be reused by other objects meanwhile; which dict holds them does not matter
+        (the declared keys are all present, and the undeclared ones are read from each record). So
+        ``predict_proba_one`` then ``learn_one`` of the same dict convert it once, and the mapper holds
+        no record's values after the ``learn_one``."""
+        getter = self._getter
+        if getter is None or type(x) is not dict:
+            return None
+        try:
+            values = getter(x)
+        except KeyError:  # a declared key is missing: read as 0 and counted by the general path
+            return None
+        if len(self.order) == 1:
+            values = (values,)
+        unknown = _NO_KEYS if len(x) == len(values) else x.keys() - self.feature_set
+        if unknown and self.raise_unknown:
+            return None
+        last = self._last
+        if last is not None:
+            self._last = None
+            if all(map(operator.is_, values, last[0])):
+                return last[1], unknown, False
+        try:
+            fast = set(map(type, values)) <= _FAST_TYPES and math.isfinite(sum(values))
+        except (TypeError, OverflowError):
+            return None
+        if not fast:
+            return None
+        vector = np.array(values, dtype=np.float64)
+        if remember:
+            self._last = (values, vector)
+        return vector, unknown, False
 
     # -- a data frame ------------------------------------------------------------------------------
     def block(self, frame, order, offset):
@@ -117,7 +174,7 @@ class RecordMapper:
     def commit(self, order, unknown, missing, n_records) -> None:
         """Fix the order (if it was not) and count ``n_records`` records with undeclared or missing keys."""
         if self.order is None:
-            self.order, self.feature_set = tuple(order), frozenset(order)
+            self._fix_order(tuple(order))
         if unknown:
             self.n_unknown_records += n_records
             if len(self.unknown_names) < MAX_UNKNOWN_NAMES:
@@ -140,8 +197,7 @@ class RecordMapper:
 
     def restore_counts(self, order, n_unknown, unknown_names, n_missing) -> None:
         """Counts read back from a snapshot (already checked by the caller)."""
-        self.order = None if order is None else tuple(order)
-        self.feature_set = frozenset(self.order or ())
+        self._fix_order(None if order is None else tuple(order))
         self.n_unknown_records, self.n_missing_records = n_unknown, n_missing
         self.unknown_names = dict.fromkeys(unknown_names[:MAX_UNKNOWN_NAMES])
 
