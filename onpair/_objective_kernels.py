@@ -11,7 +11,8 @@ Two objectives (docs/algorithms.md#objective-perturbation), both sums over recor
 The matrix products that turn these coefficients into gradients and Hessians are BLAS calls in
 :mod:`onpair.perturbed_objective`. Every formula is evaluated so that no exponential overflows:
 with ``q = 1/(1 + e^z)`` computed from ``e^(−|z|)``, ``φ(z) = log1p(e^(−|z|)) + max(−z, 0)``,
-``φ'(z) = −q`` and ``φ''(z) = q(1 − q)``.
+``φ'(z) = −q`` and ``φ''(z) = q(1 − q) = e^(−|z|)/(1 + e^(−|z|))²`` (the last form keeps its relative
+accuracy where q ≈ 1).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _logistic_point_terms(margins, slope_out, curvature_out):
             q = 1.0 / (1.0 + e)
             total += math.log1p(e) - z
         slope_out[i] = -q
-        curvature_out[i] = q * (1.0 - q)
+        curvature_out[i] = e / ((1.0 + e) * (1.0 + e))  # q(1 − q) without cancellation when q ≈ 1
     return total
 
 
@@ -94,5 +95,5 @@ def _pair_logistic_block(s, t, slope_out, curvature_out, row_loss_out):
                 q = 1.0 / (1.0 + e)
                 acc += math.log1p(e) - z
             slope_out[i, j] = -2.0 * q
-            curvature_out[i, j] = 4.0 * q * (1.0 - q)
+            curvature_out[i, j] = 4.0 * e / ((1.0 + e) * (1.0 + e))  # 4q(1 − q), no cancellation
         row_loss_out[i] = acc
