@@ -14,13 +14,16 @@ import warnings
 import numpy as np
 import pytest
 
-from onpair import GradientPerturbedGD, OffPairC, OffPairStrC, OnPairC, OnPairStrC, OutputPerturbedSGD, PairwiseGIGA
+from onpair import ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC, OffPairStrC, OnPairC, OnPairStrC, OutputPerturbedSGD, PairwiseGIGA
 
 ESTIMATORS = {
     "OffPairStrC": lambda: OffPairStrC(bounds=(0, 1), random_state=0),
     "OffPairC": lambda: OffPairC(bounds=(0, 1), random_state=0),
     "OutputPerturbedSGD": lambda: OutputPerturbedSGD(bounds=(0, 1), T=20, random_state=0),
     "GradientPerturbedGD": lambda: GradientPerturbedGD(bounds=(0, 1), T=2, random_state=0),
+    "ObjectivePerturbedLogistic": lambda: ObjectivePerturbedLogistic(bounds=(0, 1), random_state=0),
+    "ApproxMinimaPerturbedLogistic": lambda: ApproxMinimaPerturbedLogistic(bounds=(0, 1), objective="pairwise",
+                                                                           random_state=0),
 }
 LEARNERS = {
     "OnPairStrC": lambda: OnPairStrC(bounds=(0, 1), n=100, seed=0),

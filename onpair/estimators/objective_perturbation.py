@@ -144,7 +144,16 @@ class _PerturbedLogistic(PairwiseEstimator):
 
     # -- the released model ------------------------------------------------------------------------------
     def fit(self, X, y):
-        """Fit on ``X`` (n, d) with two-class labels ``y`` and release one private model (see the class)."""
+        """Fit on ``X`` (n, d) with two-class labels ``y`` and release one private model (see the class).
+
+        As every offline estimator's ``fit``: ``X`` needs at least 2 records (with 0 records or 1 a
+        ``ValueError``, and the estimator is left as it was); each call spends (ε, δ) again. The minimiser's
+        last coordinate is ``intercept_`` when an intercept is fitted.
+
+        Returns
+        -------
+        self
+        """
         super().fit(X, y)
         theta = self.coef_
         if self.privacy_report_["fit_intercept"]:
