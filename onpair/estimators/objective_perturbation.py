@@ -96,7 +96,7 @@ class _PerturbedLogistic(PairwiseEstimator):
         delta_objective = delta / 2.0 if amp else delta
         rank, trace = objective.curvature_rank, objective.curvature_trace
         smallest = smallest_regulariser(share * epsilon_objective, rank, trace)
-        regulariser = smallest if lam_requested is None else max(lam_requested / objective.scale, smallest)
+        regulariser = self._regulariser(smallest, lam_requested, objective.scale)
         raised = lam_requested is not None and lam_requested / objective.scale < smallest
         if raised and self.private:
             warnings.warn(f"lam = {lam_requested:g} is below the smallest value objective perturbation allows here "
@@ -106,8 +106,7 @@ class _PerturbedLogistic(PairwiseEstimator):
         epsilon_noise = epsilon_objective - epsilon_curvature
         rng = np.random.Generator(np.random.PCG64(seed_sequence))
         if self.private:
-            sigma = objective_noise_sigma(objective.gradient_sensitivity, epsilon_noise, delta_objective,
-                                          objective.noise_dim)
+            sigma = self._noise_sigma(objective, epsilon_noise, delta_objective)
             linear = sigma * rng.standard_normal(objective.dim)
         else:
             sigma, linear = 0.0, np.zeros(objective.dim)
@@ -141,6 +140,15 @@ class _PerturbedLogistic(PairwiseEstimator):
             "stopping_rule": f"‖∇J(θ)‖ ≤ {tolerance:.3g}", "solver_steps": steps, "gradient_norm": gradient_norm,
         }
         return theta, report
+
+    # Two seams, overridden only by the audit's deliberately broken variants (onpair.audit).
+    def _regulariser(self, smallest, requested, scale):
+        """Λ (sum units): the requested λ/scale, raised to the smallest value the condition allows."""
+        return smallest if requested is None else max(requested / scale, smallest)
+
+    def _noise_sigma(self, objective, epsilon_noise, delta):
+        """σ of b: :func:`onpair.perturbed_objective.objective_noise_sigma` for the objective's constants."""
+        return objective_noise_sigma(objective.gradient_sensitivity, epsilon_noise, delta, objective.noise_dim)
 
     # -- the released model ------------------------------------------------------------------------------
     def fit(self, X, y):
