@@ -4,16 +4,16 @@ Two estimators with scikit-learn's API, each for the **pointwise** logistic regr
 for a private AUC scorer, and for the **pairwise** AUC logistic loss of the rest of the library:
 
 * :class:`ObjectivePerturbedLogistic`: objective perturbation with Gaussian noise (Chaudhuri, Monteleoni and
-  Sarwate 2011, Alg. 2; Kifer, Smith and Thakurta 2012, the Gaussian variant). Release the exact minimiser
+  Sarwate 2011; Kifer, Smith and Thakurta 2012, the Gaussian variant). Release the exact minimiser
   of ``J(θ) = scale·[F(θ; D) + (Λ/2)‖θ‖² + bᵀθ]``, b ~ N(0, σ²I);
 * :class:`ApproxMinimaPerturbedLogistic`: approximate minima perturbation (Iyengar, Near, Song, Thakkar,
   Thakurta and Wang 2019, Alg. 1, "AMP"). Stop the solver as soon as ‖∇J(θ)‖ ≤ γ, then add output
   noise N(0, σ₂²I) for the distance to the exact minimiser.
 
 The constants are derived in :mod:`onpair.perturbed_objective` and docs/algorithms.md#objective-perturbation
-(the papers' own constants are looser: KST's Gaussian variant asks Λ ≥ rβ/ε and σ² = ζ²(8 log(2/δ) + 4ε)/ε²;
-the bound proven here is ε = s²/2 + s·q + r·log(1 + T/(rΛ)) with s = Δ_g/σ and q² the χ²_k upper-δ
-quantile, which needs less of both).
+(the bound proven there is ε = s²/2 + s·q + r·log(1 + T/(rΛ)) with s = Δ_g/σ, q² the χ²_k upper-δ
+quantile and T a bound on the trace of the replaced record's Hessian terms; it asks less than the seed's
+statements of the papers' constants, e.g. AMP's Λ ≥ rβ/(ε₁ − ε₃), see the docs).
 
 **Conditions on the regulariser.** The Jacobian of θ ↦ b costs ε_curv = r·log(1 + T/(rΛ)). With
 ``lam=None`` Λ is the smallest value for which ε_curv = ``curvature_share``·ε₁ (ε₁ = ε for objective
