@@ -199,14 +199,23 @@ def curvature_epsilon(regulariser: float, rank: int, trace: float) -> float:
 
 
 def smallest_regulariser(epsilon_curvature: float, rank: int, trace: float) -> float:
-    """The smallest Λ with r·log(1 + T/(rΛ)) ≤ ε_curv: Λ = T/(r·(e^(ε_curv/r) − 1)).
+    """The smallest Λ with r·log(1 + T/(rΛ)) ≤ ε_curv: Λ = T/(r·(e^(ε_curv/r) − 1)), never below 10⁻¹²·T.
+
+    The floor matters only for ε_curv/r > 27 (ε in the hundreds): any larger Λ is valid too (ε_curv only
+    falls), and the floor keeps the Newton system well conditioned where e^(ε_curv/r) would overflow.
 
     Examples
     --------
     >>> round(smallest_regulariser(math.log(2.0), 1, 0.5), 12)
     0.5
+    >>> smallest_regulariser(1e4, 1, 0.5)   # e^10000 overflows: the floor
+    5e-13
     """
-    return float(trace) / (float(rank) * math.expm1(float(epsilon_curvature) / float(rank)))
+    ratio = float(epsilon_curvature) / float(rank)
+    floor = 1e-12 * float(trace)
+    if ratio > 700.0:
+        return floor
+    return max(float(trace) / (float(rank) * math.expm1(ratio)), floor)
 
 
 def noise_quantile(delta: float, dim: int) -> float:

@@ -210,6 +210,21 @@ def test_curvature_and_regulariser_formulas_invert_each_other_and_match_hand_val
         assert curvature_epsilon(lam, rank, trace) == pytest.approx(eps, rel=1e-10)
 
 
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("kind", OBJECTIVES)
+@pytest.mark.parametrize("epsilon", [1e-8, 1e4])
+def test_extreme_epsilons_fit_within_their_claim(cls, kind, epsilon):
+    # ε = 10⁴: e^(ε_curv/r) overflows, Λ takes its floor 10⁻¹²·T (valid: ε_curv only falls); ε = 10⁻⁸: huge b.
+    X, y = _data(21, n=30, d=2)
+    if cls is ApproxMinimaPerturbedLogistic and epsilon == 1e-8:
+        with pytest.raises(ValueError, match="output_share"):  # 5 % of 10⁻⁸ cannot be calibrated
+            cls(epsilon=epsilon, delta=1e-4, objective=kind, norm_bound=1.0, random_state=0).fit(X, y)
+        return
+    r = cls(epsilon=epsilon, delta=1e-4, objective=kind, norm_bound=1.0, random_state=0).fit(X, y).privacy_report_
+    assert np.all(np.isfinite(r["releases"][0]["sigma"])) and r["epsilon_spent"] <= epsilon * (1 + 1e-9)
+    assert r["epsilon_curvature"] <= 0.1 * epsilon * (1 + 1e-9) and r["regulariser_sum_units"] > 0
+
+
 def test_noise_quantile_and_sigma_against_closed_forms():
     # χ²₂: P(X > x) = e^(−x/2), so q² = 2 log(1/δ); χ²₁: q is the two-sided normal quantile.
     for delta in (1e-2, 1e-5, 1e-9):

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..perturbed_objective import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseLogistic, curvature_epsilon,
                                    minimise, noise_quantile, objective_noise_sigma, smallest_regulariser)
-from ..privacy._checks import check_delta, check_epsilon
+from ..privacy._checks import EPSILON_RANGE, check_delta, check_epsilon
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
 from ._base import PairwiseEstimator, sklearn_feature_block
@@ -92,6 +92,9 @@ class _PerturbedLogistic(PairwiseEstimator):
                           "the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=4)
         objective = PointwiseLogistic(Z, signs, intercept) if self.objective == "pointwise" else PairwiseLogistic(Z, signs)
         epsilon_output = amp["share"] * epsilon if amp else 0.0
+        if amp and epsilon_output < EPSILON_RANGE[0]:
+            raise ValueError(f"output_share·epsilon = {epsilon_output:g} is below the smallest ε a Gaussian release "
+                             f"can be calibrated to ({EPSILON_RANGE[0]:g}): raise epsilon or output_share")
         epsilon_objective = epsilon - epsilon_output
         delta_objective = delta / 2.0 if amp else delta
         rank, trace = objective.curvature_rank, objective.curvature_trace
