@@ -331,7 +331,11 @@ class PairwiseEstimator:
 
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
-        return roc_auc(y == self.classes_[1], self.decision_function(X))
+        scores = self.decision_function(X)
+        if y.ndim != 1 or y.shape[0] != scores.shape[0]:
+            raise ValueError(f"X has {scores.shape[0]} records but y has shape {y.shape}: score needs one label "
+                             "per record")
+        return roc_auc(y == self.classes_[1], scores)
 
 
 def _codes_in_public_classes(y, classes, metric):
