@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(PY) bench/statistics_defaults.py
 	$(PY) bench/statistics_learners.py
 	$(PY) bench/metric_statistics.py
+	$(PY) bench/objective_perturbation.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -156,7 +156,9 @@ def merge(presets, runs: int, seed: int, write: bool) -> int:
     if failures:
         notes.append(f"- **Unexpected outcome** for: {', '.join(failures)}.")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    head = [line for line in body[:table[0]] if not line.startswith("- rows of ")]
+    # Keep the dates of earlier merges, except for rows this merge runs again.
+    head = [line for line in body[:table[0]] if not (
+        line.startswith("- rows of ") and set(line[len("- rows of "):line.index(":")].split(", ")) <= set(presets))]
     head.insert(1, f"- rows of {', '.join(presets)}: {stamp}; command: `bench/audit_table.py --presets "
                    f"{' '.join(presets)}` (the other rows and the computed notes are those of the date above)")
     if write:

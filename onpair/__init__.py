@@ -5,16 +5,20 @@ at every round), Huai et al.'s :class:`OnPairStrC` and :class:`OnPairC`, and the
 :class:`PairwiseGIGA`. Offline estimators with scikit-learn's API: :class:`OffPairStats` (one release of
 the class statistics), Huai et al.'s Alg. 3, 4
 :class:`OffPairStrC`, :class:`OffPairC`, Kang et al.'s :class:`GradientPerturbedGD` and Yang et al.'s
-:class:`OutputPerturbedSGD`. Accounting and mechanisms: :mod:`onpair.privacy`.
+:class:`OutputPerturbedSGD`; logistic regression (pointwise or pairwise) by objective perturbation,
+:class:`ObjectivePerturbedLogistic`, and approximate minima perturbation, :class:`ApproxMinimaPerturbedLogistic`.
+Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
 from .bounds import FeatureBounds
-from .estimators import GradientPerturbedGD, OffPairC, OffPairStats, OffPairStrC, OutputPerturbedSGD
+from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
+                         OffPairStats, OffPairStrC, OutputPerturbedSGD)
 from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from .persistence import load
 from .privacy import PrivacyBudgetExceeded, PrivacyWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "FeatureBounds", "PrivacyBudgetExceeded",
+__all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "ObjectivePerturbedLogistic",
+           "ApproxMinimaPerturbedLogistic", "FeatureBounds", "PrivacyBudgetExceeded",
            "PrivacyWarning", "load", "__version__"]

@@ -703,6 +703,79 @@ def _reference_setup(epsilon, delta, n, d, bounds):
     return make
 
 
+# -- objective perturbation and AMP -----------------------------------------------------------------------
+def _objective_setup(kind, cls_name, objective="pointwise"):
+    """ObjectivePerturbedLogistic (``cls_name="objpert"``) or ApproxMinimaPerturbedLogistic (``"amp"``) with its
+    defaults, read through the privacy loss of objective perturbation as claimed (:func:`_objective_loss`).
+
+    ``kind="noise0.05"``: broken, the σ of b is 5 % of the calibrated one; ``kind="lam0.01"``: broken, Λ is a
+    hundredth of the condition's smallest value with the noise of a valid run. Both reports still claim ε.
+    """
+
+    def build(epsilon, delta, n, d, bounds, neighbours):
+        from . import estimators
+
+        base = estimators.ObjectivePerturbedLogistic if cls_name == "objpert" else \
+            estimators.ApproxMinimaPerturbedLogistic
+        cls = base
+        if kind == "noise0.05":
+            class TooLittleNoise(base):
+                def _noise_sigma(self, *args):
+                    return 0.05 * super()._noise_sigma(*args)
+
+            cls = TooLittleNoise
+        elif kind == "lam0.01":
+            class RegulariserBelowTheCondition(base):
+                def _regulariser(self, smallest, requested, scale):
+                    return 0.01 * super()._regulariser(smallest, requested, scale)
+
+            cls = RegulariserBelowTheCondition
+        params = dict(epsilon=epsilon, delta=delta, bounds=bounds, objective=objective)
+        # The test is designed for the mechanism as claimed: Λ and σ of a correct run (public: they depend
+        # on n, d, ε and δ only), whatever the variant does.
+        claimed = base(random_state=0, **params).fit(*neighbours[1]).privacy_report_
+        loss = _objective_loss(claimed, objective, bounds, *neighbours)
+
+        def make(seed_sequence):
+            return cls(random_state=seed_sequence, **params), loss
+
+        return make
+
+    return build
+
+
+def _objective_loss(report, objective, bounds, D, D_prime):
+    """The release read as the privacy loss log p_D(θ) − log p_D′(θ) of objective perturbation as claimed.
+
+    The released θ (with the intercept, pointwise) has density ν(b_X(θ))·det(∇²F_X(θ) + ΛI) under data X,
+    b_X(θ) = −∇F_X(θ) − Λθ (:mod:`onpair.perturbed_objective`), so the log-ratio of the two densities is the
+    Neyman–Pearson test of D against D′ for objective perturbation, and a valid (if not optimal) test for AMP,
+    whose output noise it ignores. σ and Λ are those of ``report``."""
+    from .bounds import FeatureBounds
+    from .perturbed_objective import PairwiseLogistic, PointwiseLogistic
+
+    regulariser = report["regulariser_sum_units"]
+    sigma = report["releases"][0]["sigma"]
+    feature_map = FeatureBounds(*bounds)
+    intercept = report["fit_intercept"]
+    objectives = []
+    for X, y in (D, D_prime):
+        Z, _ = feature_map.transform(np.asarray(X, dtype=np.float64))
+        objectives.append(PointwiseLogistic(Z, y, intercept) if objective == "pointwise" else PairwiseLogistic(Z, y))
+
+    def log_density(f, theta):
+        _, gradient, hessian = f.terms(theta)
+        b = -gradient - regulariser * theta
+        return -float(b @ b) / (2.0 * sigma ** 2) + np.linalg.slogdet(hessian + regulariser * np.eye(theta.size))[1]
+
+    def release(estimator, X, y):
+        fitted = estimator.fit(X, y)
+        theta = np.append(fitted.coef_, fitted.intercept_) if intercept else fitted.coef_
+        return np.array([log_density(objectives[0], theta) - log_density(objectives[1], theta)])
+
+    return release
+
+
 # -- the learners on released class statistics -----------------------------------------------------
 #: Noise-only coordinates from which the release sequence's covariance over time is estimated.
 CONTRAST_SAMPLES = 20_000
@@ -859,6 +932,8 @@ class Preset:
     #: statistic is then the release projected on the direction learnt on the selection half
     #: (``audit(statistic=None)``): the continual presets, whose release is a k-vector of statistics.
     datasets: Callable | None = None
+    #: ``build`` also takes ``neighbours=(D, D_prime)``, for a release read through a test designed for them.
+    needs_neighbours: bool = False
 
 
 PRESETS = {p.name: p for p in (
@@ -923,6 +998,21 @@ PRESETS = {p.name: p for p in (
            datasets=statistics_neighbouring_datasets),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", _offpairstats_setup("noise0.1"),
            broken=True),
+    # Objective perturbation and AMP (seed 004), read through the claimed mechanism's privacy loss.
+    *(Preset(name, description, _objective_setup(kind, cls_name, objective), broken=kind is not None,
+             scalar_release=True, needs_neighbours=True)
+      for name, description, kind, cls_name, objective in (
+          ("objpert", "ObjectivePerturbedLogistic, pointwise logistic regression with intercept", None, "objpert",
+           "pointwise"),
+          ("objpert-pairwise", "ObjectivePerturbedLogistic, objective='pairwise' (AUC logistic loss)", None,
+           "objpert", "pairwise"),
+          ("amp", "ApproxMinimaPerturbedLogistic, pointwise, γ = 1e-6", None, "amp", "pointwise"),
+          ("amp-pairwise", "ApproxMinimaPerturbedLogistic, objective='pairwise', γ = 1e-6", None, "amp", "pairwise"),
+          ("objpert-noise0.05", "BROKEN: ObjectivePerturbedLogistic with σ of b × 0.05", "noise0.05", "objpert",
+           "pointwise"),
+          ("objpert-pairwise-noise0.05", "BROKEN: ObjectivePerturbedLogistic, pairwise, with σ of b × 0.05",
+           "noise0.05", "objpert", "pairwise"),
+      )),
 )}
 
 
@@ -953,7 +1043,8 @@ def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAUL
     root = np.random.SeedSequence([int(seed), zlib.crc32(algorithm.encode())])
     datasets = preset.datasets or (metric_neighbouring_datasets if preset.task == "metric" else neighbouring_datasets)
     D, D_prime, bounds, u = datasets(n, d, kind=data, seed=0)
-    make_mechanism = preset.build(float(epsilon), float(delta), int(n), int(d), bounds)
+    extra = {"neighbours": (D, D_prime)} if preset.needs_neighbours else {}
+    make_mechanism = preset.build(float(epsilon), float(delta), int(n), int(d), bounds, **extra)
     if preset.scalar_release:
         statistic = np.ones(1)
     elif preset.datasets is not None:

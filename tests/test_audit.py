@@ -191,6 +191,23 @@ BROKEN = [name for name, preset in PRESETS.items() if preset.broken]
 def test_presets_cover_every_private_algorithm():
     assert {"onpairstrc", "onpairc", "offpairstrc", "offpairc", "gradient", "sgd"} <= set(REAL)
     assert {"onpairstrc-noise0.1", "onpairstrc-internal", "offpairstrc-noise0.1"} <= set(BROKEN)
+    assert {"objpert", "objpert-pairwise", "amp", "amp-pairwise"} <= set(REAL)
+    assert {"objpert-noise0.05", "objpert-pairwise-noise0.05"} <= set(BROKEN)
+
+
+@pytest.mark.parametrize("name", ["objpert", "objpert-pairwise"])
+def test_objective_presets_read_the_privacy_loss_whose_means_are_the_two_divergences(name):
+    # The release is log p_D(θ) − log p_D′(θ) of the mechanism as claimed: its mean is KL(D‖D′) ≥ 0 under D
+    # and −KL(D′‖D) ≤ 0 under D′, each well inside the claim's ε (a sign or scale error breaks this).
+    D, D_prime, bounds, _ = neighbouring_datasets(20, 2)
+    make = PRESETS[name].build(CLAIM, DELTA, 20, 2, bounds, neighbours=(D, D_prime))
+    means = []
+    for data in (D, D_prime):
+        values = [release(mechanism, *data)[0] for mechanism, release in
+                  (make(np.random.SeedSequence([s, 3])) for s in range(300))]
+        means.append(np.mean(values))
+    assert means[0] > 0.005 and means[1] < -0.005
+    assert means[0] < CLAIM and -means[1] < CLAIM
 
 
 @pytest.mark.filterwarnings("error")

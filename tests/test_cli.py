@@ -89,8 +89,10 @@ def test_replay_a_csv_with_public_bounds(tmp_path, capsys):
     y = (X[:, 0] > 5).astype(int)
     path = tmp_path / "mine.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",", fmt="%.6f")
+    # Seeded: without --seed the split and the noise come from OS entropy, and one run in the full suite
+    # measured an AUC of exactly 0.8.
     status, out, _ = _run(capsys, "replay", str(path), "--lower", "0", "--upper", "10", "--epsilon", "2",
-                          "--json")
+                          "--seed", "0", "--json")
     assert status == 0
     assert json.loads(out)["auc"] > 0.8
 

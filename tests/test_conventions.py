@@ -14,13 +14,16 @@ import warnings
 import numpy as np
 import pytest
 
-from onpair import GradientPerturbedGD, OffPairC, OffPairStrC, OnPairC, OnPairStrC, OutputPerturbedSGD, PairwiseGIGA
+from onpair import ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC, OffPairStrC, OnPairC, OnPairStrC, OutputPerturbedSGD, PairwiseGIGA
 
 ESTIMATORS = {
     "OffPairStrC": lambda: OffPairStrC(bounds=(0, 1), random_state=0),
     "OffPairC": lambda: OffPairC(bounds=(0, 1), random_state=0),
     "OutputPerturbedSGD": lambda: OutputPerturbedSGD(bounds=(0, 1), T=20, random_state=0),
     "GradientPerturbedGD": lambda: GradientPerturbedGD(bounds=(0, 1), T=2, random_state=0),
+    "ObjectivePerturbedLogistic": lambda: ObjectivePerturbedLogistic(bounds=(0, 1), random_state=0),
+    "ApproxMinimaPerturbedLogistic": lambda: ApproxMinimaPerturbedLogistic(bounds=(0, 1), objective="pairwise",
+                                                                           random_state=0),
 }
 LEARNERS = {
     "OnPairStrC": lambda: OnPairStrC(bounds=(0, 1), n=100, seed=0),
@@ -152,3 +155,13 @@ def test_the_0_record_behaviour_is_documented(name):
     cls = type((LEARNERS | ESTIMATORS)[name]())
     doc = (cls.learn_many if name in LEARNERS else cls.fit).__doc__
     assert "0 records" in doc, doc
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_score_with_a_label_count_unlike_the_records_names_both(name):
+    # Found by tests/test_hostile.py (hypothesis): one record scored against three labels used to fail
+    # inside roc_auc with a message about y_true and y_score, not about X and y.
+    X, y = _data()
+    est = ESTIMATORS[name]().fit(X, y)
+    with pytest.raises(ValueError, match=r"X has 1 records but y has shape \(3,\)"):
+        est.score(X[:1], [1, 0, 1])

@@ -9,7 +9,8 @@ import warnings
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from onpair import GradientPerturbedGD, OffPairC, OffPairStats, OffPairStrC, OutputPerturbedSGD
+from onpair import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC, OffPairStats,
+                    OffPairStrC, OutputPerturbedSGD)
 from onpair.preprocessing import PrivateStandardScaler
 
 ESTIMATORS = [
@@ -18,6 +19,10 @@ ESTIMATORS = [
     OutputPerturbedSGD(random_state=0),
     GradientPerturbedGD(random_state=0),
     OffPairStats(random_state=0),
+    ObjectivePerturbedLogistic(random_state=0),
+    ObjectivePerturbedLogistic(objective="pairwise", random_state=0),
+    ApproxMinimaPerturbedLogistic(random_state=0),
+    ApproxMinimaPerturbedLogistic(objective="pairwise", random_state=0),
     # The scaler needs public bounds (it refuses to guess them); the checks' data lie inside these.
     PrivateStandardScaler(bounds=(-100.0, 100.0), random_state=0),
 ]

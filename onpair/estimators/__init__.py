@@ -2,8 +2,9 @@
 
 from ._base import NotFittedError
 from .gradient_perturbation import GradientPerturbedGD
+from .objective_perturbation import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic
 from .offpair import OffPairC, OffPairStrC
 from .output_perturbation import OutputPerturbedSGD
 from .statistics import OffPairStats
 
-__all__ = ["OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]
+__all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]
