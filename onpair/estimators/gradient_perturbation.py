@@ -290,20 +290,49 @@ class GradientPerturbedGD(PairwiseEstimator):
     def _fit_released(self, Z, signs, seed_sequence):
         p = self._validated_params()
         n, dim = Z.shape
+        if p["metric"]:
+            # θ_0 = the scaled identity (public): one noisy step is a private correction of the
+            # Euclidean metric, as the online metric learners' default centre.
+            theta_start = identity_center(dim, p["radius"], p["constraint"])
+            codes = np.ascontiguousarray(signs, dtype=np.int64)
+
+            def gradient_sum(theta):
+                return _metric_full_gradient(theta, Z, codes, p["loss"].code)
+        else:
+            theta_start = np.zeros(dim)
+            positives, negatives = split_by_label(Z, signs)
+
+            def gradient_sum(theta):
+                return pairwise_gradient_sum(positives, negatives, theta, p["loss"].code, DEFAULT_BLOCK)
+        return self._descend(p, n, theta_start, gradient_sum, seed_sequence)
+
+    def _check_partitioned(self) -> dict:
+        """The parameter checks of a distributed fit, before any task is submitted."""
+        p = self._validated_params()
+        if p["metric"]:
+            raise ValueError("task='metric' has no distributed fit yet: fit it on a NumPy array (or use "
+                             "OffPairStats(task='metric'), whose fit is distributed)")
+        return p
+
+    def _fit_partitioned(self, partitions, seed_sequence):
+        """The distributed fit (:mod:`onpair.distributed`): at each step the workers compute the pairwise
+        gradient sum from their partitions (only scores, pair-weight sums and d-vectors cross the
+        network) and the noise is drawn here, once per step, exactly as in :meth:`_fit_released`."""
+        p = self._check_partitioned()
+        code = p["loss"].code
+        return self._descend(p, partitions.n, np.zeros(partitions.dim),
+                             lambda theta: partitions.pairwise_gradient_sum(theta, code), seed_sequence)
+
+    def _descend(self, p, n, theta_start, gradient_sum, seed_sequence):
+        """The T noisy steps from ``theta_start``; ``gradient_sum(θ)`` is the data's only entry point (the
+        exact Σ over opposite-label pairs, or over all pairs for the metric task). Noise is drawn here."""
+        dim = theta_start.shape[0]
         loss, T, steps, radius, lam, delta = p["loss"], p["T"], p["steps"], p["radius"], p["lam"], p["delta"]
         if p["private"] and delta >= 1.0 / n:
             warnings.warn(
                 f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in the "
-                "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=3)
+                "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=4)
         metric = p["metric"]
-        if metric:
-            # θ_0 = the scaled identity (public): one noisy step is a private correction of the
-            # Euclidean metric, as the online metric learners' default centre.
-            theta_start = identity_center(dim, radius, p["constraint"])
-            codes = np.ascontiguousarray(signs, dtype=np.int64)
-        else:
-            theta_start = np.zeros(dim)
-            positives, negatives = split_by_label(Z, signs)
         sensitivities = self._sensitivities(loss, radius, T, n, float(np.linalg.norm(theta_start)))
         if p["private"]:
             rho_budget = rho_from_dp(p["epsilon"], delta, method=p["accounting"])
@@ -324,10 +353,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         scale = 2.0 / (n * (n - 1.0))
         theta = theta_start.copy()
         for t in range(T):
-            if metric:
-                gradient = scale * _metric_full_gradient(theta, Z, codes, loss.code)
-            else:
-                gradient = scale * pairwise_gradient_sum(positives, negatives, theta, loss.code, DEFAULT_BLOCK)
+            gradient = scale * gradient_sum(theta)
             update = gradient + lam * (theta - theta_start)
             if p["private"]:
                 # Drawn step by step (the same stream as one (T, ·) draw; T can be 10⁶). Metric task:
