@@ -282,7 +282,7 @@ def _add(*terms) -> np.ndarray:
 def _tree_sum(items: list):
     """A fixed tree of :func:`_add` nodes (fan-in :data:`SPLIT_EVERY`) over Delayed d-vectors."""
     while len(items) > 1:
-        items = [delayed(_add, pure=True)(*items[i:i + SPLIT_EVERY]) for i in range(0, len(items), SPLIT_EVERY)]
+        items = [delayed(_add)(*items[i:i + SPLIT_EVERY]) for i in range(0, len(items), SPLIT_EVERY)]
     return items[0]
 
 
@@ -299,22 +299,26 @@ class DaskPartitions:
         self.dim = dim
         self._client = client
         if classes is None:
-            found = self._compute([delayed(_partition_labels, pure=True)(part) for part in labels])
+            found = self._compute([delayed(_partition_labels)(part) for part in labels])
             classes = np.unique(np.concatenate(found)) if found else np.empty(0)
             if not metric:
                 check_binary(classes)
         # The in-process fit's classes_: the public domain as given, or the labels read off y.
         self.classes = np.asarray(classes)
-        prepared = [delayed(_prepare_partition, pure=True)(X, y, k, bounds, metric, classes, split)
+        prepared = [delayed(_prepare_partition)(X, y, k, bounds, metric, classes, split)
                     for k, (X, y) in enumerate(zip(blocks, labels))]
         self._parts = client.persist(prepared) if client is not None else list(dask.persist(*prepared))
-        counts = self._compute([delayed(_partition_counts, pure=True)(p) for p in self._parts])
+        try:
+            counts = self._compute([delayed(_partition_counts)(p) for p in self._parts])
+            if sum(c[0] for c in counts) < 2:
+                raise ValueError(f"pairwise learning needs at least 2 records, got n_samples = "
+                                 f"{sum(c[0] for c in counts)}")
+        except BaseException:
+            self.close()  # an invalid partition (or an interruption): nothing stays on the cluster
+            raise
         self._counts = counts
         self.n = sum(c[0] for c in counts)
         self.n_clipped = sum(c[1] for c in counts)
-        if self.n < 2:
-            self.close()
-            raise ValueError(f"pairwise learning needs at least 2 records, got n_samples = {self.n}")
 
     def _compute(self, graph):
         if self._client is None:
@@ -323,31 +327,37 @@ class DaskPartitions:
         try:
             return self._client.gather(futures)
         finally:
-            del futures  # the last reference: the scheduler forgets the results
+            # Forgotten by the scheduler now, whatever still refers to the futures (a traceback does,
+            # when the fit failed or was interrupted): the cluster keeps no result of the fit.
+            self._client.cancel(futures)
 
     def statistics_total(self, n_classes: int, weights) -> np.ndarray:
         """Σ_z v(z) over every record: per partition on its worker, then a tree of additions."""
         weights = np.asarray(weights, dtype=np.float64)
-        terms = [delayed(_partition_statistics, pure=True)(p, n_classes, weights) for p in self._parts]
+        terms = [delayed(_partition_statistics)(p, n_classes, weights) for p in self._parts]
         return self._compute(_tree_sum(terms))
 
     def pairwise_gradient_sum(self, theta: np.ndarray, loss_code: int) -> np.ndarray:
         """Σ_{i∈pos} Σ_{j∈neg} ℓ'(θᵀ(x_i − x_j))(x_i − x_j) over all partitions' records (one Dask graph)."""
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         k = len(self._parts)
-        scores = [delayed(_partition_scores, nout=2, pure=True)(p, theta) for p in self._parts]
+        scores = [delayed(_partition_scores, nout=2)(p, theta) for p in self._parts]
         weights = {}
         for a in range(k):
             for b in range(k):
                 if self._counts[a][2] and self._counts[b][3]:  # a has positives and b negatives
-                    weights[a, b] = delayed(_pair_weights, nout=2, pure=True)(scores[a][0], scores[b][1], loss_code)
+                    weights[a, b] = delayed(_pair_weights, nout=2)(scores[a][0], scores[b][1], loss_code)
         terms = []
         for a in range(k):
             coef_pos = [weights[a, b][0] for b in range(k) if (a, b) in weights]
             coef_neg = [weights[b, a][1] for b in range(k) if (b, a) in weights]
-            terms.append(delayed(_partition_gradient, pure=True)(self._parts[a], coef_pos, coef_neg))
+            terms.append(delayed(_partition_gradient)(self._parts[a], coef_pos, coef_neg))
         return self._compute(_tree_sum(terms))
 
     def close(self) -> None:
-        """Drop every reference to the persisted partitions (the cluster then frees them)."""
-        self._parts = []
+        """Release the persisted partitions from the cluster (also after a failed or interrupted fit)."""
+        parts, self._parts = self._parts, []
+        if self._client is not None and parts:
+            from distributed import futures_of
+
+            self._client.cancel(futures_of(parts))

@@ -391,7 +391,8 @@ def _codes_in_public_classes(y, classes, metric):
 
 def complex_dtype(values) -> bool:
     dtype = getattr(values, "dtype", None)
-    return dtype is not None and np.issubdtype(dtype, np.complexfloating)
+    # A pandas extension dtype (pandas 3's default string labels) is no NumPy dtype, and not complex.
+    return isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.complexfloating)
 
 
 def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minimum=1) -> np.ndarray:
