@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(PY) bench/continual.py
 	$(PY) bench/statistics_defaults.py
 	$(PY) bench/statistics_learners.py
+	$(PY) bench/dask_scaling.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
