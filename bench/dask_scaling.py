@@ -6,20 +6,20 @@ Two measurements, written to bench/results.md (section "Scale-out on Dask"):
    this process against ``fit`` on a Dask array already held by a LocalCluster of 1 and of 2 worker
    processes (one thread each; the data are persisted on the workers first, as data living in a
    cluster are).
-2. **GradientPerturbedGD**, one step (T = 1) and five steps at n = 10⁵, d = 20 (2.5·10⁹
-   opposite-label pairs per step), the same three ways; the time per step is (t(T=5) − t(T=1))/4 and
+2. **GradientPerturbedGD**, one step (T = 1) and three steps at n = 10⁵, d = 20 (2.5·10⁹
+   opposite-label pairs per step), the same three ways; the time per step is (t(T=3) − t(T=1))/2 and
    the fixed cost of a fit (preparing the partitions) t(T=1) − step. A run at n = 2,000 measures the
    per-step overhead of the cluster (scheduling, the client's round trip), where the pairs cost nothing.
 
 Every distributed model is checked against the in-process one (1e-12, relative to the model's scale).
 Then a **cost model** per gradient step on k workers with c cores each, p partitions:
 
-    t(n, k) = n⁺n⁻ / (k·c·r_pair) + o_step(p) + 16·p·n / B_net
+    t(n, k) = n⁺n⁻ / (k·c·r_pair) + o_step(p) + 16·p·n⁻ / B_net
 
 with r_pair the kernel's pairs/s on one core (measured here), o_step the per-step overhead (measured
-at n = 2,000, per task of the step's graph: p scores + p² pair tasks + p combines + the tree) and the
-last term the scores and pair weights that cross the network (one float per record and partner
-partition each way), at a network bandwidth B_net (1.25 GB/s = 10 Gbit/s assumed; loopback here). The
+at n = 2,000, per task of the step's graph: :func:`step_tasks`) and the
+last term the negatives' scores and pair weights that cross the network (each of the p row tasks
+reads all n⁻ scores and returns a row of n⁻ weights, 8 bytes each), at a network bandwidth B_net (1.25 GB/s = 10 Gbit/s assumed; loopback here). The
 model's prediction for the measured n = 10⁵ point is printed beside the measurement, and then its
 prediction for n = 10⁷ and 10⁸ on 2 to 256 workers.
 
@@ -133,11 +133,11 @@ def main(argv=None):
     chunks = args.n_gd // 4
     partitions = 4
     gd = {}
-    for T in (1, 5):
+    for T in (1, 3):
         gd[T] = timed_fits(lambda: GradientPerturbedGD(T=T, bounds=(0, 1), delta=1e-9, random_state=0), X, y,
                            chunks, workers_list, args.repeats)
         print(f"GradientPerturbedGD T={T}", {k: round(v, 3) for k, v in gd[T].items()})
-    step = {k: (gd[5][k] - gd[1][k]) / 4 for k in gd[1]}
+    step = {k: (gd[3][k] - gd[1][k]) / 2 for k in gd[1]}
     setup = {k: gd[1][k] - step[k] for k in gd[1]}
 
     Xs, ys = make_data(2000)
@@ -146,15 +146,17 @@ def main(argv=None):
         small[T] = timed_fits(lambda: GradientPerturbedGD(T=T, bounds=(0, 1), delta=1e-6, random_state=0), Xs, ys,
                               500, (2,), args.repeats)
     overhead = (small[11]["2 workers"] - small[1]["2 workers"]) / 10
-    tasks_per_step = partitions + partitions**2 + partitions + 1
+    tasks_per_step = step_tasks(partitions)
+    for p in (4, 8, 20):
+        assert counted_step_tasks(p) == step_tasks(p), (p, counted_step_tasks(p), step_tasks(p))
     per_task = overhead / tasks_per_step
     rate = pair_rate_one_core()
     print(f"overhead per step {overhead * 1e3:.1f} ms ({per_task * 1e3:.2f} ms per task); pair rate {rate / 1e9:.2f} G/s")
 
     def predict(n, k, p, cores=1, network=True):
         pairs_n = (n / 2.0) ** 2
-        tasks = p + p * p + p + max(1, p // 7)
-        moved = 16.0 * p * n / NETWORK_BYTES_PER_S if network else 0.0
+        tasks = step_tasks(p)
+        moved = 16.0 * p * (n / 2.0) / NETWORK_BYTES_PER_S if network else 0.0
         return pairs_n / (k * cores * rate) + tasks * per_task + moved
 
     predicted = predict(args.n_gd, 2, partitions, network=False)  # loopback: no network term
@@ -186,16 +188,18 @@ def main(argv=None):
             row(f"OffPairStats, n = {args.n_stats:,}, d = {D}, 8 partitions", stats),
             row(f"GradientPerturbedGD T = 1, n = {args.n_gd:,} ({pairs / 1e9:.2f}·10⁹ pairs), {partitions} partitions",
                 gd[1]),
-            row("GradientPerturbedGD T = 5, same data", gd[5]),
-            row("one gradient step: (t(T=5) − t(T=1))/4", step),
+            row("GradientPerturbedGD T = 3, same data", gd[3]),
+            row("one gradient step: (t(T=3) − t(T=1))/2", step),
             row("fixed cost of a fit: t(T=1) − one step", setup),
             "",
             f"- Overhead of one distributed step where the pairs cost nothing (n = 2,000, 4 partitions, 2 workers): "
             f"{overhead * 1e3:.0f} ms, i.e. {per_task * 1e3:.1f} ms for each of the step's {tasks_per_step} tasks "
-            "(scores, pair weights, combines, tree) and the client's round trip.",
+            "(scores, rows of pair weights and their selections, segments, combines, two trees) and the "
+            "client's round trip.",
             f"- Pair kernel on one core: {rate / 1e9:.2f}·10⁹ pairs/s (one 2048 × 2048 block, logistic).",
             f"- Cost model, per step on k workers of c cores with p partitions: t = n⁺n⁻/(k·c·r) + "
-            f"(2p + p² + p/7)·{per_task * 1e3:.1f} ms + 16·p·n bytes / B_net. Checked at n = {args.n_gd:,}, "
+            f"(7p + 2·tree(p))·{per_task * 1e3:.1f} ms + 16·p·n⁻ bytes / B_net (the task count checked on "
+            f"the graph). Checked at n = {args.n_gd:,}, "
             f"2 workers, 4 partitions (loopback, no network term): predicted {predicted:.3f} s, measured "
             f"{step['2 workers']:.3f} s ({error:+.0%}).",
             "",
@@ -207,17 +211,45 @@ def main(argv=None):
     for n in (10**7, 10**8):
         single = (n / 2.0) ** 2 / (2 * rate)
         cells = [predict(n, k, 2 * k) for k in (2, 16, 64, 256)]
-        share = 16.0 * 512 * n / NETWORK_BYTES_PER_S / cells[-1]
+        share = 16.0 * 512 * (n / 2.0) / NETWORK_BYTES_PER_S / cells[-1]
         body.append(f"| 10^{int(np.log10(n))} | {_human(single)} | " + " | ".join(_human(c) for c in cells)
                     + f" | {share:.0%} |")
     body += ["",
              "When the cluster pays: the statistics estimator is one pass over the records (linear in n), so a "
-             "cluster helps only when the data do not fit one machine or already live in it; the gradient step "
-             "is quadratic in n, so at n ≥ 10⁶ (minutes per step in one process) k workers divide it by k until "
-             "the per-task overhead (p² pair tasks) and the scores crossing the network (16·p·n bytes) dominate: "
-             "keep p about 2k, and at n = 10⁸ a step costs hours even on 256 cores. Below n ≈ 10⁵ one process "
-             "is faster (the overhead per step exceeds the step)."]
+             "cluster helps when the data do not fit one machine or already live in it, not for speed; the "
+             "gradient step is quadratic in n, so from n ≈ 10⁶ (minutes per step in one process) k workers "
+             "divide it by about k, until the per-task overhead (about 7p tasks per step) and the scores and "
+             "weights crossing the network (16·p·n⁻ bytes per step) take over: keep p about 2k. At n = 10⁸ "
+             "a step costs hours even on 256 cores. Below n ≈ 10⁵ one process is faster."]
     write_section(SECTION, body)
+
+
+def step_tasks(p: int) -> int:
+    """Tasks in one gradient step's graph with p partitions that all hold both classes: per partition its
+    two score tasks, its row of pair weights and the row's two selections, its segment of B and its
+    combine (7p), and two trees of additions (fan-in 8). :func:`counted_step_tasks` checks it."""
+    tree, width = 0, p
+    while width > 1:
+        width = -(-width // 8)
+        tree += width
+    return 7 * p + 2 * tree
+
+
+def counted_step_tasks(p: int) -> int:
+    """The tasks of one step's graph, counted (local scheduler, tiny data, p partitions)."""
+    from onpair import distributed as onpair_distributed
+    from onpair.bounds import FeatureBounds
+
+    X, y = make_data(40 * p, d=3)
+    blocks, labels, dim = onpair_distributed._row_blocks(da.from_array(X, chunks=(40, 3)), da.from_array(y, chunks=40))
+    parts = onpair_distributed.DaskPartitions(blocks, labels, dim, bounds=FeatureBounds(0, 1), metric=False,
+                                              classes=None, client=None, split=True)
+    graphs = []
+    compute = parts._compute
+    parts._compute = lambda graph: (graphs.append(graph), compute(graph))[1]
+    parts.pairwise_gradient_sum(np.zeros(3), 0)
+    persisted = sum(len(dict(p.__dask_graph__())) for p in parts._parts)
+    return len(dict(graphs[0].__dask_graph__())) - persisted
 
 
 def _human(seconds: float) -> str:

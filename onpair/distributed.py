@@ -17,12 +17,13 @@ explicit ``distributed.Client``. The fit has three parts:
      :data:`SPLIT_EVERY`, a fixed order) brings the single total to the client, which draws the one
      Gaussian noise vector and computes the model (docs/algorithms.md#continual-release).
    * :class:`onpair.GradientPerturbedGD`: at each step the client sends θ; partition a computes its
-     scores s_a = X⁺_a θ and t_a = X⁻_a θ; the task of the partition pair (a, b) computes the pair-weight
-     sums A_i = Σ_{j∈b} ℓ'(s_i − t_j) and B_j = Σ_{i∈a} ℓ'(s_i − t_j) with the block kernel of
-     :mod:`onpair._batch_kernels`; partition a adds its weights over its partners and returns
+     scores s_a = X⁺_a θ and t_a = X⁻_a θ; the task of partition a pairs its positives with every
+     negative score and computes, with the block kernel of :mod:`onpair._batch_kernels`, the pair-weight
+     sums A_i = Σ_j ℓ'(s_i − t_j) (all negatives) and a row B_j = Σ_{i∈a} ℓ'(s_i − t_j); a tree adds
+     the rows into B; partition a combines its A and its segment of B with its records into
      Σ_i A_i x_i − Σ_j B_j x_j, a d-vector; a tree of additions gives the client the exact gradient sum,
      to which it adds the step's noise (docs/algorithms.md#gradient-perturbation). Only scores, pair
-     weights (one number per record) and d-vectors cross the network, never a record.
+     weights (one number per record and partition) and d-vectors cross the network, never a record.
 3. **Release, on the client**, by the estimator's own code (the same lines as the in-process fit), then
    every persisted partition and intermediate result is released from the cluster.
 
@@ -114,7 +115,7 @@ def fit(estimator, X, y, *, client=None):
     bounds = estimator._make_bounds(dim)
     partitions = DaskPartitions(blocks, labels, dim, bounds=bounds, metric=metric,
                                 classes=getattr(estimator, "classes", None), client=client,
-                                split=type(estimator).__name__ == "GradientPerturbedGD")
+                                split=estimator._partition_layout == "split")
     try:
         warn_clipped(bounds, partitions.n_clipped, stacklevel=3)
         coef, report = estimator._fit_partitioned(partitions, estimator._seed_sequence())
@@ -231,18 +232,26 @@ def _partition_statistics(part: Partition, n_classes: int, weights) -> np.ndarra
     return _records_statistics_total(part.Z, part.codes, n_classes, weights)
 
 
-def _partition_scores(part: Partition, theta: np.ndarray) -> tuple:
-    """The positives' and the negatives' scores X θ (one number per record)."""
+def _positive_scores(part: Partition, theta: np.ndarray) -> np.ndarray:
+    """The partition's positives' scores X⁺θ (one number per record)."""
     s = np.empty(part.positives.shape[0])
-    t = np.empty(part.negatives.shape[0])
     _scores(part.positives, theta, s)
+    return s
+
+
+def _negative_scores(part: Partition, theta: np.ndarray) -> np.ndarray:
+    """The partition's negatives' scores X⁻θ (one number per record)."""
+    t = np.empty(part.negatives.shape[0])
     _scores(part.negatives, theta, t)
-    return s, t
+    return t
 
 
-def _pair_weights(s: np.ndarray, t: np.ndarray, loss_code: int, block: int = DEFAULT_BLOCK) -> tuple:
-    """A_i = Σ_j ℓ'(s_i − t_j) and B_j = Σ_i ℓ'(s_i − t_j) for the positives of one partition and the
-    negatives of another, in tiles of ``block`` × ``block`` pairs (the kernel's memory is O(block²/64))."""
+def _pair_row(s: np.ndarray, negative_scores: list, loss_code: int, block: int = DEFAULT_BLOCK) -> tuple:
+    """The pair weights of one partition's positives against every negative: ``(A, B_row)`` with
+    A_i = Σ_j ℓ'(s_i − t_j) over all negatives and B_row[j] = Σ_{i in this partition} ℓ'(s_i − t_j), the
+    negatives in partition order. Tiles of ``block`` × ``block`` pairs (the kernel's memory is
+    O(block²/64)), as the in-process :func:`onpair._batch_kernels.pairwise_gradient_sum`."""
+    t = np.concatenate(negative_scores)
     coef_pos = np.zeros(s.shape[0])
     coef_neg = np.zeros(t.shape[0])
     tile_pos = np.empty(min(block, s.shape[0]))
@@ -258,14 +267,15 @@ def _pair_weights(s: np.ndarray, t: np.ndarray, loss_code: int, block: int = DEF
     return coef_pos, coef_neg
 
 
-def _partition_gradient(part: Partition, coef_pos_terms: list, coef_neg_terms: list) -> np.ndarray:
-    """Σ_i A_i x_i − Σ_j B_j x_j over the partition's records, its weights summed over its partners."""
-    coef_pos = np.zeros(part.positives.shape[0])
-    for term in coef_pos_terms:
-        coef_pos += term
-    coef_neg = np.zeros(part.negatives.shape[0])
-    for term in coef_neg_terms:
-        coef_neg += term
+def _segment(values: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """One partition's share of the negatives' weights B."""
+    return values[start:stop].copy()
+
+
+def _partition_gradient(part: Partition, coef_pos, coef_neg) -> np.ndarray:
+    """Σ_i A_i x_i − Σ_j B_j x_j over the partition's records (None: the partition has none of them)."""
+    coef_pos = np.zeros(part.positives.shape[0]) if coef_pos is None else coef_pos
+    coef_neg = np.zeros(part.negatives.shape[0]) if coef_neg is None else coef_neg
     out = np.empty(part.positives.shape[1])
     _combine(part.positives, coef_pos, part.negatives, coef_neg, out)
     return out
@@ -338,20 +348,30 @@ class DaskPartitions:
         return self._compute(_tree_sum(terms))
 
     def pairwise_gradient_sum(self, theta: np.ndarray, loss_code: int) -> np.ndarray:
-        """Σ_{i∈pos} Σ_{j∈neg} ℓ'(θᵀ(x_i − x_j))(x_i − x_j) over all partitions' records (one Dask graph)."""
+        """Σ_{i∈pos} Σ_{j∈neg} ℓ'(θᵀ(x_i − x_j))(x_i − x_j) over all partitions' records (one Dask graph).
+
+        Per partition a: the scores; one task pairs a's positives with every negative score (A for a's
+        positives, a row of B over all negatives); the B rows are added by a tree; each partition then
+        combines its own A and its segment of B with its records. About 8p tasks for p partitions
+        (``bench/dask_scaling.py`` counts them), and the scores and weights that move are one number per
+        record and partition."""
         theta = np.ascontiguousarray(theta, dtype=np.float64)
-        k = len(self._parts)
-        scores = [delayed(_partition_scores, nout=2)(p, theta) for p in self._parts]
-        weights = {}
-        for a in range(k):
-            for b in range(k):
-                if self._counts[a][2] and self._counts[b][3]:  # a has positives and b negatives
-                    weights[a, b] = delayed(_pair_weights, nout=2)(scores[a][0], scores[b][1], loss_code)
-        terms = []
-        for a in range(k):
-            coef_pos = [weights[a, b][0] for b in range(k) if (a, b) in weights]
-            coef_neg = [weights[b, a][1] for b in range(k) if (b, a) in weights]
-            terms.append(delayed(_partition_gradient)(self._parts[a], coef_pos, coef_neg))
+        has_pos = [c[2] > 0 for c in self._counts]
+        has_neg = [c[3] > 0 for c in self._counts]
+        negatives = [delayed(_negative_scores)(p, theta) for p, keep in zip(self._parts, has_neg) if keep]
+        rows = {}
+        if negatives:
+            for a, part in enumerate(self._parts):
+                if has_pos[a]:
+                    rows[a] = delayed(_pair_row, nout=2)(delayed(_positive_scores)(part, theta), negatives, loss_code)
+        if rows:
+            coef_neg = _tree_sum([row[1] for row in rows.values()])
+        terms, start = [], 0
+        for a, part in enumerate(self._parts):
+            stop = start + max(self._counts[a][3], 0)
+            segment = delayed(_segment)(coef_neg, start, stop) if rows and has_neg[a] else None
+            start = stop
+            terms.append(delayed(_partition_gradient)(part, rows[a][0] if a in rows else None, segment))
         return self._compute(_tree_sum(terms))
 
     def close(self) -> None:

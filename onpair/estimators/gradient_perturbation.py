@@ -306,6 +306,9 @@ class GradientPerturbedGD(PairwiseEstimator):
                 return pairwise_gradient_sum(positives, negatives, theta, p["loss"].code, DEFAULT_BLOCK)
         return self._descend(p, n, theta_start, gradient_sum, seed_sequence)
 
+    #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input).
+    _partition_layout = "split"
+
     def _check_partitioned(self) -> dict:
         """The parameter checks of a distributed fit, before any task is submitted."""
         p = self._validated_params()

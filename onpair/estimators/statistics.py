@@ -116,6 +116,9 @@ class OffPairStats(PairwiseEstimator):
         total = statistics_total(Z, self._class_codes(labels), plan[3], plan[1])
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence)
 
+    #: A distributed fit keeps each partition's records in order with their class codes.
+    _partition_layout = "records"
+
     def _check_partitioned(self):
         """The parameter checks of a distributed fit, before any task is submitted."""
         self._plan()
