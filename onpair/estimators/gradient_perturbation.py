@@ -304,7 +304,7 @@ class GradientPerturbedGD(PairwiseEstimator):
 
             def gradient_sum(theta):
                 return pairwise_gradient_sum(positives, negatives, theta, p["loss"].code, DEFAULT_BLOCK)
-        return self._descend(p, n, theta_start, gradient_sum, seed_sequence)
+        return self._descend(p, n, dim, theta_start, gradient_sum, seed_sequence)
 
     #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input).
     _partition_layout = "split"
@@ -323,13 +323,13 @@ class GradientPerturbedGD(PairwiseEstimator):
         network) and the noise is drawn here, once per step, exactly as in :meth:`_fit_released`."""
         p = self._check_partitioned()
         code = p["loss"].code
-        return self._descend(p, partitions.n, np.zeros(partitions.dim),
+        return self._descend(p, partitions.n, partitions.dim, np.zeros(partitions.dim),
                              lambda theta: partitions.pairwise_gradient_sum(theta, code), seed_sequence)
 
-    def _descend(self, p, n, theta_start, gradient_sum, seed_sequence):
-        """The T noisy steps from ``theta_start``; ``gradient_sum(θ)`` is the data's only entry point (the
-        exact Σ over opposite-label pairs, or over all pairs for the metric task). Noise is drawn here."""
-        dim = theta_start.shape[0]
+    def _descend(self, p, n, dim, theta_start, gradient_sum, seed_sequence):
+        """The T noisy steps from ``theta_start`` (d features; θ has d entries, or d² for the metric
+        task); ``gradient_sum(θ)`` is the data's only entry point (the exact Σ over opposite-label pairs,
+        or over all pairs for the metric task). Noise is drawn here."""
         loss, T, steps, radius, lam, delta = p["loss"], p["T"], p["steps"], p["radius"], p["lam"], p["delta"]
         if p["private"] and delta >= 1.0 / n:
             warnings.warn(
