@@ -14,7 +14,7 @@ export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,dask]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(PY) bench/statistics_learners.py
 	$(PY) bench/metric_statistics.py
 	$(PY) bench/objective_perturbation.py
+	$(PY) bench/dask_scaling.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

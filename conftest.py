@@ -1,8 +1,13 @@
 """pytest configuration for the doctests of onpair/ and streams/ (tests/conftest.py covers tests/)."""
 
+import importlib.util
 import os
 
 import pytest
+
+# onpair.distributed needs the optional dask extra (make install installs it); without it, its doctests
+# are not collected rather than failing at import.
+collect_ignore = [] if importlib.util.find_spec("distributed") else ["onpair/distributed.py"]
 
 #: Doctests that read UCI files, and the files they read.
 DATA_DOCTESTS = {

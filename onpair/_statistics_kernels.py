@@ -342,3 +342,31 @@ def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights) -
     _statistics_rows(np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(codes, dtype=np.int64),
                      np.asarray(weights, dtype=np.float64), out)
     return out
+
+
+#: Records per block in :func:`statistics_total`: a block of rows is 4096 × C·q doubles (7.6 MB at d = 20,
+#: two classes), whatever n is.
+STATISTICS_BLOCK = 4096
+
+
+def statistics_total(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights,
+                     block: int = STATISTICS_BLOCK) -> np.ndarray:
+    """Σ_z v(z) over the records, in blocks of ``block`` rows (memory O(block·C·q), not O(n·C·q)).
+
+    The blocks' sums are added in order, so the result is a deterministic function of the records and
+    their order. This is the sum that one partition of a distributed fit computes
+    (:mod:`onpair.distributed`), and the in-process fit computes it over the whole data set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z, codes = np.array([[0.6, 0.8], [0.0, 1.0]]), np.array([1, 1])
+    >>> bool(np.allclose(statistics_total(Z, codes, 2, (1, 1, 1), block=1),
+    ...                  statistics_rows(Z, codes, 2, (1, 1, 1)).sum(axis=0)))
+    True
+    """
+    width = n_classes * block_length(Z.shape[1])
+    total = np.zeros(width)
+    for start in range(0, Z.shape[0], block):
+        total += statistics_rows(Z[start:start + block], codes[start:start + block], n_classes, weights).sum(axis=0)
+    return total

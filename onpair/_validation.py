@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -78,6 +79,13 @@ def _is_complex(X) -> bool:
     """Complex input would lose its imaginary part silently in a float conversion."""
     dtype = getattr(X, "dtype", None)
     return dtype is not None and np.issubdtype(dtype, np.complexfloating)
+
+
+def is_dask_collection(X) -> bool:
+    """A Dask collection (array, DataFrame, Series, …), recognised without importing Dask: if ``X`` is
+    one, Dask is already imported."""
+    dask = sys.modules.get("dask")
+    return dask is not None and bool(dask.is_dask_collection(X))
 
 
 def is_frame(X) -> bool:

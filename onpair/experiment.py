@@ -32,8 +32,10 @@ added, since the objective's scale is set by the radius R) and, when matplotlib 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
+import threading
 import warnings
 from collections import Counter
 
@@ -151,60 +153,123 @@ def _fit(learner, X, y):
     return learner.coef_
 
 
-def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loaded=None, warned=None) -> dict:
+def run_figure(figure: int, permutations: int, data_dir=None, progress=None, loaded=None, warned=None,
+               client=None) -> dict:
     """Results of one figure: {(measure, dataset, config, label, n): [values over permutations]}, for the
     figure's measure and, always, the test AUC (the objective's scale is set by the radius R, so the
     AUC is what compares configurations). ``loaded`` (a dict) keeps the data sets read by earlier
     figures: each file is read and checked once per run. ``warned`` (a Counter) counts the
-    :data:`PROTOCOL_WARNINGS` held back (see :func:`protocol_notes`)."""
+    :data:`PROTOCOL_WARNINGS` held back (see :func:`protocol_notes`).
+
+    Each (data set, permutation) is one task (:func:`permutation_results`); with a
+    ``distributed.Client`` the tasks run on its cluster, and their results are merged in the same order
+    as in-process, so the figure's results are identical."""
     from streams import load
 
-    algorithm, datasets, sizes, measure = FIGURES[figure]
-    task = "metric" if figure in METRIC_FIGURES else "auc"
+    _, datasets, _, _ = FIGURES[figure]
     loaded = {} if loaded is None else loaded
     warned = Counter() if warned is None else warned
-    results = {}
+    tasks = []
     for dataset in datasets:
         if dataset not in loaded:
             loaded[dataset] = load(dataset, data_dir)
         X, y, spec = loaded[dataset]
-        bounds = FeatureBounds(*spec.bounds)
-        Z, _ = bounds.transform(X)  # the map is row by row: mapped once, then indexed
-        for perm in range(permutations):
-            order = np.random.default_rng([figure, perm]).permutation(len(y))
-            for n in sizes:
-                train, test = order[:n], order[n:]
-                Z_train, Z_test = Z[train], Z[test]
-                if task == "metric":
-                    euclid = knn_accuracy(Z_train, y[train], Z_test, y[test], k=3)
-                    for config in ("paper", "library"):
-                        results.setdefault(("knn", dataset, config, "Euclidean", n), []).append(euclid)
-                for config in ("paper", "library"):
-                    # The protocol's own settings (δ = 1/n, the paper's constants) warn at construction
-                    # and at fit, in nearly every run: those warnings go to the table's notes, once.
-                    with _protocol_warnings(warned):
-                        runs = [("NonPrivate", _baseline(config, bounds, task))]
-                        runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm, task))
-                                 for e in EPSILONS]
-                    for label, learner in runs:
-                        with _protocol_warnings(warned):
-                            model = _fit(learner, X[train], y[train])
-                        if task == "metric":
-                            factor = metric_factor(model)
-                            quality = ("knn", knn_accuracy(Z_train @ factor.T, y[train], Z_test @ factor.T,
-                                                           y[test], k=3))
-                        else:
-                            quality = ("auc", roc_auc(y[test], Z_test @ model))
-                        results.setdefault((quality[0], dataset, config, label, n), []).append(quality[1])
-                        if measure == "objective":
-                            if task == "metric":
-                                value = metric_objective(model, Z_train, y[train], "logistic")
-                            else:
-                                value = pairwise_risk(model, Z_train, y[train], "logistic")
-                            results.setdefault(("objective", dataset, config, label, n), []).append(value)
+        tasks += [(figure, dataset, perm, X, y, spec.bounds) for perm in range(permutations)]
+    if client is None:
+        outcomes = []
+        for task in tasks:
+            outcomes.append(permutation_results(*task))
             if progress is not None:
                 progress(1)
+    else:
+        outcomes = _run_on_cluster(client, tasks, progress)
+    results = {}
+    for partial, counts, passed_on in outcomes:  # in task order, whatever order they finished in
+        for key, values in partial.items():
+            results.setdefault(key, []).extend(values)
+        warned.update(counts)
+        for message, category, filename, lineno in passed_on:
+            warnings.warn_explicit(message, category, filename, lineno)
     return results
+
+
+def _run_on_cluster(client, tasks, progress) -> list:
+    """The tasks on a Dask cluster (each data set sent to the workers once); outcomes in task order."""
+    from distributed import as_completed
+
+    shared = {}
+    futures = []
+    for figure, dataset, perm, X, y, bounds in tasks:
+        if dataset not in shared:
+            shared[dataset] = client.scatter((X, y), broadcast=True)
+        futures.append(client.submit(_permutation_task, figure, dataset, perm, shared[dataset], bounds,
+                                     pure=False))
+    try:
+        for _ in as_completed(futures, loop=client.loop):
+            if progress is not None:
+                progress(1)
+        return client.gather(futures)
+    finally:
+        client.cancel(futures + list(shared.values()))
+
+
+#: One task at a time per worker process: Python's warning filters are global to a process, so two
+#: tasks in two threads of one worker would count (and pass on) each other's warnings.
+_WARNINGS_LOCK = threading.Lock()
+
+
+def _permutation_task(figure, dataset, perm, data, bounds):
+    with _WARNINGS_LOCK:
+        return permutation_results(figure, dataset, perm, data[0], data[1], bounds)
+
+
+def permutation_results(figure: int, dataset: str, perm: int, X, y, bounds_spec) -> tuple:
+    """One data set, one permutation of one figure: ``(results, protocol warning counts, other warnings)``.
+
+    A deterministic function of its arguments (the split and every seed derive from ``(figure, perm)``),
+    so it can run anywhere: on a Dask worker it gives the numbers it gives here. The protocol's warnings
+    are counted; any other warning is returned as ``(message, category, filename, lineno)`` for the
+    caller to issue."""
+    algorithm, _, sizes, measure = FIGURES[figure]
+    task = "metric" if figure in METRIC_FIGURES else "auc"
+    warned = Counter()
+    results = {}
+    with warnings.catch_warnings(record=True) as passed_on:
+        warnings.simplefilter("always")
+        bounds = FeatureBounds(*bounds_spec)
+        Z, _ = bounds.transform(X)  # the map is row by row: mapped once, then indexed
+        order = np.random.default_rng([figure, perm]).permutation(len(y))
+        for n in sizes:
+            train, test = order[:n], order[n:]
+            Z_train, Z_test = Z[train], Z[test]
+            if task == "metric":
+                euclid = knn_accuracy(Z_train, y[train], Z_test, y[test], k=3)
+                for config in ("paper", "library"):
+                    results.setdefault(("knn", dataset, config, "Euclidean", n), []).append(euclid)
+            for config in ("paper", "library"):
+                # The protocol's own settings (δ = 1/n, the paper's constants) warn at construction
+                # and at fit, in nearly every run: those warnings go to the table's notes, once.
+                with _protocol_warnings(warned):
+                    runs = [("NonPrivate", _baseline(config, bounds, task))]
+                    runs += [(f"ε = {e}", _learner(algorithm, config, e, n, bounds, perm, task))
+                             for e in EPSILONS]
+                for label, learner in runs:
+                    with _protocol_warnings(warned):
+                        model = _fit(learner, X[train], y[train])
+                    if task == "metric":
+                        factor = metric_factor(model)
+                        quality = ("knn", knn_accuracy(Z_train @ factor.T, y[train], Z_test @ factor.T,
+                                                       y[test], k=3))
+                    else:
+                        quality = ("auc", roc_auc(y[test], Z_test @ model))
+                    results.setdefault((quality[0], dataset, config, label, n), []).append(quality[1])
+                    if measure == "objective":
+                        if task == "metric":
+                            value = metric_objective(model, Z_train, y[train], "logistic")
+                        else:
+                            value = pairwise_risk(model, Z_train, y[train], "logistic")
+                        results.setdefault(("objective", dataset, config, label, n), []).append(value)
+    return results, warned, [(w.message, w.category, w.filename, w.lineno) for w in passed_on]
 
 
 def markdown(figure: int, results: dict, permutations: int) -> str:
@@ -279,8 +344,46 @@ def _atomic_savefig(fig, path: str) -> None:
         fig.savefig(tmp, dpi=110)
 
 
-def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4, 5, 6), data_dir=None, progress=None) -> list:
-    """Run the figures, write the Markdown table (and PNGs); return the paths written."""
+def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4, 5, 6), data_dir=None, progress=None,
+        scheduler=None) -> list:
+    """Run the figures, write the Markdown table (and PNGs); return the paths written.
+
+    ``scheduler``: None runs in this process; ``"local"`` starts a Dask ``LocalCluster`` (one worker
+    process per core) for the run; any other string is the address of a running Dask scheduler
+    (``tcp://host:8786``); a ``distributed.Client`` is used as it is. The grid's tasks are
+    (figure, data set, permutation); the results are identical to the in-process run's.
+    """
+    with _client_for(scheduler) as client:
+        return _run(out, permutations, figures, data_dir, progress, client)
+
+
+@contextlib.contextmanager
+def _client_for(scheduler):
+    if scheduler is None or type(scheduler).__name__ == "Client":
+        yield scheduler
+        return
+    if not isinstance(scheduler, str) or not scheduler:
+        raise ValueError(f"scheduler must be None, 'local' or a scheduler address, got {scheduler!r}")
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("a Dask scheduler needs the dask extra: pip install 'onpair[dask]'") from None
+    if scheduler == "local":
+        # Its logs are the cluster's housekeeping, not the experiment's: errors only.
+        with LocalCluster(processes=True, threads_per_worker=1, dashboard_address=":0",
+                          silence_logs=logging.ERROR) as cluster, \
+                Client(cluster, set_as_default=False) as client:
+            yield client
+    else:
+        try:
+            client = Client(scheduler, set_as_default=False, timeout="10s")
+        except OSError as exc:
+            raise ValueError(f"no Dask scheduler at {scheduler!r} ({exc})") from None
+        with client:
+            yield client
+
+
+def _run(out, permutations, figures, data_dir, progress, client) -> list:
     os.makedirs(out, exist_ok=True)
     sections = ["# Huai et al. (2020), AUC maximisation and metric learning: the paper's constants and the "
                 "library's defaults", "",
@@ -289,7 +392,7 @@ def run(out: str, permutations: int = 20, figures=(1, 2, 3, 4, 5, 6), data_dir=N
     warned = Counter()
     written = []
     for figure in figures:
-        results = run_figure(figure, permutations, data_dir, progress, loaded, warned)
+        results = run_figure(figure, permutations, data_dir, progress, loaded, warned, client)
         sections.append(markdown(figure, results, permutations))
         png = os.path.join(out, f"figure_{figure}.png")
         if plot(figure, results, png):

@@ -55,3 +55,50 @@ def test_only_the_protocols_own_warnings_are_held_back():
     notes = experiment.protocol_notes(counts)
     assert "δ = 1/n" in notes and "(2 warnings)" in notes
     assert experiment.protocol_notes(experiment.Counter()) == ""
+
+
+# -- the grid as Dask tasks ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tcp_cluster():
+    distributed = pytest.importorskip("distributed", reason="the dask extra (make install installs it)")
+    import logging
+
+    # Two worker threads in this process: the tasks' warning capture must not mix their warnings.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster:
+        yield cluster
+
+
+@pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+@pytest.mark.parametrize("figure, permutations", [(3, 2)])
+def test_a_figure_on_a_dask_cluster_has_the_in_process_results(tcp_cluster, figure, permutations):
+    from distributed import Client
+
+    local_counts, cluster_counts = experiment.Counter(), experiment.Counter()
+    ticks = []
+    local = experiment.run_figure(figure, permutations, warned=local_counts)
+    with Client(tcp_cluster, set_as_default=False) as client:
+        on_cluster = experiment.run_figure(figure, permutations, warned=cluster_counts, client=client,
+                                           progress=ticks.append)
+        assert client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0
+    assert on_cluster == local  # every value of every permutation, bit for bit and in the same order
+    assert cluster_counts == local_counts and sum(local_counts.values()) > 0
+    assert len(ticks) == permutations * len(experiment.FIGURES[figure][1])
+
+
+@pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+def test_the_command_runs_the_grid_on_a_scheduler_address(tcp_cluster, tmp_path, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the protocol's warnings are counted on the workers, not raised
+        assert main(["experiment", "huai", "--out", str(tmp_path / "here"), "--permutations", "1",
+                     "--figures", "3"]) == 0
+        assert main(["experiment", "huai", "--out", str(tmp_path / "there"), "--permutations", "1",
+                     "--figures", "3", "--scheduler", tcp_cluster.scheduler_address]) == 0
+    assert (tmp_path / "there" / "huai_results.md").read_text() == (tmp_path / "here" / "huai_results.md").read_text()
+    assert "huai_results.md" in capsys.readouterr().out
+
+
+def test_a_bad_scheduler_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="scheduler must be"):
+        experiment.run(str(tmp_path), 1, (3,), scheduler="")
+    assert not os.listdir(tmp_path)

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 from scipy.special import expit
 
-from .._validation import as_feature_block
+from .._validation import as_feature_block, is_dask_collection
 from ..bounds import FeatureBounds
 from ..learners.stream import BOUNDS_ADVICE
 from ..metrics import roc_auc
@@ -133,37 +133,43 @@ class PairwiseEstimator:
         estimator is left as it was. (The online learners' ``learn_many`` differs on purpose: a stream
         may deliver an empty block, and learning nothing from it is a no-op.)
 
+        ``X`` may also be a Dask array or DataFrame (with ``y`` a Dask array or Series of the same
+        partitions) for the estimators with a distributed fit (:class:`onpair.OffPairStats`,
+        :class:`onpair.GradientPerturbedGD`): the records stay on the workers and only noisy releases
+        leave them (:func:`onpair.distributed.fit`, docs/distributed.md).
+
         Returns
         -------
         self
         """
+        if is_dask_collection(X) or is_dask_collection(y):
+            from ..distributed import fit as distributed_fit
+
+            return distributed_fit(self, X, y)
         metric = self._metric_task()
         X, signs, classes = self._validate_training_data(X, y, metric=metric,
                                                           classes=getattr(self, "classes", None))
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
-        if n_clipped:
-            warnings.warn(
-                f"records lay outside the declared feature bounds ({bounds!r}) and were clipped to them. "
-                f"{BOUNDS_ADVICE} n_clipped_ has the count (curator-only).",
-                UserWarning,
-                stacklevel=2,
-            )
+        warn_clipped(bounds, n_clipped, stacklevel=3)
         coef, report = self._fit_released(Z, signs, self._seed_sequence())
+        return self._set_fitted(coef, report, classes, X.shape[1], bounds, n_clipped)
+
+    def _set_fitted(self, coef, report, classes, n_features, bounds, n_clipped):
+        """Assign the fitted attributes, all at once and only after the release: a failed fit leaves the
+        estimator untouched."""
         report = dict(report, n_clipped=n_clipped)
         coef = np.asarray(coef, dtype=np.float64)
-        if metric:
-            d = X.shape[1]
+        if self._metric_task():
+            d = n_features
             # (W, b) with a learned threshold: b is the last entry; otherwise the fixed threshold.
             threshold = float(coef[d * d]) if coef.size == d * d + 1 else self._fixed_threshold()
             coef = coef[:d * d].reshape(d, d)
-        # Assign fitted attributes only now: a failed fit leaves the estimator untouched.
-        if metric:
             self.threshold_ = threshold
         self.coef_ = coef
         self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = n_features
         self.bounds_ = bounds
         self.n_clipped_ = n_clipped
         self.privacy_report_ = report
@@ -206,14 +212,16 @@ class PairwiseEstimator:
         return result
 
     @staticmethod
-    def _validate_training_data(X, y, metric=False, classes=None):
+    def _validate_training_data(X, y, metric=False, classes=None, minimum=2):
+        """``(X, signs or codes, classes_)`` checked; ``minimum`` records (a partition of a distributed
+        fit may hold a single one)."""
         if y is None:
             raise ValueError("requires y to be passed, but the target y is None")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
         if complex_dtype(X) or complex_dtype(y):
             raise ValueError("Complex data not supported")
-        X = sklearn_feature_block(X, None, purpose="fit", minimum=2)
+        X = sklearn_feature_block(X, None, purpose="fit", minimum=minimum)
         if isinstance(y, (list, tuple)):  # plain Python sequences: check the element types first
             values = list(y)
             kinds = set()
@@ -236,7 +244,7 @@ class PairwiseEstimator:
             raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
         if y_arr.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} records but y has {y_arr.shape[0]} labels")
-        if X.shape[0] < 2:
+        if X.shape[0] < minimum:
             raise ValueError(f"pairwise learning needs at least 2 records, got n_samples = {X.shape[0]}")
         if y_arr.dtype.kind == "f":
             if not np.all(np.isfinite(y_arr)):
@@ -255,11 +263,7 @@ class PairwiseEstimator:
         if metric:
             # Any number of classes (one included: every pair is then a same-class pair).
             return X, codes.reshape(-1).astype(np.int64), classes
-        if classes.size != 2:
-            raise ValueError(
-                f"Only binary classification is supported: pairwise AUC learning needs exactly 2 classes "
-                f"in y, got {classes.size} class(es): {classes.tolist()[:5]}"
-            )
+        check_binary(classes)
         signs = np.where(y_arr == classes[1], 1, -1).astype(np.int8)
         return X, signs, classes
 
@@ -349,6 +353,26 @@ class PairwiseEstimator:
         return roc_auc(y == self.classes_[1], scores)
 
 
+def warn_clipped(bounds, n_clipped: int, stacklevel: int) -> None:
+    """The warning for records outside the declared bounds (clipped to them), if there were any."""
+    if n_clipped:
+        warnings.warn(
+            f"records lay outside the declared feature bounds ({bounds!r}) and were clipped to them. "
+            f"{BOUNDS_ADVICE} n_clipped_ has the count (curator-only).",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def check_binary(classes) -> None:
+    """The AUC task's label domain read off y must hold exactly two labels."""
+    if classes.size != 2:
+        raise ValueError(
+            f"Only binary classification is supported: pairwise AUC learning needs exactly 2 classes "
+            f"in y, got {classes.size} class(es): {classes.tolist()[:5]}"
+        )
+
+
 def _codes_in_public_classes(y, classes, metric):
     """``(signs or codes, classes_)`` for labels in a **public** label domain ``classes``.
 
@@ -381,7 +405,8 @@ def _codes_in_public_classes(y, classes, metric):
 
 def complex_dtype(values) -> bool:
     dtype = getattr(values, "dtype", None)
-    return dtype is not None and np.issubdtype(dtype, np.complexfloating)
+    # A pandas extension dtype (pandas 3's default string labels) is no NumPy dtype, and not complex.
+    return isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.complexfloating)
 
 
 def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minimum=1) -> np.ndarray:

@@ -320,27 +320,63 @@ class GradientPerturbedGD(PairwiseEstimator):
             n_classes = len(self.classes) if self.classes is not None else int(np.unique(signs).size)
         p = self._validated_params(n_classes)
         n, dim = Z.shape
-        loss, T, steps, radius, lam, delta = p["loss"], p["T"], p["steps"], p["radius"], p["lam"], p["delta"]
-        if p["private"] and delta >= 1.0 / n:
-            warnings.warn(
-                f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in the "
-                "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=3)
-        metric = p["metric"]
-        if metric:
+        if p["metric"]:
             # θ_0 = the scaled identity (public): one noisy step is a private correction of the
             # Euclidean metric, as the online metric learners' default centre.
-            theta_start = identity_center(dim, radius, p["constraint"])
+            theta_start = identity_center(dim, p["radius"], p["constraint"])
+            # Γ depends on the norm of W only (b's interval is public): the start norm leaves b out.
             start_norm = float(np.linalg.norm(theta_start))
             terms = p["terms"]
             if terms.learned:  # b₀: the middle of its public interval
                 theta_start = np.append(theta_start, 0.5 * (terms.low + terms.high))
             terms_array = terms.as_array()
             codes = np.ascontiguousarray(signs, dtype=np.int64)
+
+            def gradient_sum(theta):
+                return _metric_full_gradient(theta, Z, codes, p["loss"].code, terms_array)
         else:
             theta_start = np.zeros(dim)
             start_norm = 0.0
             positives, negatives = split_by_label(Z, signs)
-        sensitivities = self._sensitivities(loss, radius, T, n, start_norm, p["terms"])
+
+            def gradient_sum(theta):
+                return pairwise_gradient_sum(positives, negatives, theta, p["loss"].code, DEFAULT_BLOCK)
+        return self._descend(p, n, dim, theta_start, start_norm, gradient_sum, seed_sequence)
+
+    #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input).
+    _partition_layout = "split"
+
+    def _check_partitioned(self) -> dict:
+        """The parameter checks of a distributed fit, before any task is submitted."""
+        p = self._validated_params()
+        if p["metric"]:
+            raise ValueError("task='metric' has no distributed fit yet: fit it on a NumPy array (or use "
+                             "OffPairStats(task='metric'), whose fit is distributed)")
+        return p
+
+    def _fit_partitioned(self, partitions, seed_sequence):
+        """The distributed fit (:mod:`onpair.distributed`): at each step the workers compute the pairwise
+        gradient sum from their partitions (only scores, pair-weight sums and d-vectors cross the
+        network) and the noise is drawn here, once per step, exactly as in :meth:`_fit_released`."""
+        p = self._check_partitioned()
+        code = p["loss"].code
+        return self._descend(p, partitions.n, partitions.dim, np.zeros(partitions.dim), 0.0,
+                             lambda theta: partitions.pairwise_gradient_sum(theta, code), seed_sequence)
+
+    def _descend(self, p, n, dim, theta_start, start_norm, gradient_sum, seed_sequence):
+        """The T noisy steps from ``theta_start`` (d features; θ has d entries, or d² (+ 1 for a learned
+        threshold) for the metric task), whose public norm for Γ is ``start_norm`` (the metric task: the
+        norm of W₀ alone); ``gradient_sum(θ)`` is the data's only entry point (the exact Σ over
+        opposite-label pairs, or over all pairs for the metric task). Noise is drawn here."""
+        loss, T, steps, radius, lam, delta = p["loss"], p["T"], p["steps"], p["radius"], p["lam"], p["delta"]
+        if p["private"] and delta >= 1.0 / n:
+            warnings.warn(
+                f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in the "
+                "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=4)
+        metric = p["metric"]
+        terms = p["terms"]
+        terms_array = terms.as_array() if metric else None
+        sensitivities = self._sensitivities(loss, radius, T, n, start_norm, terms)
         if p["private"]:
             rho_budget = rho_from_dp(p["epsilon"], delta, method=p["accounting"])
             if p["mode"] == "ledger":
@@ -361,10 +397,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         scale = 2.0 / (n * (n - 1.0))
         theta = theta_start.copy()
         for t in range(T):
-            if metric:
-                gradient = scale * _metric_full_gradient(theta, Z, codes, loss.code, terms_array)
-            else:
-                gradient = scale * pairwise_gradient_sum(positives, negatives, theta, loss.code, DEFAULT_BLOCK)
+            gradient = scale * gradient_sum(theta)
             update = gradient + lam * (theta - theta_start)
             if p["private"]:
                 # Drawn step by step (the same stream as one (T, ·) draw; T can be 10⁶). Metric task:

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .._statistics_kernels import statistics_rows
+from .._statistics_kernels import statistics_total
 from ..learners.statistics import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
 from ..learners.statistics_model import (auto_ridge, centroid_model, class_statistics, discriminant_metric,
                                          discriminant_ridge, pairwise_square_model, within_class_metric)
@@ -97,9 +97,9 @@ class OffPairStats(PairwiseEstimator):
             raise ValueError(str(exc)) from None
         return kind, weights, sensitivity
 
-    def _fit_released(self, Z, labels, seed_sequence):
+    def _plan(self):
+        """Every parameter checked, before any record is read: ``(kind, weights, sensitivity, n_classes)``."""
         kind, weights, sensitivity = self._validate_params()
-        n, dim = Z.shape
         metric = self._metric_task()
         if metric and self.classes is None:
             # The class blocks' number and order are part of the release: read off y, one record could
@@ -107,12 +107,38 @@ class OffPairStats(PairwiseEstimator):
             raise ValueError("task='metric' needs the public class domain: classes=[...] (every label the data "
                              "may carry, from its documentation; never read off the data)")
         n_classes = len(self.classes) if metric else 2
+        return kind, weights, sensitivity, n_classes
+
+    def _class_codes(self, labels) -> np.ndarray:
+        """Class codes of the statistics' blocks: the metric task's codes, or 1 for a positive sign."""
+        return labels.astype(np.int64) if self._metric_task() else (labels > 0).astype(np.int64)
+
+    def _fit_released(self, Z, labels, seed_sequence):
+        plan = self._plan()
+        total = statistics_total(Z, self._class_codes(labels), plan[3], plan[1])
+        return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence)
+
+    #: A distributed fit keeps each partition's records in order with their class codes.
+    _partition_layout = "records"
+
+    def _check_partitioned(self):
+        """The parameter checks of a distributed fit, before any task is submitted."""
+        self._plan()
+
+    def _fit_partitioned(self, partitions, seed_sequence):
+        """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
+        its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
+        plan = self._plan()
+        total = partitions.statistics_total(plan[3], plan[1])
+        return self._release(plan, total, partitions.n, partitions.dim, seed_sequence)
+
+    def _release(self, plan, total, n, dim, seed_sequence):
+        """One Gaussian release of the exact ``total`` (the only place noise is drawn), and its model."""
+        kind, weights, sensitivity, n_classes = plan
         if self.private and self.delta >= 1.0 / n:
             warnings.warn(f"delta = {self.delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random "
                           "record in the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning,
-                          stacklevel=3)
-        codes = labels.astype(np.int64) if metric else (labels > 0).astype(np.int64)
-        total = statistics_rows(Z, codes, n_classes, weights).sum(axis=0)
+                          stacklevel=4)
         if self.private:
             sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
             noise_rng = np.random.Generator(np.random.PCG64(seed_sequence))
@@ -121,6 +147,7 @@ class OffPairStats(PairwiseEstimator):
         else:
             variance = 0.0
         stats = class_statistics(total, n_classes, dim, weights, variance)
+        del total  # the exact sums (private=False: the statistics themselves) go no further than here
         if not isinstance(self.lam, str):
             lam = self.lam
         elif kind == "discriminant":
