@@ -10,6 +10,10 @@ the class statistics), Huai et al.'s Alg. 3, 4
 Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
+from . import _moved
+
+_moved.install()  # the old paths of modules that moved into their family's package
+
 from .bounds import FeatureBounds
 from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
                          OffPairStats, OffPairStrC, OutputPerturbedSGD)
@@ -22,3 +26,7 @@ __version__ = "0.1.0"
 __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "ObjectivePerturbedLogistic",
            "ApproxMinimaPerturbedLogistic", "FeatureBounds", "PrivacyBudgetExceeded",
            "PrivacyWarning", "load", "__version__"]
+
+
+def __getattr__(name):
+    return _moved.submodule(__name__, name)

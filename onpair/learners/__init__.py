@@ -7,3 +7,9 @@ from .onpairstrc import OnPairStrC
 from .statistics import OnPairStats
 
 __all__ = ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OnPairStats"]
+
+
+def __getattr__(name):
+    from .._moved import submodule
+
+    return submodule(__name__, name)

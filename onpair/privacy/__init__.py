@@ -15,3 +15,9 @@ __all__ = [
     "gaussian_rho", "gaussian_sigma", "sigma_for_rho", "sensitivity_ledger", "ReleaseSchedule",
     "PrefixSumMechanism", "TreeAggregation", "BandedToeplitz", "EpochTrees", "sqrt_toeplitz_coefficients",
 ]
+
+
+def __getattr__(name):
+    from .._moved import submodule
+
+    return submodule(__name__, name)
