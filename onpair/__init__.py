@@ -14,7 +14,7 @@ from . import _moved
 
 _moved.install()  # the old paths of modules that moved into their family's package
 
-from .bounds import FeatureBounds
+from .core.bounds import FeatureBounds
 from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
                          OffPairStats, OffPairStrC, OutputPerturbedSGD)
 from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA

@@ -542,13 +542,13 @@ def _offline_release(estimator, X, y):
 
 
 def _logistic_g(radius):
-    from .losses import get_loss
+    from .core.losses import get_loss
 
     return get_loss("logistic").lipschitz(radius)
 
 
 def _metric_logistic_g(radius):
-    from .metric_losses import get_metric_loss
+    from .core.metric_losses import get_metric_loss
 
     return get_metric_loss("logistic").lipschitz(radius)
 
@@ -650,8 +650,8 @@ def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds, task="auc"):
     σ the estimator's own (a public quantity: it depends on n and the parameters only). For the metric
     task the noise is symmetric and isotropic in the Frobenius norm, as the estimator draws it."""
     from .estimators import OffPairStrC
-    from .geometry import project_l2_ball
-    from .matrix_geometry import project_matrix, symmetric_noise
+    from .core.geometry import project_l2_ball
+    from .core.matrix_geometry import project_matrix, symmetric_noise
 
     params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last", task=task)
     probe_X = np.zeros((n, d))
@@ -683,7 +683,7 @@ def _offpairstrc_metric_noise_setup(epsilon, delta, n, d, bounds):
 def _reference_setup(epsilon, delta, n, d, bounds):
     """The Gaussian mechanism calibrated exactly (analytic, Balle & Wang 2018) to (ε, δ) on the query
     q(D) = ½ Σ_{y_i = +1} ⟨φ(x_i), u⟩ of sensitivity 1 (one replaced record moves it by at most 1)."""
-    from .bounds import FeatureBounds
+    from .core.bounds import FeatureBounds
     from .privacy import gaussian_sigma
 
     sigma = gaussian_sigma(1.0, epsilon, delta, method="analytic")
@@ -751,7 +751,7 @@ def _objective_loss(report, objective, bounds, D, D_prime):
     b_X(θ) = −∇F_X(θ) − Λθ (:mod:`onpair.perturbed_objective`), so the log-ratio of the two densities is the
     Neyman–Pearson test of D against D′ for objective perturbation, and a valid (if not optimal) test for AMP,
     whose output noise it ignores. σ and Λ are those of ``report``."""
-    from .bounds import FeatureBounds
+    from .core.bounds import FeatureBounds
     from .perturbed_objective import PairwiseLogistic, PointwiseLogistic
 
     regulariser = report["regulariser_sum_units"]

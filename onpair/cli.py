@@ -310,8 +310,8 @@ def _check_replay_args(args) -> None:
 
 
 def replay(args) -> dict:
-    from onpair._progress import ProgressBar
-    from onpair.bounds import FeatureBounds
+    from onpair.core._progress import ProgressBar
+    from onpair.core.bounds import FeatureBounds
     from onpair.metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 
     _check_replay_args(args)
@@ -416,7 +416,7 @@ def _print_human(result: dict) -> None:
 
 def _experiment(args) -> int:
     from onpair import experiment
-    from onpair._progress import ProgressBar
+    from onpair.core._progress import ProgressBar
 
     try:
         try:

@@ -55,8 +55,8 @@ except ImportError as exc:  # pragma: no cover - the extra is installed by `make
 
 from ._batch_kernels import DEFAULT_BLOCK, _coefficient_sums, _combine, _scores
 from ._statistics_kernels import statistics_total as _records_statistics_total
-from ._validation import is_dask_collection
-from .estimators._base import PairwiseEstimator, check_binary, warn_clipped
+from .core._validation import is_dask_collection
+from .core.estimator import PairwiseEstimator, check_binary, warn_clipped
 
 __all__ = ["fit", "DaskPartitions", "SPLIT_EVERY"]
 

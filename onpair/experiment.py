@@ -41,11 +41,11 @@ from collections import Counter
 
 import numpy as np
 
-from ._io import atomic_path, atomic_write_text
-from .bounds import FeatureBounds
+from .core._io import atomic_path, atomic_write_text
+from .core.bounds import FeatureBounds
 from .estimators import OffPairC, OffPairStrC
 from .learners import OnPairC, OnPairStrC, PairwiseGIGA
-from .matrix_geometry import metric_factor
+from .core.matrix_geometry import metric_factor
 from .metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 from .privacy import PrivacyWarning
 

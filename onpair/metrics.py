@@ -56,7 +56,7 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     >>> round(pairwise_risk(np.zeros(2), np.eye(2), [1, -1]), 6) == round(float(np.log(2)), 6)
     True
     """
-    from .losses import get_loss
+    from .core.losses import get_loss
 
     loss = get_loss(loss)
     w = _real_vector(w, "w")
@@ -159,7 +159,7 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
     >>> knn_accuracy([[0.0], [3.0]], [0, 1], [[1.0], [2.0]], [0, 1], k=2)
     1.0
     """
-    from ._validation import as_feature_block
+    from .core._validation import as_feature_block
 
     train = as_feature_block(train_X, None, 0, name="train_X")
     test = as_feature_block(test_X, train.shape[1], 0, name="test_X")
@@ -179,7 +179,7 @@ def leave_one_out_knn_accuracy(X, y, k: int = 3) -> float:
     >>> leave_one_out_knn_accuracy([[0.0], [0.1], [5.0], [5.1]], ["a", "a", "b", "b"], k=1)
     1.0
     """
-    from ._validation import as_feature_block
+    from .core._validation import as_feature_block
 
     records = as_feature_block(X, None, 0, name="X")
     labels = _label_list(y, records.shape[0], "y", "X")
@@ -199,7 +199,7 @@ def _check_k(k, n: int) -> int:
 def _knn_accuracy(train, train_labels, test, test_labels, k, leave_one_out) -> float:
     """The vote of :func:`knn_accuracy`; with ``leave_one_out`` (test is train), a record is not its
     own neighbour."""
-    from ._validation import class_codes
+    from .core._validation import class_codes
 
     m = test.shape[0]
     try:
@@ -250,7 +250,7 @@ def _nearest(block, train, k, chunk, self_offset=None):
 
 def _label_list(labels, n_records: int, name: str, x_name: str) -> list:
     """Labels as a Python list with one entry per record of ``x_name``, or a ValueError naming ``name``."""
-    from ._validation import label_array
+    from .core._validation import label_array
 
     array = label_array(labels, name)
     if array.shape[0] != n_records:
@@ -292,9 +292,9 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     0.4166666666666667
     """
     from ._metric_kernels import _metric_risk
-    from ._validation import as_feature_block, class_codes, class_label
-    from .matrix_geometry import as_square_symmetric
-    from .metric_losses import PAPER_TERMS, get_metric_loss
+    from .core._validation import as_feature_block, class_codes, class_label
+    from .core.matrix_geometry import as_square_symmetric
+    from .core.metric_losses import PAPER_TERMS, get_metric_loss
 
     code = get_metric_loss(loss).code
     M = as_square_symmetric(W)

@@ -46,10 +46,10 @@ import zipfile
 
 import numpy as np
 
-from ._io import atomic_path
-from .bounds import FeatureBounds
+from .core._io import atomic_path
+from .core.bounds import FeatureBounds
 from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
-from .snapshot import SnapshotReader
+from .core.snapshot import SnapshotReader
 
 __all__ = ["save_learner", "load_learner", "load", "FORMAT_VERSION", "MAGIC"]
 

@@ -1,6 +1,6 @@
 """Offline private pairwise estimators with scikit-learn's API (no scikit-learn needed at run time)."""
 
-from ._base import NotFittedError
+from ..core.estimator import NotFittedError
 from .gradient_perturbation import GradientPerturbedGD
 from .objective_perturbation import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic
 from .offpair import OffPairC, OffPairStrC

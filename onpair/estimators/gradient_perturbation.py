@@ -70,18 +70,18 @@ import warnings
 import numpy as np
 
 from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
-from .._validation import check_in_range, check_radius
-from ..geometry import _project_l2_ball
+from ..core._validation import check_in_range, check_radius
+from ..core.geometry import _project_l2_ball
 from ..learners.objective import MAX_STEP
 from .._metric_kernels import _metric_full_gradient, _project_parameter
-from ..losses import get_loss
-from ..matrix_geometry import constraint_code, identity_center, symmetric_noise
-from ..metric_losses import get_metric_loss, make_pair_terms
+from ..core.losses import get_loss
+from ..core.matrix_geometry import constraint_code, identity_center, symmetric_noise
+from ..core.metric_losses import get_metric_loss, make_pair_terms
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import sigmas_for_shares
-from ._base import PairwiseEstimator, non_private_report, release_report
+from ..core.estimator import PairwiseEstimator, non_private_report, release_report
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
 

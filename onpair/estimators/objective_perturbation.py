@@ -42,7 +42,7 @@ from ..perturbed_objective import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseL
 from ..privacy._checks import EPSILON_RANGE, check_delta, check_epsilon
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
-from ._base import PairwiseEstimator, sklearn_feature_block
+from ..core.estimator import PairwiseEstimator, sklearn_feature_block
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic"]
 

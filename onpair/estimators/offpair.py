@@ -19,20 +19,20 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_radius
+from ..core._validation import check_radius
 from ..learners.histories import make_history
 from ..learners.iterate import Iterate
 from ..learners.objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
 from ..learners.path import giga_path
 from ..learners.slots import SlotPolicy
-from ..learners.task import make_task
-from ..metric_losses import PAPER_TERMS, make_pair_terms
+from ..core.task import make_task
+from ..core.metric_losses import PAPER_TERMS, make_pair_terms
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
 from ..privacy.ledger import sensitivity_ledger
-from ._base import PairwiseEstimator, non_private_report, perturbed, release_report
+from ..core.estimator import PairwiseEstimator, non_private_report, perturbed, release_report
 
 OUTPUTS = ("average", "last")
 MODES = ("ledger", "paper")
@@ -282,7 +282,7 @@ class OffPairC(_OffPair):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):
-        from .._validation import check_in_range
+        from ..core._validation import check_in_range
 
         return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
 

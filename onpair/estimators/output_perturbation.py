@@ -70,13 +70,13 @@ import numpy as np
 
 from .._metric_kernels import _metric_pairwise_sgd
 from .._sgd_kernels import _pairwise_sgd
-from .._validation import check_in_range, check_radius
-from ..losses import get_loss
-from ..matrix_geometry import constraint_code, constraint_diameter
-from ..metric_losses import PAPER_TERMS, get_metric_loss
+from ..core._validation import check_in_range, check_radius
+from ..core.losses import get_loss
+from ..core.matrix_geometry import constraint_code, constraint_diameter
+from ..core.metric_losses import PAPER_TERMS, get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.exceptions import PrivacyWarning
-from ._base import PairwiseEstimator, non_private_report, perturbed, release_report
+from ..core.estimator import PairwiseEstimator, non_private_report, perturbed, release_report
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
 

@@ -23,7 +23,7 @@ from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
-from ._base import PairwiseEstimator, non_private_report, release_report
+from ..core.estimator import PairwiseEstimator, non_private_report, release_report
 
 
 class OffPairStats(PairwiseEstimator):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._metric_kernels import _augmented_row, _metric_giga, _metric_giga_one, augmented_width
-from .._validation import class_codes
+from ..core._validation import class_codes
 from .pair_history import PairHistory
 
 

@@ -22,16 +22,16 @@ import hashlib
 
 import numpy as np
 
-from .._validation import as_feature_vector, check_radius
-from ..metric_losses import make_pair_terms
+from ..core._validation import as_feature_vector, check_radius
+from ..core.metric_losses import make_pair_terms
 from .histories import HISTORY_KINDS, history_class, make_history
 from .iterate import Iterate
 from .objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
 from .path import giga_path
 from .release import ReleasePlan
 from .slots import SlotPolicy
-from .stream import StreamLearner
-from .task import given_center, make_task
+from ..core.stream import StreamLearner
+from ..core.task import given_center, make_task
 
 #: The task/constraint/center parameters, shared by the online learners' docstrings.
 TASK_PARAMETERS_DOC = """    task : {"auc", "metric"}, default "auc"

@@ -5,7 +5,7 @@ Adding a kind is one class (a :class:`~onpair.learners.pair_history.PairHistory`
 
 from __future__ import annotations
 
-from ..losses import SQUARE
+from ..core.losses import SQUARE
 from .augmented_rows import AugmentedRows
 from .labelled_buffer import LabelledBuffer
 from .split_history import SplitHistory

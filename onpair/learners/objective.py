@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_positive
+from ..core._validation import check_positive
 
 #: Step-size rules accepted by name.
 STEP_RULES = ("capped",)

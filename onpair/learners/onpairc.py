@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_in_range
+from ..core._validation import check_in_range
 from .private import PrivateOnlineLearner
 
 

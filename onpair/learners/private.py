@@ -23,7 +23,7 @@ import numpy as np
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.schedule import ReleaseSchedule
-from .._validation import check_positive
+from ..core._validation import check_positive
 from .base import OnlinePairwiseLearner
 from .objective import StepRule
 from .release import ReleaseLog, ReleasePlanner

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_feature_vector, check_positive, class_label
+from ..core._validation import as_feature_vector, check_positive, class_label
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.continual import MAX_RECORDS
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
@@ -27,8 +27,8 @@ from .released_statistics import MECHANISMS, ReleasedStatistics
 from .._statistics_kernels import _auc_square_model
 from .statistics_model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, discriminant_metric,
                                discriminant_ridge, pairwise_square_model, within_class_metric)
-from .stream import StreamLearner
-from .task import make_task
+from ..core.stream import StreamLearner
+from ..core.task import make_task
 
 #: Models of the AUC task and of the metric task.
 AUC_MODELS = ("square", "centroid")

@@ -61,10 +61,10 @@ import warnings
 import numpy as np
 from river import base, utils
 
-from ..bounds import _clip_box_row
+from ..core.bounds import _clip_box_row
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
-from ..learners.stream import BOUNDS_ADVICE
+from ..core.stream import BOUNDS_ADVICE
 from .lineage import Lineage
 from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
 

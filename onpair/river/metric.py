@@ -15,7 +15,7 @@ import numpy as np
 from river import base
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
-from ..matrix_geometry import metric_factor
+from ..core.matrix_geometry import metric_factor
 from .lineage import Lineage
 from .records import RecordMapper, has_array_bounds, sorted_keys
 

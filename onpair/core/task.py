@@ -21,12 +21,12 @@ import math
 
 import numpy as np
 
-from .._validation import as_label_block, binary_label, class_label, label_array
-from ..geometry import random_point_in_ball
-from ..losses import get_loss
-from ..matrix_geometry import (CONSTRAINTS, as_square_symmetric, constraint_code, constraint_diameter,
+from ._validation import as_label_block, binary_label, class_label, label_array
+from .geometry import random_point_in_ball
+from .losses import get_loss
+from .matrix_geometry import (CONSTRAINTS, as_square_symmetric, constraint_code, constraint_diameter,
                                identity_center, project_matrix_flat, random_symmetric_point, symmetric_noise)
-from ..metric_losses import PAPER_TERMS, get_metric_loss
+from .metric_losses import PAPER_TERMS, get_metric_loss
 
 TASKS = ("auc", "metric")
 

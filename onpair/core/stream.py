@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from .._validation import as_feature_block, check_seed
-from ..bounds import FeatureBounds
-from ..matrix_geometry import metric_factor
+from ._validation import as_feature_block, check_seed
+from .bounds import FeatureBounds
+from .matrix_geometry import metric_factor
 
 #: What every message about bounds says: where public bounds come from, and what not to do.
 BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or norm_bound=) from its documentation "

@@ -24,9 +24,9 @@ import warnings
 import numpy as np
 from scipy.special import expit
 
-from .._validation import as_feature_block, is_dask_collection
-from ..bounds import FeatureBounds
-from ..learners.stream import BOUNDS_ADVICE
+from ._validation import as_feature_block, is_dask_collection
+from .bounds import FeatureBounds
+from .stream import BOUNDS_ADVICE
 from ..metrics import roc_auc
 
 
@@ -204,7 +204,7 @@ class PairwiseEstimator:
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
         """The public bounds map, built as the online learners build it, checked against the records."""
-        from ..learners.stream import make_bounds
+        from .stream import make_bounds
 
         result = make_bounds(getattr(self, "bounds", None), getattr(self, "norm_bound", None))
         if result.n_features is not None and result.n_features != n_features:
@@ -294,7 +294,7 @@ class PairwiseEstimator:
         return self._transform
 
     def _transform(self, X) -> np.ndarray:
-        from ..matrix_geometry import metric_factor
+        from .matrix_geometry import metric_factor
 
         self._check_fitted()
         X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
@@ -414,7 +414,7 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
 
     ``purpose`` names the caller in the message for an empty ``X`` (``fit`` needs ``minimum=2``
     records: one pair). A data frame keeps its column names for the messages."""
-    from .._validation import is_frame
+    from ._validation import is_frame
 
     array = X
     if not isinstance(X, (str, bytes, np.ndarray)):
@@ -453,8 +453,8 @@ def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.nda
     b clipped into its interval.
     """
     from .._metric_kernels import _project_parameter
-    from ..geometry import _project_l2_ball
-    from ..matrix_geometry import _project_matrix, symmetric_noise
+    from .geometry import _project_l2_ball
+    from .matrix_geometry import _project_matrix, symmetric_noise
 
     if constraint is None:
         out = w + sigma * rng.standard_normal(dim)
