@@ -843,7 +843,7 @@ def _onpairstats_class(kind):
     if kind is None:
         return OnPairStats
     from .learners.released_statistics import ReleasedStatistics
-    from .privacy.statistics import statistics_sensitivity
+    from .privacy.statistics_sensitivity import statistics_sensitivity
 
     class _WrongSensitivityOnPairStats(OnPairStats):
         """Broken on purpose: the continual-release mechanism is built for a sensitivity below the proven

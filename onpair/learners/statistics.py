@@ -19,10 +19,10 @@ import numpy as np
 
 from ..core._validation import as_feature_vector, check_positive, class_label
 from ..privacy.accountant import ZCDPAccountant
-from ..privacy.continual import MAX_RECORDS
+from ..privacy.continual.base import MAX_RECORDS
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
-from ..privacy.statistics import statistics_sensitivity
+from ..privacy.statistics_sensitivity import statistics_sensitivity
 from .released_statistics import MECHANISMS, ReleasedStatistics
 from .._statistics_kernels import _auc_square_model
 from .statistics_model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, discriminant_metric,

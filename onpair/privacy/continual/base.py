@@ -42,8 +42,8 @@ import os
 
 import numpy as np
 
-from ._checks import check_positive, check_rho
-from ._continual_kernels import (
+from .._checks import check_positive, check_rho
+from ._kernels import (
     _first_row_beyond,
     _row_within,
     _toeplitz_add_block,
@@ -53,8 +53,8 @@ from ._continual_kernels import (
     _tree_add_block,
     _tree_prefix,
 )
-from .exceptions import PrivacyBudgetExceeded
-from .gaussian import gaussian_rho, sigmas_for_shares
+from ..exceptions import PrivacyBudgetExceeded
+from ..gaussian import gaussian_rho, sigmas_for_shares
 
 __all__ = [
     "PrefixSumMechanism",
