@@ -3,7 +3,7 @@
 from ..core.estimator import NotFittedError
 from .gradient_perturbation import GradientPerturbedGD
 from .objective_perturbation import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic
-from .offpair import OffPairC, OffPairStrC
+from ..giga.offline import OffPairC, OffPairStrC
 from .output_perturbation import OutputPerturbedSGD
 from .statistics import OffPairStats
 

@@ -1,9 +1,9 @@
 """Online pairwise learners: the non-private Pairwise GIGA, the private OnPairStrC / OnPairC (output
 perturbation of the iterate), and OnPairStats (continually released class statistics)."""
 
-from .giga import PairwiseGIGA
-from .onpairc import OnPairC
-from .onpairstrc import OnPairStrC
+from ..giga.pairwise_giga import PairwiseGIGA
+from ..giga.onpairc import OnPairC
+from ..giga.onpairstrc import OnPairStrC
 from .statistics import OnPairStats
 
 __all__ = ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OnPairStats"]

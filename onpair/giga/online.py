@@ -26,7 +26,7 @@ from ..core._validation import as_feature_vector, check_radius
 from ..core.metric_losses import make_pair_terms
 from .histories import HISTORY_KINDS, history_class, make_history
 from .iterate import Iterate
-from .objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
+from .round_objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
 from .path import giga_path
 from .release import ReleasePlan
 from .slots import SlotPolicy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import _giga_full_history, _giga_full_history_one
+from ._kernels import _giga_full_history, _giga_full_history_one
 from .pair_history import PairHistory
 
 

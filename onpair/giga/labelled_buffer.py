@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import _giga_buffered, _giga_buffered_one
+from ._kernels import _giga_buffered, _giga_buffered_one
 from .pair_history import PairHistory
 
 

@@ -9,7 +9,7 @@ from ..core.losses import SQUARE
 from .augmented_rows import AugmentedRows
 from .labelled_buffer import LabelledBuffer
 from .split_history import SplitHistory
-from .square_statistics import SquareStatistics
+from .square_loss_history import SquareStatistics
 
 #: Every kind by its snapshot tag.
 HISTORY_KINDS = {cls.kind: cls for cls in (SplitHistory, SquareStatistics, LabelledBuffer, AugmentedRows)}

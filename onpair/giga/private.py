@@ -24,8 +24,8 @@ from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.schedule import ReleaseSchedule
 from ..core._validation import check_positive
-from .base import OnlinePairwiseLearner
-from .objective import StepRule
+from .online import OnlinePairwiseLearner
+from .round_objective import StepRule
 from .release import ReleaseLog, ReleasePlanner
 
 MODES = ("ledger", "paper")

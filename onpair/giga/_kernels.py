@@ -23,9 +23,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .core._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
-from .core.geometry import _project_l2_ball
-from .core.losses import LOGISTIC, _pair_dloss
+from ..core._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
+from ..core.geometry import _project_l2_ball
+from ..core.losses import LOGISTIC, _pair_dloss
 
 
 @njit(**NJIT_OPTIONS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import _giga_square_statistics, _giga_square_statistics_one
+from ._kernels import _giga_square_statistics, _giga_square_statistics_one
 from .pair_history import PairHistory
 
 

@@ -20,11 +20,11 @@ import warnings
 import numpy as np
 
 from ..core._validation import check_radius
-from ..learners.histories import make_history
-from ..learners.iterate import Iterate
-from ..learners.objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
-from ..learners.path import giga_path
-from ..learners.slots import SlotPolicy
+from .histories import make_history
+from .iterate import Iterate
+from .round_objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
+from .path import giga_path
+from .slots import SlotPolicy
 from ..core.task import make_task
 from ..core.metric_losses import PAPER_TERMS, make_pair_terms
 from ..privacy._checks import check_delta, check_epsilon

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import OnlinePairwiseLearner, with_task_parameters
+from .online import OnlinePairwiseLearner, with_task_parameters
 
 
 @with_task_parameters

@@ -36,9 +36,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
-from .core.matrix_geometry import _project_matrix
-from .core.metric_losses import _metric_pair_dloss, _metric_pair_loss
+from ..core._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
+from ..core.matrix_geometry import _project_matrix
+from ..core.metric_losses import _metric_pair_dloss, _metric_pair_loss
 
 
 def augmented_width(d: int) -> int:

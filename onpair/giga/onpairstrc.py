@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import with_task_parameters
+from .online import with_task_parameters
 from .private import PrivateOnlineLearner
 
 
