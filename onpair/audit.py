@@ -842,7 +842,7 @@ def _onpairstats_class(kind):
 
     if kind is None:
         return OnPairStats
-    from .learners.released_statistics import ReleasedStatistics
+    from .statistics.released import ReleasedStatistics
     from .privacy.statistics_sensitivity import statistics_sensitivity
 
     class _WrongSensitivityOnPairStats(OnPairStats):

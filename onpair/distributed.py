@@ -54,7 +54,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed by `make
     raise ImportError("onpair.distributed needs Dask: pip install 'onpair[dask]'") from exc
 
 from ._batch_kernels import DEFAULT_BLOCK, _coefficient_sums, _combine, _scores
-from ._statistics_kernels import statistics_total as _records_statistics_total
+from .statistics._kernels import statistics_total as _records_statistics_total
 from .core._validation import is_dask_collection
 from .core.estimator import PairwiseEstimator, check_binary, warn_clipped
 

@@ -5,7 +5,7 @@ from .gradient_perturbation import GradientPerturbedGD
 from .objective_perturbation import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic
 from ..giga.offline import OffPairC, OffPairStrC
 from .output_perturbation import OutputPerturbedSGD
-from .statistics import OffPairStats
+from ..statistics.offline import OffPairStats
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]
 

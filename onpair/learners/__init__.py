@@ -4,7 +4,7 @@ perturbation of the iterate), and OnPairStats (continually released class statis
 from ..giga.pairwise_giga import PairwiseGIGA
 from ..giga.onpairc import OnPairC
 from ..giga.onpairstrc import OnPairStrC
-from .statistics import OnPairStats
+from ..statistics.online import OnPairStats
 
 __all__ = ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OnPairStats"]
 

@@ -23,9 +23,9 @@ from ..privacy.continual.base import MAX_RECORDS
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from .released_statistics import MECHANISMS, ReleasedStatistics
-from .._statistics_kernels import _auc_square_model
-from .statistics_model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, discriminant_metric,
+from .released import MECHANISMS, ReleasedStatistics
+from ._kernels import _auc_square_model
+from .model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, discriminant_metric,
                                discriminant_ridge, pairwise_square_model, within_class_metric)
 from ..core.stream import StreamLearner
 from ..core.task import make_task

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._statistics_kernels import _cholesky_solve, _decode_statistics
+from ._kernels import _cholesky_solve, _decode_statistics
 
 
 #: The data-independent part of the automatic ridge (on the unit-ball domain).

@@ -18,8 +18,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .core._config import NJIT_OPTIONS
-from .core.bounds import _clip_box_row
+from ..core._config import NJIT_OPTIONS
+from ..core.bounds import _clip_box_row
 
 
 def block_length(d: int) -> int:

@@ -17,10 +17,10 @@ import math
 
 import numpy as np
 
-from .._statistics_kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
+from ._kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
 from ..privacy.continual.base import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from .statistics_model import class_statistics
+from .model import class_statistics
 
 MECHANISMS = ("toeplitz", "epochs", "tree")
 

@@ -15,9 +15,9 @@ import warnings
 
 import numpy as np
 
-from .._statistics_kernels import statistics_total
-from ..learners.statistics import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
-from ..learners.statistics_model import (auto_ridge, centroid_model, class_statistics, discriminant_metric,
+from ._kernels import statistics_total
+from .online import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
+from .model import (auto_ridge, centroid_model, class_statistics, discriminant_metric,
                                          discriminant_ridge, pairwise_square_model, within_class_metric)
 from ..privacy._checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
