@@ -752,7 +752,7 @@ def _objective_loss(report, objective, bounds, D, D_prime):
     Neyman–Pearson test of D against D′ for objective perturbation, and a valid (if not optimal) test for AMP,
     whose output noise it ignores. σ and Λ are those of ``report``."""
     from .core.bounds import FeatureBounds
-    from .perturbed_objective import PairwiseLogistic, PointwiseLogistic
+    from .objective.functions import PairwiseLogistic, PointwiseLogistic
 
     regulariser = report["regulariser_sum_units"]
     sigma = report["releases"][0]["sigma"]

@@ -53,7 +53,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed by `make install`
     raise ImportError("onpair.distributed needs Dask: pip install 'onpair[dask]'") from exc
 
-from ._batch_kernels import DEFAULT_BLOCK, _coefficient_sums, _combine, _scores
+from .batch._kernels import DEFAULT_BLOCK, _coefficient_sums, _combine, _scores
 from .statistics._kernels import statistics_total as _records_statistics_total
 from .core._validation import is_dask_collection
 from .core.estimator import PairwiseEstimator, check_binary, warn_clipped

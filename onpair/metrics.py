@@ -85,8 +85,8 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     if not np.all(np.isfinite(scores)):
         raise ValueError("the scores Z @ w are not finite: w or Z is too large")
     # The computation itself is the compiled, parallel pair loop of the full-batch estimators.
-    from ._batch_kernels import pairwise_risk as _compiled_pairwise_risk
-    from ._batch_kernels import split_by_label
+    from .batch._kernels import pairwise_risk as _compiled_pairwise_risk
+    from .batch._kernels import split_by_label
 
     positives, negatives = split_by_label(Z, np.where(positive, 1, -1))
     return _compiled_pairwise_risk(positives, negatives, w, loss.name, block=block)

@@ -1,10 +1,10 @@
 """Offline private pairwise estimators with scikit-learn's API (no scikit-learn needed at run time)."""
 
 from ..core.estimator import NotFittedError
-from .gradient_perturbation import GradientPerturbedGD
-from .objective_perturbation import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic
+from ..batch.gradient_perturbation import GradientPerturbedGD
+from ..objective.estimators import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic
 from ..giga.offline import OffPairC, OffPairStrC
-from .output_perturbation import OutputPerturbedSGD
+from ..batch.output_perturbation import OutputPerturbedSGD
 from ..statistics.offline import OffPairStats
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]

@@ -60,8 +60,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
-from .core.losses import HINGE, LOGISTIC, SQUARE, _pair_dloss, _pair_loss, get_loss
+from ..core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+from ..core.losses import HINGE, LOGISTIC, SQUARE, _pair_dloss, _pair_loss, get_loss
 
 __all__ = ["pairwise_gradient_sum", "pairwise_gradient", "pairwise_risk", "split_by_label", "DEFAULT_BLOCK"]
 

@@ -56,8 +56,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from ._objective_kernels import _logistic_point_terms, _pair_logistic_block
-from .core.losses import get_loss
+from ._kernels import _logistic_point_terms, _pair_logistic_block
+from ..core.losses import get_loss
 
 __all__ = ["PointwiseLogistic", "PairwiseLogistic", "curvature_epsilon", "smallest_regulariser",
            "objective_noise_sigma", "noise_quantile", "minimise", "SolverDidNotConverge", "EXACT_TOLERANCE",

@@ -69,7 +69,7 @@ import warnings
 
 import numpy as np
 
-from .._batch_kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
+from ._kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
 from ..core._validation import check_in_range, check_radius
 from ..core.geometry import _project_l2_ball
 from ..giga.round_objective import MAX_STEP

@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core._config import NJIT_OPTIONS
-from .giga._kernels import _pair_coefficients, _weighted_rows
-from .core.geometry import _project_l2_ball
+from ..core._config import NJIT_OPTIONS
+from ..giga._kernels import _pair_coefficients, _weighted_rows
+from ..core.geometry import _project_l2_ball
 
 
 @njit(**NJIT_OPTIONS)

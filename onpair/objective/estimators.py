@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from ..perturbed_objective import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseLogistic, curvature_epsilon,
+from .functions import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseLogistic, curvature_epsilon,
                                    minimise, noise_quantile, objective_noise_sigma, smallest_regulariser)
 from ..privacy._checks import EPSILON_RANGE, check_delta, check_epsilon
 from ..privacy.exceptions import PrivacyWarning
