@@ -542,13 +542,13 @@ def _offline_release(estimator, X, y):
 
 
 def _logistic_g(radius):
-    from .core.losses import get_loss
+    from ..core.losses import get_loss
 
     return get_loss("logistic").lipschitz(radius)
 
 
 def _metric_logistic_g(radius):
-    from .core.metric_losses import get_metric_loss
+    from ..core.metric_losses import get_metric_loss
 
     return get_metric_loss("logistic").lipschitz(radius)
 
@@ -557,7 +557,7 @@ AUDIT_RADIUS = 0.01  # Huai et al. learners: G(R) ≈ 2.04 close to the canary's
 
 
 def _onpairstrc_class(kind):
-    from .learners import OnPairStrC
+    from ..learners import OnPairStrC
 
     if kind == "noise0.1":
         class _NoiseScaledOnPairStrC(OnPairStrC):
@@ -588,7 +588,7 @@ LEARNED_TERMS = {"threshold": "learned", "pair_weights": (1.5, 0.75)}
 def _online_setup(kind, cls_name, task="auc", extra=None):
     def build(epsilon, delta, n, d, bounds):
         if cls_name == "onpairc":
-            from .learners import OnPairC
+            from ..learners import OnPairC
 
             # α = c·n^(−1/4) = G(R)/R: the regulariser dominates the loss's curvature.
             g = _metric_logistic_g(AUDIT_RADIUS) if task == "metric" else _logistic_g(AUDIT_RADIUS)
@@ -614,7 +614,7 @@ def _online_setup(kind, cls_name, task="auc", extra=None):
 
 def _offline_setup(cls_name, task="auc", extra=None):
     def build(epsilon, delta, n, d, bounds):
-        from . import estimators
+        from .. import estimators
 
         metric = task == "metric"
         if cls_name == "offpairstrc":
@@ -649,9 +649,9 @@ def _offpairstrc_noise_setup(epsilon, delta, n, d, bounds, task="auc"):
     """Broken on purpose: OffPairStrC's non-private twin (same order, same kernel) plus 0.1·σ noise, with
     σ the estimator's own (a public quantity: it depends on n and the parameters only). For the metric
     task the noise is symmetric and isotropic in the Frobenius norm, as the estimator draws it."""
-    from .estimators import OffPairStrC
-    from .core.geometry import project_l2_ball
-    from .core.matrix_geometry import project_matrix, symmetric_noise
+    from ..estimators import OffPairStrC
+    from ..core.geometry import project_l2_ball
+    from ..core.matrix_geometry import project_matrix, symmetric_noise
 
     params = dict(epsilon=epsilon, delta=delta, bounds=bounds, radius=AUDIT_RADIUS, output="last", task=task)
     probe_X = np.zeros((n, d))
@@ -683,8 +683,8 @@ def _offpairstrc_metric_noise_setup(epsilon, delta, n, d, bounds):
 def _reference_setup(epsilon, delta, n, d, bounds):
     """The Gaussian mechanism calibrated exactly (analytic, Balle & Wang 2018) to (ε, δ) on the query
     q(D) = ½ Σ_{y_i = +1} ⟨φ(x_i), u⟩ of sensitivity 1 (one replaced record moves it by at most 1)."""
-    from .core.bounds import FeatureBounds
-    from .privacy import gaussian_sigma
+    from ..core.bounds import FeatureBounds
+    from ..privacy import gaussian_sigma
 
     sigma = gaussian_sigma(1.0, epsilon, delta, method="analytic")
     feature_map = FeatureBounds(*bounds)
@@ -713,7 +713,7 @@ def _objective_setup(kind, cls_name, objective="pointwise"):
     """
 
     def build(epsilon, delta, n, d, bounds, neighbours):
-        from . import estimators
+        from .. import estimators
 
         base = estimators.ObjectivePerturbedLogistic if cls_name == "objpert" else \
             estimators.ApproxMinimaPerturbedLogistic
@@ -751,8 +751,8 @@ def _objective_loss(report, objective, bounds, D, D_prime):
     b_X(θ) = −∇F_X(θ) − Λθ (:mod:`onpair.perturbed_objective`), so the log-ratio of the two densities is the
     Neyman–Pearson test of D against D′ for objective perturbation, and a valid (if not optimal) test for AMP,
     whose output noise it ignores. σ and Λ are those of ``report``."""
-    from .core.bounds import FeatureBounds
-    from .objective.functions import PairwiseLogistic, PointwiseLogistic
+    from ..core.bounds import FeatureBounds
+    from ..objective.functions import PairwiseLogistic, PointwiseLogistic
 
     regulariser = report["regulariser_sum_units"]
     sigma = report["releases"][0]["sigma"]
@@ -838,12 +838,12 @@ MOMENT_WEIGHTS = (0.8, 1.0, 14.0)
 
 
 def _onpairstats_class(kind):
-    from .learners import OnPairStats
+    from ..learners import OnPairStats
 
     if kind is None:
         return OnPairStats
-    from .statistics.released import ReleasedStatistics
-    from .privacy.statistics_sensitivity import statistics_sensitivity
+    from ..statistics.released import ReleasedStatistics
+    from ..privacy.statistics_sensitivity import statistics_sensitivity
 
     class _WrongSensitivityOnPairStats(OnPairStats):
         """Broken on purpose: the continual-release mechanism is built for a sensitivity below the proven
@@ -869,7 +869,7 @@ def _onpairstats_setup(kind, mechanism="toeplitz", task="auc", weights=None):
     learner's), so that the real preset and its broken variants are read by the same test."""
 
     def build(epsilon, delta, n, d, bounds):
-        from .learners import OnPairStats
+        from ..learners import OnPairStats
 
         params = dict(epsilon=epsilon, delta=delta, bounds=bounds, n_features=d, mechanism=mechanism)
         if task == "metric":
@@ -896,7 +896,7 @@ def _offpairstats_setup(kind):
     and 8.2 against 3.2 for σ × 0.1."""
 
     def build(epsilon, delta, n, d, bounds):
-        from .estimators import OffPairStats
+        from ..estimators import OffPairStats
 
         cls = OffPairStats
         if kind == "noise0.1":
