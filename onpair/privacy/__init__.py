@@ -3,7 +3,7 @@ ledger, release schedules, and continual release of prefix sums (binary tree, ba
 Toeplitz, doubling epochs of trees). Everything here except the mechanisms' state depends on public quantities only."""
 
 from .accountant import ZCDPAccountant
-from .continual.base import BandedToeplitz, EpochTrees, PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients
+from .continual import BandedToeplitz, EpochTrees, PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients
 from .conversions import eps_from_rho, rho_from_dp
 from .exceptions import PrivacyBudgetExceeded, PrivacyWarning
 from .gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho

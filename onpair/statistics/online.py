@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core._validation import as_feature_vector, check_positive, class_label
 from ..privacy.accountant import ZCDPAccountant
-from ..privacy.continual.base import MAX_RECORDS
+from ..privacy.continual import MAX_RECORDS
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.statistics_sensitivity import statistics_sensitivity

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ._kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
-from ..privacy.continual.base import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
+from ..privacy.continual import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
 from ..privacy.statistics_sensitivity import statistics_sensitivity
 from .model import class_statistics
 

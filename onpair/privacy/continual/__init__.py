@@ -1,4 +1,52 @@
-"""Continual release of prefix sums (split into one module per mechanism in the next commit)."""
+"""Continual release of prefix sums: a private estimate of S_t = Σ_{s≤t} v_s after every record.
 
-from .base import (DEFAULT_BAND, ESTIMATES, MAX_ENTRY, MAX_RECORDS, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees,
-                   PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients)
+A stream of vectors v_1, v_2, … ∈ R^k arrives one record at a time (or in blocks). Neighbouring
+streams differ in one record, replaced: ‖v_t − v'_t‖₂ ≤ Δ (the public ``sensitivity``; the caller
+guarantees it, e.g. by clipping). After every record the mechanism releases a noisy S_t. Every
+mechanism here is a Gaussian mechanism on a linear image E·V of the stream, followed by
+post-processing, so its zCDP cost is exact: ρ = Δ²·κ²/(2σ²) with κ the largest column norm of the
+encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
+
+* :class:`TreeAggregation`: the binary tree (Dwork, Naor, Pitassi, Rothblum 2010; Chan, Shi, Song
+  2011), with the bottom-up least-squares estimate of each complete subtree (Honaker 2015) or the
+  plain sum of popcount(t) nodes. A known horizon T (L = ⌊log₂T⌋ + 1 levels, κ² = L) or an unbounded
+  stream (level h gets ρ_h = ρ·6/(π²(h+1)²), which sums to less than ρ over all levels).
+* :class:`BandedToeplitz`: the square-root factorisation A = B·C of the prefix-sum matrix (c_j =
+  C(2j, j)/4^j; Fichtenberger, Henzinger, Upadhyay 2023) with C truncated to a band b, so that memory
+  and time are O(b·k) and the cost κ² = Σ_{j<b} c_j² does not depend on the stream length.
+* :class:`EpochTrees`: doubling epochs (T₀, 2T₀, 4T₀, … records), each a least-squares tree planned
+  for its epoch's length with the whole ρ; a record lies in one epoch only (parallel composition), so
+  the stream costs ρ for any length and the variance grows like (log t)² without a known horizon.
+
+Noise is drawn with NumPy from the caller's ``Generator`` (``rng.standard_normal``) in a fixed
+per-record order, so that a block equals its records fed one at a time, bit for bit; the compiled
+kernels (:mod:`onpair.privacy._continual_kernels`) only do the noise-free arithmetic.
+
+Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
+set) is k positions and is protected as a group of k: its cost is at most k²·ρ in zCDP (group
+privacy for a Gaussian mechanism: sensitivity kΔ).
+
+The state (:meth:`PrefixSumMechanism.to_state`) holds noiseless partial sums and the noise itself:
+it is as secret as the raw stream. For the same reason a mechanism refuses to be copied or pickled
+(a copy fed a neighbouring stream would release noise that cancels in the difference).
+"""
+
+from __future__ import annotations
+
+from .base import PrefixSumMechanism
+from .epochs import EpochTrees
+from .limits import MAX_ENTRY, MAX_RECORDS, MAX_STATE_FLOATS
+from .toeplitz import DEFAULT_BAND, BandedToeplitz, sqrt_toeplitz_coefficients
+from .tree import TreeAggregation
+
+__all__ = [
+    "PrefixSumMechanism",
+    "TreeAggregation",
+    "BandedToeplitz",
+    "EpochTrees",
+    "sqrt_toeplitz_coefficients",
+    "DEFAULT_BAND",
+    "MAX_RECORDS",
+    "MAX_ENTRY",
+    "MAX_STATE_FLOATS",
+]
