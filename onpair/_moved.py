@@ -22,9 +22,11 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 
-#: Old dotted path → new dotted path.
+#: Old dotted path → new dotted path, or the paths of the modules a split module's code went to (the old
+#: path then reads each name from the first of them that has it).
 MOVED = {
     # core: shared geometry, losses, validation, compiled primitives, the roots of learners and estimators
     "onpair._config": "onpair.core._config",
@@ -44,8 +46,9 @@ MOVED = {
     "onpair.privacy._continual_kernels": "onpair.privacy.continual._kernels",
     "onpair.privacy.statistics": "onpair.privacy.statistics_sensitivity",
     # the Pairwise GIGA family
-    "onpair._kernels": "onpair.giga._kernels",
-    "onpair._metric_kernels": "onpair.giga._metric_kernels",
+    "onpair._kernels": ("onpair.giga._kernels", "onpair.core._pair_kernels"),
+    "onpair._metric_kernels": ("onpair.giga._metric_kernels", "onpair.core._metric_pair_kernels",
+                               "onpair.batch._metric_kernels"),
     "onpair.learners.pair_history": "onpair.giga.pair_history",
     "onpair.learners.split_history": "onpair.giga.split_history",
     "onpair.learners.square_statistics": "onpair.giga.square_loss_history",
@@ -94,8 +97,11 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         new = MOVED[spec.name]
-        warnings.warn(f"{spec.name} moved to {new}: import it from there (the old path is deprecated)",
+        where = new if isinstance(new, str) else " and ".join(new)
+        warnings.warn(f"{spec.name} moved to {where}: import it from there (the old path is deprecated)",
                       DeprecationWarning, stacklevel=2)
+        if not isinstance(new, str):
+            return _SplitModule(spec.name, [importlib.import_module(name) for name in new])
         module = importlib.import_module(new)
         self._specs[spec.name] = module.__spec__
         return module
@@ -105,6 +111,23 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         for old, spec in list(self._specs.items()):
             if spec.name == module.__name__:
                 module.__spec__ = self._specs.pop(old)
+
+
+class _SplitModule(types.ModuleType):
+    """The old path of a module that was split: each name is read from the first part that has it."""
+
+    def __init__(self, name, parts):
+        super().__init__(name, f"Moved to {', '.join(part.__name__ for part in parts)}.")
+        self._parts = parts
+
+    def __getattr__(self, name):
+        for part in self.__dict__.get("_parts", ()):
+            if hasattr(part, name):
+                return getattr(part, name)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __dir__(self):
+        return sorted({name for part in self._parts for name in dir(part)})
 
 
 def install() -> None:

@@ -291,7 +291,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     >>> metric_objective(np.eye(2), Z, ["a", "b", "a"], loss="hinge")  # (0 + 1.25 + 0)/3
     0.4166666666666667
     """
-    from .giga._metric_kernels import _metric_risk
+    from .batch._metric_kernels import _metric_risk
     from .core._validation import as_feature_block, class_codes, class_label
     from .core.matrix_geometry import as_square_symmetric
     from .core.metric_losses import PAPER_TERMS, get_metric_loss

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..core._config import NJIT_OPTIONS
-from ..giga._kernels import _pair_coefficients, _weighted_rows
+from ..core._pair_kernels import _pair_coefficients, _weighted_rows
 from ..core.geometry import _project_l2_ball
 
 

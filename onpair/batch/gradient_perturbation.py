@@ -73,7 +73,8 @@ from ._kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
 from ..core._validation import check_in_range, check_radius
 from ..core.geometry import _project_l2_ball
 from ..giga.round_objective import MAX_STEP
-from ..giga._metric_kernels import _metric_full_gradient, _project_parameter
+from ..core._metric_pair_kernels import _project_parameter
+from ._metric_kernels import _metric_full_gradient
 from ..core.losses import get_loss
 from ..core.matrix_geometry import constraint_code, identity_center, symmetric_noise
 from ..core.metric_losses import get_metric_loss, make_pair_terms

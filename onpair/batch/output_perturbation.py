@@ -68,7 +68,7 @@ import warnings
 
 import numpy as np
 
-from ..giga._metric_kernels import _metric_pairwise_sgd
+from ._metric_kernels import _metric_pairwise_sgd
 from ._sgd_kernels import _pairwise_sgd
 from ..core._validation import check_in_range, check_radius
 from ..core.losses import get_loss

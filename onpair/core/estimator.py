@@ -452,7 +452,7 @@ def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.nda
     threshold (``terms.learned``, w = (W, b)) one more standard normal for b, isotropic in ‖(W, b)‖, and
     b clipped into its interval.
     """
-    from ..giga._metric_kernels import _project_parameter
+    from ._metric_pair_kernels import _project_parameter
     from .geometry import _project_l2_ball
     from .matrix_geometry import _project_matrix, symmetric_noise
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._metric_kernels import _augmented_row, _metric_giga, _metric_giga_one, augmented_width
+from ..core._metric_pair_kernels import _augmented_row, augmented_width
+from ._metric_kernels import _metric_giga, _metric_giga_one
 from ..core._validation import class_codes
 from .pair_history import PairHistory
 

@@ -1,0 +1,188 @@
+"""Compiled kernels of the metric task's offline estimators: the full-batch gradient and risk over all
+pairs (:class:`onpair.GradientPerturbedGD`, :func:`onpair.metrics.metric_objective`) and Yang et al.'s
+SGD (:class:`onpair.OutputPerturbedSGD`), on the augmented rows of :mod:`onpair.core._metric_pair_kernels`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..core._config import NJIT_OPTIONS
+from ..core._metric_pair_kernels import _augmented_row, _metric_round_gradient, _project_parameter
+from ..core.metric_losses import _metric_pair_loss
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_full_gradient(W, Z, labels, loss_code, terms):
+    """Σ over unordered pairs i < j of ω_ij·∇ℓ(W, b; z_i, z_j) (a flat vector), in O(n²·d²/2) through the
+    augmented rows; the full-batch gradient of the metric task is 2/(n(n−1)) times this.
+
+    Parameters
+    ----------
+    W : float64 array of shape (d·d,) or (d·d + 1,)
+        The point, flat row-major and symmetric, then b if learned (read only).
+    Z : float64 array of shape (n, d), C-contiguous
+        Mapped records (read only).
+    labels : int64 array of shape (n,)
+        Their class codes (read only).
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
+
+    Returns
+    -------
+    float64 array of the shape of W
+        A new array, Σ_{i<j} ω_ij·∇ℓ(W, b; z_i, z_j) (W part exactly symmetric). Allocates the n augmented
+        rows.
+    """
+    n, d = Z.shape
+    width = d * (d + 1) // 2 + d
+    rows = np.empty((n, width))
+    for i in range(n):
+        _augmented_row(Z[i], rows[i])
+    p = W.shape[0]
+    grad = np.zeros(p)
+    part = np.empty(p)
+    omega = np.empty(width)
+    sums = np.empty(width)
+    wx = np.empty(d)
+    unweighted = np.empty(0)
+    for i in range(1, n):
+        _metric_round_gradient(W, Z[i], labels[i], rows, labels, i, loss_code, unweighted, terms, omega, wx, sums,
+                               part)
+        for k in range(p):
+            grad[k] += part[k]
+    return grad
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_risk(W, Z, labels, loss_code, terms):
+    """Mean of ω_ij·ℓ(W, b; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is
+    symmetric).
+
+    Parameters
+    ----------
+    W : float64 array of shape (d·d,) or (d·d + 1,)
+        The metric, flat row-major and symmetric, then b if learned (read only).
+    Z : float64 array of shape (n, d)
+        Mapped records (read only).
+    labels : int64 array of shape (n,)
+        Their class codes (read only).
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
+
+    Returns
+    -------
+    float
+        The mean weighted pair loss, 0.0 when n < 2.
+    """
+    n, d = Z.shape
+    threshold = W[d * d] if W.shape[0] > d * d else terms[0]
+    # h_ij = q_i + q_j − 2 z_jᵀ(W z_i) with q_i = z_iᵀ W z_i: O(d²) per record, then O(d) per pair.
+    Wz = np.empty((n, d))
+    q = np.empty(n)
+    for i in range(n):
+        qi = 0.0
+        for k in range(d):
+            acc = 0.0
+            for l in range(d):
+                acc += W[k * d + l] * Z[i, l]
+            Wz[i, k] = acc
+            qi += Z[i, k] * acc
+        q[i] = qi
+    total = 0.0
+    from_pairs = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            cross = 0.0
+            for k in range(d):
+                cross += Z[j, k] * Wz[i, k]
+            h = q[i] + q[j] - 2.0 * cross
+            tau = 1.0 if labels[i] == labels[j] else -1.0
+            total += (terms[2] if tau > 0.0 else terms[3]) * _metric_pair_loss(loss_code, h, tau, threshold)
+            from_pairs += 1
+    return total / from_pairs if from_pairs else 0.0
+
+
+@njit(**NJIT_OPTIONS)
+def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint, loss_code, terms, w, iterate_sum):
+    """Yang et al.'s Alg. 1 for the metric task (see :mod:`onpair._sgd_kernels` for the AUC version).
+
+    Step t − 1 (t = 2 … T) pairs the new draw ``z = X[indices[t−1]]`` with every earlier draw:
+    ``W ← Π_C(W − (η/(t−1)) Σ_j c_j ∇ℓ(W; z, z_j))``, with ``c_j`` how often record j has been drawn
+    so far, grouped by record through the augmented rows (O(#distinct drawn records · d²) per step). A
+    record paired with itself has v = 0 and no gradient. ``w`` holds W_1 on entry and W_T on exit;
+    ``iterate_sum`` ← Σ_{t=1}^{T} W_t.
+
+    Parameters
+    ----------
+    X : float64 array of shape (n, d), C-contiguous
+        Mapped records (read only).
+    labels : int64 array of shape (n,)
+        Their class codes (read only).
+    indices : int64 array of shape (≥ T,)
+        The draws, ``indices[k]`` the paper's ``i_{k+1}`` (read only).
+    n_iterates : int
+        T ≥ 1.
+    eta : float
+        The step constant η (step t − 1 uses η/(t − 1)).
+    radius : float
+        R of the constraint set.
+    constraint : int
+        A constraint code of :mod:`onpair.matrix_geometry`.
+    loss_code : int
+        A loss code of :mod:`onpair.metric_losses`.
+    terms : float64 array of shape (4,)
+        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
+    w : float64 array of shape (p,), p = d·d or d·d + 1 (a learned b last)
+        W_1 on entry (the estimator passes zeros); updated in place to W_T.
+    iterate_sum : float64 array of shape (p,)
+        Output: overwritten with Σ_{t=1}^{T} W_t.
+
+    Returns
+    -------
+    float64 array of shape (p,)
+        ``w`` itself (the same array object), holding W_T.
+    """
+    n, d = X.shape
+    width = d * (d + 1) // 2 + d
+    p = w.shape[0]
+    rows = np.empty((n, width))
+    row_labels = np.zeros(n, dtype=np.int64)
+    counts = np.zeros(n)
+    slot = np.full(n, -1, dtype=np.int64)
+    n_rows = 0
+    omega = np.empty(width)
+    sums = np.empty(width)
+    wx = np.empty(d)
+    grad = np.empty(p)
+    for k in range(p):
+        iterate_sum[k] = w[k]
+    for t in range(1, n_iterates + 1):
+        if t >= 2:
+            step_index = t - 1
+            j = indices[step_index]
+            x = X[j]
+            if n_rows > 0:
+                _metric_round_gradient(w, x, labels[j], rows, row_labels, n_rows, loss_code, counts, terms, omega,
+                                       wx, sums, grad)
+                step = eta / step_index
+                for k in range(p):
+                    w[k] -= step * grad[k]
+                _project_parameter(w, d, radius, constraint, terms)
+            for k in range(p):
+                iterate_sum[k] += w[k]
+        j = indices[t - 1]
+        r = slot[j]
+        if r < 0:
+            r = n_rows
+            _augmented_row(X[j], rows[r])
+            row_labels[r] = labels[j]
+            slot[j] = r
+            n_rows += 1
+        counts[r] += 1.0
+    return w
