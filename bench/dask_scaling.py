@@ -119,6 +119,7 @@ def timed_fits(make, X, y, chunks, workers_list, repeats, step_repeats=0):
     size (models checked equal), and with ``step_repeats`` the best time of one exact gradient sum (the
     data's part of a step, where the fit spends its time) over that many calls."""
     from onpair import distributed as onpair_distributed
+    from onpair.batch import distributed_gradient
     from onpair._batch_kernels import pairwise_gradient_sum, split_by_label
     import numba
 
@@ -150,7 +151,8 @@ def timed_fits(make, X, y, chunks, workers_list, repeats, step_repeats=0):
                 parts = onpair_distributed.DaskPartitions(blocks, labels, dim, bounds=est.bounds_, metric=False,
                                                           classes=None, client=client, split=True)
                 try:
-                    steps[label] = best_time(lambda: parts.pairwise_gradient_sum(theta, 0), step_repeats)[0]
+                    steps[label] = best_time(lambda: distributed_gradient.pairwise_gradient_sum(parts, theta, 0),
+                                               step_repeats)[0]
                 finally:
                     parts.close()
     return times, steps
@@ -287,6 +289,7 @@ def step_tasks(p: int) -> int:
 def counted_step_tasks(p: int) -> int:
     """The tasks of one step's graph, counted (local scheduler, tiny data, p partitions)."""
     from onpair import distributed as onpair_distributed
+    from onpair.batch import distributed_gradient
     from onpair.bounds import FeatureBounds
 
     X, y = make_data(40 * p, d=3)
@@ -296,7 +299,7 @@ def counted_step_tasks(p: int) -> int:
     graphs = []
     compute = parts._compute
     parts._compute = lambda graph: (graphs.append(graph), compute(graph))[1]
-    parts.pairwise_gradient_sum(np.zeros(3), 0)
+    distributed_gradient.pairwise_gradient_sum(parts, np.zeros(3), 0)
     persisted = sum(len(dict(p.__dask_graph__())) for p in parts._parts)
     return len(dict(graphs[0].__dask_graph__())) - persisted
 

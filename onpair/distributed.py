@@ -3,7 +3,18 @@ every noise draw on the client.
 
 ``OffPairStats().fit(X, y)`` and ``GradientPerturbedGD().fit(X, y)`` with ``X`` a Dask array or Dask
 DataFrame (``y`` a Dask array or Series of the same partitions) come here, as does :func:`fit` with an
-explicit ``distributed.Client``. The fit has three parts:
+explicit ``distributed.Client``.
+
+**The protocol** (:class:`PartitionedFit`). An estimator has a distributed fit when it implements three
+public members: ``partition_layout`` (``"records"``: each partition keeps its mapped records and class
+codes; ``"split"``: its positives and its negatives), ``check_partitioned_fit()`` (every parameter
+checked before any task is submitted) and ``fit_partitions(partitions, seed_sequence) -> (coef,
+report)``, which asks :class:`DaskPartitions` for exact sums (:meth:`DaskPartitions.sum` of a
+deterministic function of each partition, or a graph of its own from :meth:`DaskPartitions.task`,
+:meth:`DaskPartitions.tree_sum` and :meth:`DaskPartitions.compute`), draws the noise on the client from
+``seed_sequence``, and releases. Everything else (the checks of each partition, the public bounds, the
+fitted attributes) is the in-process fit's own code (:mod:`onpair.core.fitting`). The fit has three
+parts:
 
 1. **Prepare, on the workers.** Each partition is validated (the checks of an in-process fit), mapped by
    the **public** bounds and kept in the workers' memory (``persist``); the client learns only the
@@ -13,17 +24,18 @@ explicit ``distributed.Client``. The fit has three parts:
 2. **Exact sums, on the workers; noise, on the client.**
 
    * :class:`onpair.OffPairStats`: each partition sums its records' statistics v(z)
-     (:func:`onpair._statistics_kernels.statistics_total`), a tree of additions (fan-in
+     (:func:`onpair.statistics._kernels.statistics_total`), a tree of additions (fan-in
      :data:`SPLIT_EVERY`, a fixed order) brings the single total to the client, which draws the one
      Gaussian noise vector and computes the model (docs/algorithms.md#continual-release).
    * :class:`onpair.GradientPerturbedGD`: at each step the client sends θ; partition a computes its
      scores s_a = X⁺_a θ and t_a = X⁻_a θ; the task of partition a pairs its positives with every
-     negative score and computes, with the block kernel of :mod:`onpair._batch_kernels`, the pair-weight
+     negative score and computes, with the block kernel of :mod:`onpair.batch._kernels`, the pair-weight
      sums A_i = Σ_j ℓ'(s_i − t_j) (all negatives) and a row B_j = Σ_{i∈a} ℓ'(s_i − t_j); a tree adds
      the rows into B; partition a combines its A and its segment of B with its records into
      Σ_i A_i x_i − Σ_j B_j x_j, a d-vector; a tree of additions gives the client the exact gradient sum,
-     to which it adds the step's noise (docs/algorithms.md#gradient-perturbation). Only scores, pair
-     weights (one number per record and partition) and d-vectors cross the network, never a record.
+     to which it adds the step's noise (docs/algorithms.md#gradient-perturbation;
+     :mod:`onpair.batch.distributed_gradient` builds the graph). Only scores, pair weights (one number
+     per record and partition) and d-vectors cross the network, never a record.
 3. **Release, on the client**, by the estimator's own code (the same lines as the in-process fit), then
    every persisted partition and intermediate result is released from the cluster.
 
@@ -42,7 +54,7 @@ tree), so the model agrees with the in-process fit up to rounding (tests check 1
 
 from __future__ import annotations
 
-import itertools
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -53,15 +65,34 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed by `make install`
     raise ImportError("onpair.distributed needs Dask: pip install 'onpair[dask]'") from exc
 
-from .batch._kernels import DEFAULT_BLOCK, _coefficient_sums, _combine, _scores
-from .statistics._kernels import statistics_total as _records_statistics_total
 from .core._validation import is_dask_collection
-from .core.estimator import PairwiseEstimator, check_binary, warn_clipped
+from .core.fitting import (check_binary, fit_bounds, is_metric_task, seed_sequence, set_fitted, validate_training_data,
+                           warn_clipped)
 
-__all__ = ["fit", "DaskPartitions", "SPLIT_EVERY"]
+__all__ = ["fit", "PartitionedFit", "DaskPartitions", "Partition", "SPLIT_EVERY"]
 
 #: Fan-in of the tree of additions that brings the partitions' sums to the client.
 SPLIT_EVERY = 8
+
+
+@runtime_checkable
+class PartitionedFit(Protocol):
+    """What an estimator implements to be fitted on Dask data by :func:`fit` (the module docstring).
+
+    Attributes
+    ----------
+    partition_layout : {"records", "split"}
+        How each partition keeps its records on its worker (:class:`Partition`).
+    """
+
+    partition_layout: str
+
+    def check_partitioned_fit(self) -> None:
+        """Check every parameter (TypeError, ValueError) before any task is submitted."""
+
+    def fit_partitions(self, partitions: "DaskPartitions", seed_sequence: np.random.SeedSequence) -> tuple:
+        """``(coef, report)``: the release from the exact sums ``partitions`` computes, the noise drawn here
+        from ``seed_sequence``; nothing is assigned to the estimator."""
 
 
 def fit(estimator, X, y, *, client=None):
@@ -69,8 +100,9 @@ def fit(estimator, X, y, *, client=None):
 
     Parameters
     ----------
-    estimator : OffPairStats or GradientPerturbedGD
-        Its parameters are checked before any task is submitted.
+    estimator : PartitionedFit
+        An estimator with a distributed fit (:class:`onpair.OffPairStats`,
+        :class:`onpair.GradientPerturbedGD`); its parameters are checked before any task is submitted.
     X : dask.array.Array (n, d) or dask.dataframe.DataFrame
         The records, partitioned by rows (a Dask array's column chunks are merged).
     y : dask.array.Array (n,), dask Series, or a NumPy array (n,)
@@ -94,26 +126,24 @@ def fit(estimator, X, y, *, client=None):
     >>> est.coef_.shape, len(est.privacy_report_["releases"])
     ((2,), 3)
     """
-    if not hasattr(estimator, "_fit_partitioned"):
+    if not isinstance(estimator, PartitionedFit):
         raise TypeError(f"{type(estimator).__name__} has no distributed fit; the estimators with one are "
                         "OffPairStats and GradientPerturbedGD (fit the others on a NumPy array)")
-    if not isinstance(estimator, PairwiseEstimator):
-        raise TypeError(f"estimator must be an onpair estimator, got {type(estimator).__name__}")
-    metric = estimator._metric_task()
-    estimator._check_partitioned()  # parameters first: a bad one fails before the cluster does any work
+    metric = is_metric_task(estimator)
+    estimator.check_partitioned_fit()  # parameters first: a bad one fails before the cluster does any work
     client = _resolve_client(client)
     blocks, labels, dim = _row_blocks(X, y)
-    bounds = estimator._make_bounds(dim)
+    bounds = fit_bounds(estimator, dim)
     partitions = DaskPartitions(blocks, labels, dim, bounds=bounds, metric=metric,
                                 classes=getattr(estimator, "classes", None), client=client,
-                                split=estimator._partition_layout == "split")
+                                split=estimator.partition_layout == "split")
     try:
         warn_clipped(bounds, partitions.n_clipped, stacklevel=3)
-        coef, report = estimator._fit_partitioned(partitions, estimator._seed_sequence())
+        coef, report = estimator.fit_partitions(partitions, seed_sequence(getattr(estimator, "random_state", None)))
         classes = partitions.classes
     finally:
         partitions.close()
-    return estimator._set_fitted(coef, report, classes, dim, bounds, partitions.n_clipped)
+    return set_fitted(estimator, coef, report, classes, dim, bounds, partitions.n_clipped)
 
 
 def _resolve_client(client):
@@ -199,7 +229,7 @@ def _prepare_partition(X, y, index, bounds, metric, classes, split) -> Partition
         empty = np.empty((0, bounds.n_features or X.shape[1]))
         return Partition(0, 0, empty, np.empty(0, np.int64), empty, empty)
     try:
-        X, labels, _ = PairwiseEstimator._validate_training_data(X, y, metric=metric, classes=classes, minimum=1)
+        X, labels, _ = validate_training_data(X, y, metric=metric, classes=classes, minimum=1)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"partition {index}: {exc}") from None
     Z, clipped = bounds.transform(X)
@@ -217,55 +247,6 @@ def _partition_counts(part: Partition) -> tuple:
     n_pos = -1 if part.positives is None else part.positives.shape[0]
     n_neg = -1 if part.negatives is None else part.negatives.shape[0]
     return part.n, part.n_clipped, n_pos, n_neg
-
-
-def _partition_statistics(part: Partition, n_classes: int, weights) -> np.ndarray:
-    return _records_statistics_total(part.Z, part.codes, n_classes, weights)
-
-
-def _positive_scores(part: Partition, theta: np.ndarray) -> np.ndarray:
-    """The partition's positives' scores X⁺θ (one number per record)."""
-    s = np.empty(part.positives.shape[0])
-    _scores(part.positives, theta, s)
-    return s
-
-
-def _negative_scores(part: Partition, theta: np.ndarray) -> np.ndarray:
-    """The partition's negatives' scores X⁻θ (one number per record)."""
-    t = np.empty(part.negatives.shape[0])
-    _scores(part.negatives, theta, t)
-    return t
-
-
-def _pair_row(s: np.ndarray, negative_scores: list, loss_code: int, block: int = DEFAULT_BLOCK) -> tuple:
-    """The pair weights of one partition's positives against every negative: ``(A, B_row)`` with
-    A_i = Σ_j ℓ'(s_i − t_j) over all negatives and B_row[j] = Σ_{i in this partition} ℓ'(s_i − t_j), the
-    negatives in partition order. Tiles of ``block`` × ``block`` pairs (the kernel's memory is
-    O(block²/64)), as the in-process :func:`onpair._batch_kernels.pairwise_gradient_sum`."""
-    t = np.concatenate(negative_scores)
-    coef_pos, coef_neg = np.zeros(s.shape[0]), np.zeros(t.shape[0])
-    tile_pos, tile_neg = np.empty(min(block, s.shape[0])), np.empty(min(block, t.shape[0]))
-    tiles_pos = [(i, min(i + block, s.shape[0])) for i in range(0, s.shape[0], block)]
-    tiles_neg = [(j, min(j + block, t.shape[0])) for j in range(0, t.shape[0], block)]
-    for (i0, i1), (j0, j1) in itertools.product(tiles_pos, tiles_neg):
-        _coefficient_sums(s[i0:i1], t[j0:j1], loss_code, tile_pos[:i1 - i0], tile_neg[:j1 - j0])
-        coef_pos[i0:i1] += tile_pos[:i1 - i0]
-        coef_neg[j0:j1] += tile_neg[:j1 - j0]
-    return coef_pos, coef_neg
-
-
-def _segment(values: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """One partition's share of the negatives' weights B."""
-    return values[start:stop].copy()
-
-
-def _partition_gradient(part: Partition, coef_pos, coef_neg) -> np.ndarray:
-    """Σ_i A_i x_i − Σ_j B_j x_j over the partition's records (None: the partition has none of them)."""
-    coef_pos = np.zeros(part.positives.shape[0]) if coef_pos is None else coef_pos
-    coef_neg = np.zeros(part.negatives.shape[0]) if coef_neg is None else coef_neg
-    out = np.empty(part.positives.shape[1])
-    _combine(part.positives, coef_pos, part.negatives, coef_neg, out)
-    return out
 
 
 def _add(*terms) -> np.ndarray:
@@ -287,9 +268,10 @@ def _tree_sum(items: list):
 class DaskPartitions:
     """The records of a fit, prepared and held on the workers; the exact sums a fit asks for.
 
-    Built by :func:`fit`. ``n``, ``dim``, ``n_clipped`` and ``classes`` are what the client learns of the
-    data; :meth:`statistics_total` and :meth:`pairwise_gradient_sum` return exact (unnoised) sums, for
-    the estimator to perturb at once; :meth:`close` releases everything the cluster holds for the fit.
+    Built by :func:`fit`. ``n``, ``dim``, ``n_clipped``, ``classes`` and :attr:`counts` are what the client
+    learns of the data; :meth:`sum` (and a graph of :meth:`task`, :meth:`tree_sum`, :meth:`compute`)
+    return exact (unnoised) sums, for the estimator to perturb at once; :meth:`close` releases everything
+    the cluster holds for the fit.
     """
 
     def __init__(self, blocks, labels, dim, *, bounds, metric, classes, client, split):
@@ -328,38 +310,34 @@ class DaskPartitions:
             # when the fit failed or was interrupted): the cluster keeps no result of the fit.
             self._client.cancel(futures)
 
-    def statistics_total(self, n_classes: int, weights) -> np.ndarray:
-        """Σ_z v(z) over every record: per partition on its worker, then a tree of additions."""
-        weights = np.asarray(weights, dtype=np.float64)
-        terms = [delayed(_partition_statistics)(p, n_classes, weights) for p in self._parts]
-        return self._compute(_tree_sum(terms))
+    @property
+    def parts(self) -> list:
+        """The prepared partitions on the workers (Dask objects, in partition order), for :meth:`task`."""
+        return list(self._parts)
 
-    def pairwise_gradient_sum(self, theta: np.ndarray, loss_code: int) -> np.ndarray:
-        """Σ_{i∈pos} Σ_{j∈neg} ℓ'(θᵀ(x_i − x_j))(x_i − x_j) over all partitions' records (one Dask graph).
+    @property
+    def counts(self) -> list:
+        """Per partition, what the client learns of it: (records, clipped records, positives, negatives),
+        −1 for the counts a layout does not split (:func:`_partition_counts`)."""
+        return list(self._counts)
 
-        Per partition a: the scores; one task pairs a's positives with every negative score (A for a's
-        positives, a row of B over all negatives); the B rows are added by a tree; each partition then
-        combines its own A and its segment of B with its records. About 8p tasks for p partitions
-        (``bench/dask_scaling.py`` counts them), and the scores and weights that move are one number per
-        record and partition."""
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
-        has_pos = [c[2] > 0 for c in self._counts]
-        has_neg = [c[3] > 0 for c in self._counts]
-        negatives = [delayed(_negative_scores)(p, theta) for p, keep in zip(self._parts, has_neg) if keep]
-        rows = {}
-        if negatives:
-            for a, part in enumerate(self._parts):
-                if has_pos[a]:
-                    rows[a] = delayed(_pair_row, nout=2)(delayed(_positive_scores)(part, theta), negatives, loss_code)
-        if rows:
-            coef_neg = _tree_sum([row[1] for row in rows.values()])
-        terms, start = [], 0
-        for a, part in enumerate(self._parts):
-            stop = start + max(self._counts[a][3], 0)
-            segment = delayed(_segment)(coef_neg, start, stop) if rows and has_neg[a] else None
-            start = stop
-            terms.append(delayed(_partition_gradient)(part, rows[a][0] if a in rows else None, segment))
-        return self._compute(_tree_sum(terms))
+    def task(self, function, *args, nout=None):
+        """``function(*args)`` as one task of the cluster (a Dask ``Delayed``; ``nout`` for a tuple result).
+        ``function`` must be a deterministic function of its arguments: no task draws a random number."""
+        return delayed(function, nout=nout)(*args)
+
+    def tree_sum(self, items: list):
+        """The sum of Delayed arrays ``items`` by a fixed tree of additions (fan-in :data:`SPLIT_EVERY`)."""
+        return _tree_sum(items)
+
+    def compute(self, graph):
+        """Run ``graph`` (Delayed objects) on the cluster and bring its result here; the cluster forgets it."""
+        return self._compute(graph)
+
+    def sum(self, function, *args) -> np.ndarray:
+        """Σ over partitions of ``function(partition, *args)`` (an array, computed on the partition's
+        worker), added by a tree of additions: the exact sum, for the estimator to perturb at once."""
+        return self._compute(_tree_sum([delayed(function)(part, *args) for part in self._parts]))
 
     def close(self) -> None:
         """Release the persisted partitions from the cluster (also after a failed or interrupted fit)."""

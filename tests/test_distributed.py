@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 
 from onpair import GradientPerturbedGD, OffPairC, OffPairStats, PrivacyWarning  # noqa: E402
 from onpair import distributed as onpair_distributed  # noqa: E402
+from onpair.batch import distributed_gradient  # noqa: E402
 
 #: Row chunks with a single record, an empty one, an uneven spread and a partition holding one class only.
 CHUNKS = (1, 299, 0, 400, 100, 400)
@@ -237,15 +238,15 @@ def test_a_fit_stopped_mid_descent_releases_nothing_and_frees_the_cluster(client
     est = GradientPerturbedGD(T=6, bounds=(0, 1), delta=1e-6, random_state=0).fit(X, y)
     state = _fitted_state(est)
     calls = []
-    original = onpair_distributed.DaskPartitions.pairwise_gradient_sum
+    original = distributed_gradient.pairwise_gradient_sum
 
-    def stopped_at_step_three(self, theta, loss_code):
+    def stopped_at_step_three(partitions, theta, loss_code):
         calls.append(1)
         if len(calls) == 3:
             raise interruption
-        return original(self, theta, loss_code)
+        return original(partitions, theta, loss_code)
 
-    monkeypatch.setattr(onpair_distributed.DaskPartitions, "pairwise_gradient_sum", stopped_at_step_three)
+    monkeypatch.setattr(distributed_gradient, "pairwise_gradient_sum", stopped_at_step_three)
     with pytest.raises(type(interruption)):
         onpair_distributed.fit(est, *_dask(X, y, chunks=(100, 300)), client=client)
     assert len(calls) == 3
@@ -323,16 +324,16 @@ def test_a_worker_killed_mid_fit_gives_the_same_model(process_client, monkeypatc
     est = GradientPerturbedGD(T=5, radius=2.0, bounds=(0, 1), delta=1e-6, random_state=4)
     undisturbed = onpair_distributed.fit(est, Xd, yd, client=process_client).coef_.copy()
     steps = []
-    original = onpair_distributed.DaskPartitions.pairwise_gradient_sum
+    original = distributed_gradient.pairwise_gradient_sum
 
-    def kill_a_worker_after_step_two(self, theta, loss_code):
+    def kill_a_worker_after_step_two(partitions, theta, loss_code):
         steps.append(1)
         if len(steps) == 3:  # the partitions persisted on that worker are lost with it
             pids = process_client.run(os.getpid)
             os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
-        return original(self, theta, loss_code)
+        return original(partitions, theta, loss_code)
 
-    monkeypatch.setattr(onpair_distributed.DaskPartitions, "pairwise_gradient_sum", kill_a_worker_after_step_two)
+    monkeypatch.setattr(distributed_gradient, "pairwise_gradient_sum", kill_a_worker_after_step_two)
     onpair_distributed.fit(est, Xd, yd, client=process_client)
     np.testing.assert_array_equal(est.coef_, undisturbed)  # deterministic tasks: the same bits
     assert len(steps) == 5

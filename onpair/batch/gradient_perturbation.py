@@ -69,6 +69,7 @@ import warnings
 
 import numpy as np
 
+from . import distributed_gradient
 from ._kernels import DEFAULT_BLOCK, pairwise_gradient_sum, split_by_label
 from ..core._validation import check_in_range, check_radius
 from ..core.geometry import _project_l2_ball
@@ -344,10 +345,11 @@ class GradientPerturbedGD(PairwiseEstimator):
                 return pairwise_gradient_sum(positives, negatives, theta, p["loss"].code, DEFAULT_BLOCK)
         return self._descend(p, n, dim, theta_start, start_norm, gradient_sum, seed_sequence)
 
-    #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input).
-    _partition_layout = "split"
+    #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input;
+    #: the protocol of :class:`onpair.distributed.PartitionedFit`).
+    partition_layout = "split"
 
-    def _check_partitioned(self) -> dict:
+    def check_partitioned_fit(self) -> dict:
         """The parameter checks of a distributed fit, before any task is submitted."""
         p = self._validated_params()
         if p["metric"]:
@@ -355,14 +357,16 @@ class GradientPerturbedGD(PairwiseEstimator):
                              "OffPairStats(task='metric'), whose fit is distributed)")
         return p
 
-    def _fit_partitioned(self, partitions, seed_sequence):
+    def fit_partitions(self, partitions, seed_sequence):
         """The distributed fit (:mod:`onpair.distributed`): at each step the workers compute the pairwise
-        gradient sum from their partitions (only scores, pair-weight sums and d-vectors cross the
-        network) and the noise is drawn here, once per step, exactly as in :meth:`_fit_released`."""
-        p = self._check_partitioned()
+        gradient sum from their partitions (:mod:`onpair.batch.distributed_gradient`: only scores,
+        pair-weight sums and d-vectors cross the network) and the noise is drawn here, once per step,
+        exactly as in :meth:`_fit_released`."""
+        p = self.check_partitioned_fit()
         code = p["loss"].code
         return self._descend(p, partitions.n, partitions.dim, np.zeros(partitions.dim), 0.0,
-                             lambda theta: partitions.pairwise_gradient_sum(theta, code), seed_sequence)
+                             lambda theta: distributed_gradient.pairwise_gradient_sum(partitions, theta, code),
+                             seed_sequence)
 
     def _descend(self, p, n, dim, theta_start, start_norm, gradient_sum, seed_sequence):
         """The T noisy steps from ``theta_start`` (d features; θ has d entries, or d² (+ 1 for a learned

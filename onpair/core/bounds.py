@@ -26,6 +26,14 @@ from numba import njit
 from ._config import NJIT_OPTIONS
 
 
+#: What every message about bounds says: where public bounds come from, and what not to do.
+BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or norm_bound=) from its documentation "
+                 "or the features' physical ranges (streams.uci.get_spec(name).bounds for the bundled UCI sets); "
+                 "never from the data: bounds=(X.min(0), X.max(0)) or a StandardScaler in front of the model leak "
+                 "the records and void the guarantee (onpair.preprocessing.PrivateStandardScaler standardises "
+                 "privately).")
+
+
 @njit(**NJIT_OPTIONS)
 def _map_box_row(x, lower, upper, half_scale, out):
     """One record through the box map, in the same floating-point operations as
@@ -239,6 +247,15 @@ class FeatureBounds:
                 return z
         return self.transform(x[None, :])[0][0]
 
+    def map_into(self, x: np.ndarray, out: np.ndarray) -> bool:
+        """One finite float64 record of a box's length mapped into ``out`` (clipped to the box if needed), in
+        the floating-point operations of :meth:`map_one`, without allocating: True when ``out`` holds it,
+        False (``out`` unspecified) for a norm bound or a non-finite record (use :meth:`map_one`)."""
+        if self.kind != "box":
+            return False
+        lower, upper, half_scale = self.box_rows(x.shape[0])
+        return _clip_box_row(x, lower, upper, half_scale, out) >= 0
+
     def to_dict(self) -> dict:
         if self.kind == "norm":
             return {"norm": self.norm}
@@ -267,3 +284,20 @@ def _finite_array(value, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return arr
+
+
+def make_bounds(bounds, norm_bound) -> FeatureBounds:
+    """The public feature bounds of the ``bounds``/``norm_bound`` parameters (the unit ball if neither)."""
+    if bounds is not None and norm_bound is not None:
+        raise ValueError("give either bounds=(lower, upper) or norm_bound, not both")
+    if bounds is not None:
+        if isinstance(bounds, FeatureBounds):
+            return bounds
+        try:
+            lower, upper = bounds
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
+        return FeatureBounds(lower=lower, upper=upper)
+    # Default: records are assumed to lie in the unit ball; any record outside is clipped to it
+    # (and counted). Declare the data set's public bounds to avoid shrinking the signal.
+    return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)

@@ -26,35 +26,11 @@ import warnings
 import numpy as np
 
 from ._validation import as_feature_block, check_seed
-from .bounds import FeatureBounds
+from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
-
-#: What every message about bounds says: where public bounds come from, and what not to do.
-BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or norm_bound=) from its documentation "
-                 "or the features' physical ranges (streams.uci.get_spec(name).bounds for the bundled UCI sets); "
-                 "never from the data: bounds=(X.min(0), X.max(0)) or a StandardScaler in front of the model leak "
-                 "the records and void the guarantee (onpair.preprocessing.PrivateStandardScaler standardises "
-                 "privately).")
 
 #: The random streams of a learner, in the order they are spawned from its SeedSequence.
 RNG_NAMES = ("init", "noise", "buffer")
-
-
-def make_bounds(bounds, norm_bound) -> FeatureBounds:
-    """The public feature bounds of the ``bounds``/``norm_bound`` parameters (the unit ball if neither)."""
-    if bounds is not None and norm_bound is not None:
-        raise ValueError("give either bounds=(lower, upper) or norm_bound, not both")
-    if bounds is not None:
-        if isinstance(bounds, FeatureBounds):
-            return bounds
-        try:
-            lower, upper = bounds
-        except (TypeError, ValueError):
-            raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
-        return FeatureBounds(lower=lower, upper=upper)
-    # Default: records are assumed to lie in the unit ball; any record outside is clipped to it
-    # (and counted). Declare the data set's public bounds to avoid shrinking the signal.
-    return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
 
 
 class StreamLearner:

@@ -61,10 +61,9 @@ import warnings
 import numpy as np
 from river import base, utils
 
-from ..core.bounds import _clip_box_row
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
-from ..core.stream import BOUNDS_ADVICE
+from ..core.bounds import BOUNDS_ADVICE
 from .lineage import Lineage
 from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
 
@@ -356,7 +355,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         _, _, _, _, _, row, box = self._cache
         # The record mapped (clipped to the box) into a scratch row, as map_one maps it; map_one itself for a
         # norm bound. Its product with the model is the dot product a 1 × d matmul makes.
-        if box is None or vector.shape != row.shape or _clip_box_row(vector, box[0], box[1], box[2], row) < 0:
+        if box is None or vector.shape != row.shape or not self._inner.feature_bounds.map_into(vector, row):
             row = self._inner.feature_bounds.map_one(vector)
         ratio = float(row.dot(model)) / norm
         return (1.0 + min(1.0, max(-1.0, ratio))) / 2.0

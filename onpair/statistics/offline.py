@@ -118,18 +118,19 @@ class OffPairStats(PairwiseEstimator):
         total = statistics_total(Z, self._class_codes(labels), plan[3], plan[1])
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence)
 
-    #: A distributed fit keeps each partition's records in order with their class codes.
-    _partition_layout = "records"
+    #: A distributed fit keeps each partition's records in order with their class codes (the protocol of
+    #: :class:`onpair.distributed.PartitionedFit`).
+    partition_layout = "records"
 
-    def _check_partitioned(self):
+    def check_partitioned_fit(self):
         """The parameter checks of a distributed fit, before any task is submitted."""
         self._plan()
 
-    def _fit_partitioned(self, partitions, seed_sequence):
+    def fit_partitions(self, partitions, seed_sequence):
         """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
         its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
         plan = self._plan()
-        total = partitions.statistics_total(plan[3], plan[1])
+        total = partitions.sum(_partition_statistics, plan[3], np.asarray(plan[1], dtype=np.float64))
         return self._release(plan, total, partitions.n, partitions.dim, seed_sequence)
 
     def _release(self, plan, total, n, dim, seed_sequence):
@@ -174,3 +175,8 @@ class OffPairStats(PairwiseEstimator):
             mode="statistics", sensitivity=sensitivity, sigma=sigma, rho=rho, rho_budget=rho_budget, rounds=n,
             extra=dict(extra, private=True))
         return coef, report
+
+
+def _partition_statistics(part, n_classes: int, weights) -> np.ndarray:
+    """Σ v(z) over one partition's records (``layout="records"``), on its worker: deterministic."""
+    return statistics_total(part.Z, part.codes, n_classes, weights)
