@@ -15,13 +15,13 @@ from . import _moved
 _moved.install()  # the old paths of modules that moved into their family's package
 
 from .core.bounds import FeatureBounds
+from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA  # first: the order of savable learners
 from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
                          OffPairStats, OffPairStrC, OutputPerturbedSGD)
-from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from .persistence import load
 from .privacy import PrivacyBudgetExceeded, PrivacyWarning
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "ObjectivePerturbedLogistic",
            "ApproxMinimaPerturbedLogistic", "FeatureBounds", "PrivacyBudgetExceeded",

@@ -38,26 +38,21 @@ import hmac
 import importlib
 import io
 import json
-import math
 import os
 import secrets
-import warnings
 import zipfile
 
 import numpy as np
 
+from ._version import __version__
 from .core._io import atomic_path
-from .core.bounds import FeatureBounds
-from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
-from .core.snapshot import SnapshotReader
+from .core.snapshot import (SnapshotReader, learner_document, make_read_only, rebuild_learner, saved_class,
+                            snapshot_written)
 
 __all__ = ["save_learner", "load_learner", "load", "FORMAT_VERSION", "MAGIC"]
 
 MAGIC = b"onpair-learner"
 FORMAT_VERSION = 1
-#: Learners that can be saved, by the name stored in the file (exact classes: a subclass may hold
-#: state this module does not know about).
-LEARNER_CLASSES = {cls.__name__: cls for cls in (PairwiseGIGA, OnPairStrC, OnPairC, OnPairStats)}
 #: Wrappers (``extra`` owners such as the river adapters) are imported by name on load, from these
 #: modules only: a file must not make :func:`load` import arbitrary code.
 TRUSTED_WRAPPER_MODULES = ("onpair",)
@@ -108,33 +103,12 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
     >>> learner.n_seen, extra
     (1, {'order': ['a', 'b']})
     """
-    name = type(learner).__name__
-    if LEARNER_CLASSES.get(name) is not type(learner):
-        raise ValueError(
-            f"cannot save a {type(learner).__module__}.{type(learner).__qualname__} to {os.fspath(path)!r}: "
-            f"only {', '.join(LEARNER_CLASSES)} can be saved"
-        )
-    if learner._read_only:
-        raise RuntimeError(f"cannot save to {os.fspath(path)!r}: {learner._read_only}")
     arrays: dict = {}
-    params = {key: _encode(getattr(learner, key), arrays, key, path) for key in learner._param_names()}
-    config = _normalised(learner._settings())
-    # The file is rebuilt from the public parameters, so they must still say what the learner uses
-    # (a parameter changed after construction would resume a different analysis).
-    twin = _construct(type(learner), {k: _decode(v, arrays, None, path) for k, v in params.items()}, path)
-    twin_config = _normalised(twin._settings())
-    if twin_config != config:
-        raise ValueError(
-            f"cannot save to {os.fspath(path)!r}: {_config_difference(config, twin_config)} — a constructor "
-            "parameter was changed after construction, so the file could not resume this learner"
-        )
-    scalars = _normalised(learner._export_state(arrays))
+    name, params, config, scalars = learner_document(learner, arrays, path)
     if wrapper is not None and not isinstance(wrapper, str):
         wrapper = f"{wrapper.__module__}:{wrapper.__qualname__}"
     if wrapper is not None:
         _check_wrapper_name(wrapper, path)
-    from . import __version__
-
     document = {
         "format": FORMAT_VERSION,
         "class": name,
@@ -165,7 +139,7 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
             handle.flush()
             os.fsync(handle.fileno())
     _fsync_directory(path)
-    learner._snapshot_written()
+    snapshot_written(learner)
 
 
 def load_learner(path, *, consume=True):
@@ -255,7 +229,8 @@ def _load(path, consume, finish):
         document, arrays = _parse(data, shown)
         learner = _rebuild(document, arrays, shown)
         if not consume:
-            learner._make_read_only(
+            make_read_only(
+                learner,
                 f"this {type(learner).__name__} was loaded with consume=False from {shown!r} for inspection: "
                 "it cannot learn or be saved, because a second live copy of a snapshot would reuse its "
                 "noise and its budget. Load the snapshot with consume=True (the default) to continue."
@@ -348,116 +323,13 @@ def _parse(data: bytes, path: str):
     return document, arrays
 
 
-#: Constructor parameters added after the format was first written, with the value that reproduces
-#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs).
-LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None}
-
-
 def _rebuild(document, arrays, path):
-    reader = SnapshotReader(path, arrays)
-    name = document["class"]
-    cls = LEARNER_CLASSES.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise ValueError(f"{path!r}: unknown learner class {name!r} (known: {', '.join(LEARNER_CLASSES)})")
+    cls = saved_class(document["class"], path)
     if document["wrapper"] is not None:
         if not isinstance(document["wrapper"], str):
             raise ValueError(f"{path!r}: wrapper must be a 'module:QualName' string, got {document['wrapper']!r}")
         _check_wrapper_name(document["wrapper"], path)
-    params = document["params"]
-    names = cls._param_names()
-    reader.mapping(params, "params", names, required=[k for k in names if k not in LEGACY_PARAMS])
-    # A file written before a parameter existed resumes with the value it was written with.
-    params = dict({k: v for k, v in LEGACY_PARAMS.items() if k in names}, **params)
-    decoded = {k: _decode(v, arrays, reader.referenced, path) for k, v in params.items()}
-    learner = _construct(cls, decoded, path)
-    config = _normalised(learner._settings())
-    if config != document["config"]:
-        raise ValueError(
-            f"{path!r}: the parameters no longer resolve to the saved settings "
-            f"({_config_difference(document['config'], config)}); this file cannot resume the learner"
-        )
-    learner._restore_state(document["state"], reader)
-    unexpected = reader.unreferenced()
-    if unexpected:
-        raise ValueError(f"{path!r}: unexpected arrays in the payload: {', '.join(unexpected)}")
-    return learner
-
-
-def _construct(cls, params, path):
-    # Warnings about the parameters (δ ≥ 1/n, paper mode's warm-up) were issued when the learner was
-    # first built; rebuilding it must not repeat them, nor fail under -W error.
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return cls(**params)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{os.fspath(path)!r}: the saved parameters do not build a {cls.__name__} ({exc})") from None
-
-
-# ==================================================================================================
-# parameters and settings
-# ==================================================================================================
-def _config_difference(saved: dict, rebuilt: dict) -> str:
-    keys = sorted(set(saved) | set(rebuilt))
-    diffs = [f"{k}: saved {saved.get(k)!r}, rebuilt {rebuilt.get(k)!r}" for k in keys if saved.get(k) != rebuilt.get(k)]
-    return "; ".join(diffs) or "settings differ"
-
-
-def _encode(value, arrays: dict, where: str, path):
-    """A constructor parameter as JSON; arrays go into the archive, tuples and bounds are tagged."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        if not math.isfinite(value):
-            raise ValueError(f"cannot save to {os.fspath(path)!r}: parameter {where} = {value!r} is not finite")
-        return float(value)
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biuf":
-            raise ValueError(f"cannot save to {os.fspath(path)!r}: parameter {where} has dtype {value.dtype}")
-        key = "param." + where
-        arrays[key] = value
-        return {"__array__": key}
-    if isinstance(value, FeatureBounds):
-        return {"__bounds__": _encode(value.to_dict(), arrays, where + ".bounds", path)}
-    if isinstance(value, tuple):
-        return {"__tuple__": [_encode(v, arrays, f"{where}.{i}", path) for i, v in enumerate(value)]}
-    if isinstance(value, list):
-        return [_encode(v, arrays, f"{where}.{i}", path) for i, v in enumerate(value)]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: _encode(v, arrays, f"{where}.{k}", path) for k, v in value.items()}}
-    raise ValueError(f"cannot save to {os.fspath(path)!r}: parameter {where} = {value!r} "
-                     f"({type(value).__name__}) cannot be stored; pass plain numbers, strings, lists or arrays")
-
-
-def _decode(value, arrays: dict, referenced=None, path=None):
-    if isinstance(value, list):
-        return [_decode(v, arrays, referenced, path) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if len(value) != 1:
-        raise ValueError(f"{os.fspath(path)!r}: malformed parameter {value!r}")
-    (tag, inner), = value.items()
-    if tag == "__array__":
-        if not isinstance(inner, str) or inner not in arrays:
-            raise ValueError(f"{os.fspath(path)!r}: missing array {inner!r} for a parameter")
-        if referenced is not None:
-            referenced.add(inner)
-        return np.array(arrays[inner])
-    if tag == "__tuple__" and isinstance(inner, list):
-        return tuple(_decode(v, arrays, referenced, path) for v in inner)
-    if tag == "__bounds__" and isinstance(inner, dict):
-        fields = _decode(inner, arrays, referenced, path)
-        try:
-            return FeatureBounds(**fields)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{os.fspath(path)!r}: invalid saved bounds ({exc})") from None
-    if tag == "__dict__" and isinstance(inner, dict):
-        return {k: _decode(v, arrays, referenced, path) for k, v in inner.items()}
-    raise ValueError(f"{os.fspath(path)!r}: malformed parameter {value!r}")
+    return rebuild_learner(cls, document, arrays, path)
 
 
 # ==================================================================================================
@@ -488,11 +360,6 @@ def _import_wrapper(name: str, path):
 # ==================================================================================================
 # small helpers
 # ==================================================================================================
-def _normalised(value):
-    """Through JSON and back: plain types, as the loader will see them."""
-    return json.loads(json.dumps(value, allow_nan=False))
-
-
 def _not_jsonable(value) -> bool:
     try:
         json.dumps(value, allow_nan=False)

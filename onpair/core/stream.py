@@ -28,6 +28,7 @@ import numpy as np
 from ._validation import as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
+from .snapshot import register_learner
 
 #: The random streams of a learner, in the order they are spawned from its SeedSequence.
 RNG_NAMES = ("init", "noise", "buffer")
@@ -40,6 +41,13 @@ class StreamLearner:
     private = False
     #: Snapshot key naming the kind of the learner's own state.
     _STATE_KIND_KEY = "history"
+
+    def __init_subclass__(cls, *, saved=False, **kwargs):
+        """A public learner registers itself with ``class X(..., saved=True)``: snapshots may then name it
+        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses)."""
+        super().__init_subclass__(**kwargs)
+        if saved:
+            register_learner(cls)
 
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""

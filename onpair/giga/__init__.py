@@ -2,9 +2,10 @@
 variants, online (:class:`PairwiseGIGA`, :class:`OnPairStrC`, :class:`OnPairC`) and offline
 (:class:`OffPairStrC`, :class:`OffPairC`), over one set of state objects and compiled kernels."""
 
-from .offline import OffPairC, OffPairStrC
-from .onpairc import OnPairC
-from .onpairstrc import OnPairStrC
-from .pairwise_giga import PairwiseGIGA
+# In this order, the order in which snapshots name the savable learners.
+from .pairwise_giga import PairwiseGIGA  # isort: skip
+from .onpairstrc import OnPairStrC  # isort: skip
+from .onpairc import OnPairC  # isort: skip
+from .offline import OffPairC, OffPairStrC  # isort: skip
 
 __all__ = ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OffPairStrC", "OffPairC"]

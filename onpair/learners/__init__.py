@@ -1,10 +1,9 @@
-"""Online pairwise learners: the non-private Pairwise GIGA, the private OnPairStrC / OnPairC (output
-perturbation of the iterate), and OnPairStats (continually released class statistics)."""
+"""Online pairwise learners (a face: each lives in its family's package): the non-private Pairwise GIGA,
+the private OnPairStrC / OnPairC (output perturbation of the iterate; :mod:`onpair.giga`), and
+OnPairStats (continually released class statistics; :mod:`onpair.statistics`)."""
 
-from ..giga.pairwise_giga import PairwiseGIGA
-from ..giga.onpairc import OnPairC
-from ..giga.onpairstrc import OnPairStrC
-from ..statistics.online import OnPairStats
+from ..giga import OnPairC, OnPairStrC, PairwiseGIGA
+from ..statistics import OnPairStats
 
 __all__ = ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OnPairStats"]
 

@@ -69,7 +69,7 @@ def check_weights(weights):
     return (a, b, m), sensitivity
 
 
-class OnPairStats(StreamLearner):
+class OnPairStats(StreamLearner, saved=True):
     """Online (ε, δ)-DP pairwise learner on continually released class statistics.
 
     After every record the learner releases the prefix sum of the per-class statistics (counts, sums,

@@ -1,0 +1,3 @@
+"""The version of onpair (stored in every snapshot it writes)."""
+
+__version__ = "0.1.0"
