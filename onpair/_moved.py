@@ -43,6 +43,7 @@ MOVED = {
     "onpair.learners.stream": "onpair.core.stream",
     "onpair.estimators._base": "onpair.core.estimator",
     # privacy
+    "onpair.privacy._checks": "onpair.privacy.checks",
     "onpair.privacy._continual_kernels": "onpair.privacy.continual._kernels",
     "onpair.privacy.statistics": "onpair.privacy.statistics_sensitivity",
     # the Pairwise GIGA family

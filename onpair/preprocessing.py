@@ -29,7 +29,7 @@ import numpy as np
 
 from .core.bounds import FeatureBounds
 from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
-from .privacy._checks import check_delta, check_epsilon
+from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
 from .privacy.gaussian import gaussian_rho, gaussian_sigma
 

@@ -79,7 +79,7 @@ from ._metric_kernels import _metric_full_gradient
 from ..core.losses import get_loss
 from ..core.matrix_geometry import constraint_code, identity_center, symmetric_noise
 from ..core.metric_losses import get_metric_loss, make_pair_terms
-from ..privacy._checks import check_delta, check_epsilon
+from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import sigmas_for_shares

@@ -206,7 +206,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
     # -- parameters ---------------------------------------------------------------------------------
     def _checked_params(self):
         """The validated parameters (T and eta still possibly None); a ValueError names the bad one."""
-        from ..privacy._checks import check_epsilon
+        from ..privacy.checks import check_epsilon
 
         epsilon = check_epsilon(self.epsilon)
         # Narrower than check_delta below: eq. (5)'s log(2/δ)² overflows for δ under ~1e-300.

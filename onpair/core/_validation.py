@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ..privacy._checks import check_positive as _check_positive_number, check_rho as _check_rho
+from ..privacy.checks import check_positive as _check_positive_number, check_rho as _check_rho
 
 
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:

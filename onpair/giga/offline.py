@@ -27,7 +27,7 @@ from .path import giga_path
 from .slots import SlotPolicy
 from ..core.task import make_task
 from ..core.metric_losses import PAPER_TERMS, make_pair_terms
-from ..privacy._checks import check_delta, check_epsilon
+from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma

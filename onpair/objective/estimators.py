@@ -39,7 +39,7 @@ import numpy as np
 
 from .functions import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseLogistic, curvature_epsilon,
                                    minimise, noise_quantile, objective_noise_sigma, smallest_regulariser)
-from ..privacy._checks import EPSILON_RANGE, check_delta, check_epsilon
+from ..privacy.checks import EPSILON_RANGE, check_delta, check_epsilon
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
 from ..core.estimator import PairwiseEstimator, sklearn_feature_block

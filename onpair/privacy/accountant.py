@@ -9,7 +9,7 @@ through :func:`onpair.privacy.conversions.eps_from_rho`.
 
 import math
 
-from ._checks import check_delta, check_rho
+from .checks import check_delta, check_rho
 from .conversions import eps_from_rho
 from .exceptions import PrivacyBudgetExceeded
 

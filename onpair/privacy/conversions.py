@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from ._checks import check_delta, check_epsilon, check_rho
+from .checks import check_delta, check_epsilon, check_rho
 
 __all__ = ["METHODS", "eps_from_rho", "rho_from_dp"]
 

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilon, check_positive, check_rho, check_sensitivity
+from .checks import check_delta, check_epsilon, check_positive, check_rho, check_sensitivity
 from .conversions import gaussian_delta, gaussian_mu, nudge_until
 from .exceptions import PrivacyWarning
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ._checks import check_positive
+from .checks import check_positive
 
 
 def _weight(value, name: str, allow_zero: bool = True) -> float:

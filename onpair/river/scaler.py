@@ -20,7 +20,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
-from ..privacy._checks import check_delta, check_epsilon
+from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import BandedToeplitz
 from ..privacy.conversions import eps_from_rho, rho_from_dp
 from .records import RecordMapper, has_array_bounds

@@ -19,7 +19,7 @@ from ._kernels import statistics_total
 from .online import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
 from .model import (auto_ridge, centroid_model, class_statistics, discriminant_metric,
                                          discriminant_ridge, pairwise_square_model, within_class_metric)
-from ..privacy._checks import check_delta, check_epsilon
+from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma

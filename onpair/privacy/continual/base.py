@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from .._checks import check_positive, check_rho
+from ..checks import check_positive, check_rho
 from ..exceptions import PrivacyBudgetExceeded
 from ._kernels import _first_row_beyond, _row_within
 from ._noise import _CHUNK_VALUES, _fill_normals, _noise_executor
