@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import naive
 from onpair import OnPairStrC, _kernels
 from onpair.losses import get_loss
-from onpair.privacy.ledger import _ledger_block, sensitivity_ledger
+from onpair.privacy.ledger import ledger_block, sensitivity_ledger
 
 
 @given(seed=st.integers(0, 2**32 - 1), buffer=st.sampled_from([None, 1, 5, 40]))
@@ -65,9 +65,9 @@ def test_sharper_4G_over_alpha_t_once_the_map_contracts(alpha, smooth, lipschitz
 
 def test_blocks_continue_the_same_ledger():
     steps = np.linspace(0.5, 0.01, 300)
-    whole = _ledger_block(0.0, 0, steps, 4.0, 5.0, 1.0, 0.2, 0)
-    first = _ledger_block(0.0, 0, steps[:101], 4.0, 5.0, 1.0, 0.2, 0)
-    second = _ledger_block(first[-1], 101, steps[101:], 4.0, 5.0, 1.0, 0.2, 0)
+    whole = ledger_block(0.0, 0, steps, 4.0, 5.0, 1.0, 0.2, 0)
+    first = ledger_block(0.0, 0, steps[:101], 4.0, 5.0, 1.0, 0.2, 0)
+    second = ledger_block(first[-1], 101, steps[101:], 4.0, 5.0, 1.0, 0.2, 0)
     assert np.array_equal(whole, np.concatenate([first, second]))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.exceptions import PrivacyBudgetExceeded
 from ..privacy.gaussian import sigmas_for_shares
-from ..privacy.ledger import _ledger_block, _ledger_round
+from ..privacy.ledger import ledger_block, ledger_round
 
 #: Keys of one entry of ``privacy_report()["releases"]``.
 RELEASE_KEYS = ("round", "sensitivity", "sigma", "rho")
@@ -107,7 +107,7 @@ class ReleasePlanner:
         """The plan of rounds t_start+1 … t_start+m; ``PrivacyBudgetExceeded`` if ``accountant`` cannot
         pay for it (nothing changes then)."""
         m = steps.shape[0]
-        ledger = _ledger_block(ledger_bound, t_start, steps, *self._constants)
+        ledger = ledger_block(ledger_bound, t_start, steps, *self._constants)
         rounds = self.schedule.rounds_between(t_start, t_start + m)
         shares = self.schedule.rho_shares_between(t_start, t_start + m)
         if self._paper_lipschitz is not None:
@@ -131,7 +131,7 @@ class ReleasePlanner:
         :meth:`plan`'s recursion: the same compiled function, the same bits)."""
         if t < 2:
             return bound  # round 1 takes no step: the bound stays 0
-        return _ledger_round(bound, t, step, *self._constants)
+        return ledger_round(bound, t, step, *self._constants)
 
     def quiet(self, t: int, frozen_warned: bool) -> bool:
         """Whether round t has no release and no freeze warning pending (the fast path may run)."""

@@ -31,8 +31,8 @@ from ..core._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)
-def _ledger_round(bound, t, eta, pair_change, smoothness, strong_convexity, diameter, buffer_size):
-    """U_t from U_{t−1} = ``bound`` for one round t ≥ 2 (the recursion of :func:`_ledger_block`; the
+def ledger_round(bound, t, eta, pair_change, smoothness, strong_convexity, diameter, buffer_size):
+    """U_t from U_{t−1} = ``bound`` for one round t ≥ 2 (the recursion of :func:`ledger_block`; the
     learners' single-record path calls it too, so both give the same bits).
 
     U_t = min(diameter, max(c_t·bound + Γ·η·κ_t, Γ·η)) with c_t = max(|1 − η·α|, |1 − η·L|) and
@@ -73,7 +73,7 @@ def _ledger_round(bound, t, eta, pair_change, smoothness, strong_convexity, diam
 
 
 @njit(**NJIT_OPTIONS)
-def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_convexity, diameter, buffer_size):
+def ledger_block(previous, t_start, steps, pair_change, smoothness, strong_convexity, diameter, buffer_size):
     """Continue the ledger over rounds ``t_start+1 … t_start+len(steps)`` from ``U_{t_start} = previous``.
 
     ``pair_change`` is Γ (2G in general, G for the logistic and hinge AUC losses).
@@ -89,7 +89,7 @@ def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_conv
     steps : float64 array of shape (m,)
         ``steps[i]`` is η for round ``t_start + i + 1`` (read only).
     pair_change, smoothness, strong_convexity, diameter : float
-        Γ, L and α of the round objective and diam(C), as for :func:`_ledger_round`.
+        Γ, L and α of the round objective and diam(C), as for :func:`ledger_round`.
     buffer_size : int
         The buffer capacity s, or ≤ 0 for the full history.
 
@@ -104,7 +104,7 @@ def _ledger_block(previous, t_start, steps, pair_change, smoothness, strong_conv
     for i in range(m):
         t = t_start + i + 1
         if t >= 2:
-            bound = _ledger_round(bound, t, steps[i], pair_change, smoothness, strong_convexity, diameter,
+            bound = ledger_round(bound, t, steps[i], pair_change, smoothness, strong_convexity, diameter,
                                   buffer_size)
         out[i] = bound
     return out
@@ -162,5 +162,10 @@ def sensitivity_ledger(step_sizes, lipschitz, smoothness, strong_convexity, diam
     size = 0 if buffer_size is None else int(buffer_size)
     if buffer_size is not None and size < 1:
         raise ValueError(f"buffer_size must be >= 1, got {buffer_size!r}")
-    return _ledger_block(0.0, 0, steps, change, float(smoothness), float(strong_convexity),
+    return ledger_block(0.0, 0, steps, change, float(smoothness), float(strong_convexity),
                          float(diameter), size)
+
+
+# The names these kernels had before the Pairwise GIGA family used them from its own package.
+_ledger_round = ledger_round
+_ledger_block = ledger_block
