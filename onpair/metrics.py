@@ -48,7 +48,7 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     Opposite-label pairs score ``ℓ(wᵀ(x⁺ − x⁻))`` (both orders, so twice); same-label pairs contribute
     ℓ(0) = log 2 each for the logistic loss (Huai et al.'s φ((y − y')·…) at y = y') and 0 for the
     hinge and square losses, whose indicator excludes them. This validates its inputs and runs the
-    compiled pair loop of :func:`onpair._batch_kernels.pairwise_risk`.
+    compiled pair loop of :func:`onpair.batch._kernels.pairwise_risk`.
 
     Examples
     --------
@@ -265,7 +265,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     ``h = (z_i − z_j)ᵀ W (z_i − z_j)`` and the pair's agreement ``τ = +1`` (same class) or ``−1``:
     ``"logistic"`` φ(τ(1 − h)) with φ(u) = log(1 + e^(−u)), ``"hinge"`` (1 + τh)₊. Both are
     symmetric in the pair, so this is also the mean over ordered pairs i ≠ j. It runs the compiled
-    pair loop of :func:`onpair._metric_kernels._metric_risk`.
+    pair loop of :func:`onpair.core._metric_pair_kernels._metric_risk`.
 
     Parameters
     ----------
@@ -291,7 +291,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     >>> metric_objective(np.eye(2), Z, ["a", "b", "a"], loss="hinge")  # (0 + 1.25 + 0)/3
     0.4166666666666667
     """
-    from .batch._metric_kernels import _metric_risk
+    from .core._metric_pair_kernels import _metric_risk
     from .core._validation import as_feature_block, class_codes, class_label
     from .core.matrix_geometry import as_square_symmetric
     from .core.metric_losses import PAPER_TERMS, get_metric_loss

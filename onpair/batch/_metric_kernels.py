@@ -1,6 +1,6 @@
-"""Compiled kernels of the metric task's offline estimators: the full-batch gradient and risk over all
-pairs (:class:`onpair.GradientPerturbedGD`, :func:`onpair.metrics.metric_objective`) and Yang et al.'s
-SGD (:class:`onpair.OutputPerturbedSGD`), on the augmented rows of :mod:`onpair.core._metric_pair_kernels`.
+"""Compiled kernels of the metric task's offline estimators: the full-batch gradient over all pairs
+(:class:`onpair.GradientPerturbedGD`) and Yang et al.'s SGD (:class:`onpair.OutputPerturbedSGD`), on the
+augmented rows of :mod:`onpair.core._metric_pair_kernels`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from numba import njit
 
 from ..core._config import NJIT_OPTIONS
 from ..core._metric_pair_kernels import _augmented_row, _metric_round_gradient, _project_parameter
-from ..core.metric_losses import _metric_pair_loss
 
 
 @njit(**NJIT_OPTIONS)
@@ -55,57 +54,6 @@ def _metric_full_gradient(W, Z, labels, loss_code, terms):
         for k in range(p):
             grad[k] += part[k]
     return grad
-
-
-@njit(**NJIT_OPTIONS)
-def _metric_risk(W, Z, labels, loss_code, terms):
-    """Mean of ω_ij·ℓ(W, b; z_i, z_j) over the unordered pairs i < j (= the ordered-pair mean: ℓ is
-    symmetric).
-
-    Parameters
-    ----------
-    W : float64 array of shape (d·d,) or (d·d + 1,)
-        The metric, flat row-major and symmetric, then b if learned (read only).
-    Z : float64 array of shape (n, d)
-        Mapped records (read only).
-    labels : int64 array of shape (n,)
-        Their class codes (read only).
-    loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
-    terms : float64 array of shape (4,)
-        [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
-
-    Returns
-    -------
-    float
-        The mean weighted pair loss, 0.0 when n < 2.
-    """
-    n, d = Z.shape
-    threshold = W[d * d] if W.shape[0] > d * d else terms[0]
-    # h_ij = q_i + q_j − 2 z_jᵀ(W z_i) with q_i = z_iᵀ W z_i: O(d²) per record, then O(d) per pair.
-    Wz = np.empty((n, d))
-    q = np.empty(n)
-    for i in range(n):
-        qi = 0.0
-        for k in range(d):
-            acc = 0.0
-            for l in range(d):
-                acc += W[k * d + l] * Z[i, l]
-            Wz[i, k] = acc
-            qi += Z[i, k] * acc
-        q[i] = qi
-    total = 0.0
-    from_pairs = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            cross = 0.0
-            for k in range(d):
-                cross += Z[j, k] * Wz[i, k]
-            h = q[i] + q[j] - 2.0 * cross
-            tau = 1.0 if labels[i] == labels[j] else -1.0
-            total += (terms[2] if tau > 0.0 else terms[3]) * _metric_pair_loss(loss_code, h, tau, threshold)
-            from_pairs += 1
-    return total / from_pairs if from_pairs else 0.0
 
 
 @njit(**NJIT_OPTIONS)
