@@ -1,0 +1,202 @@
+"""The presets of ``onpair audit ALGO``: one table of ready-made audits (:data:`PRESETS`), and
+:func:`audit_algorithm`, which runs one on its neighbouring data sets. Each family sets up its own
+mechanisms and broken variants in ``<family>/audit_variants.py``; the ``reference`` Gaussian mechanism is
+here."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..batch import audit_variants as batch
+from ..core.audit_setup import LEARNED_TERMS
+from ..core.bounds import FeatureBounds
+from ..giga import audit_variants as giga
+from ..objective import audit_variants as objective_perturbation
+from ..privacy.gaussian import gaussian_sigma
+from ..statistics import audit_variants as statistics
+from ..statistics.audit_variants import MOMENT_WEIGHTS
+from .bound import DEFAULT_D, DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_N, AuditResult, _numba_threads, audit
+from .datasets import metric_neighbouring_datasets, neighbouring_datasets, statistics_neighbouring_datasets
+
+
+def _reference_setup(epsilon, delta, n, d, bounds):
+    """The Gaussian mechanism calibrated exactly (analytic, Balle & Wang 2018) to (ε, δ) on the query
+    q(D) = ½ Σ_{y_i = +1} ⟨φ(x_i), u⟩ of sensitivity 1 (one replaced record moves it by at most 1)."""
+    sigma = gaussian_sigma(1.0, epsilon, delta, method="analytic")
+    feature_map = FeatureBounds(*bounds)
+    u = np.full(d, 1.0 / math.sqrt(d))
+
+    def make(seed_sequence):
+        rng = np.random.Generator(np.random.PCG64(seed_sequence))
+
+        def release(_, X, y):
+            Z, _ = feature_map.transform(np.asarray(X, dtype=np.float64))
+            q = 0.5 * float(np.sum((Z @ u)[np.asarray(y) > 0]))
+            return np.array([q + sigma * rng.standard_normal()])
+
+        return None, release
+
+    return make
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A ready-made audit: ``build(epsilon, delta, n, d, bounds) -> make_mechanism``."""
+
+    name: str
+    description: str
+    build: Callable
+    broken: bool = False
+    scalar_release: bool = False  # the release is the statistic itself (reference mechanism)
+    task: str = "auc"  # "metric": audited on metric_neighbouring_datasets with the statistic ⟨W, u uᵀ⟩_F
+    #: Builds its own neighbouring data sets (``datasets(n, d, kind=, seed=)``) instead of the task's; the
+    #: statistic is then the release projected on the direction learnt on the selection half
+    #: (``audit(statistic=None)``): the continual presets, whose release is a k-vector of statistics.
+    datasets: Callable | None = None
+    #: ``build`` also takes ``neighbours=(D, D_prime)``, for a release read through a test designed for them.
+    needs_neighbours: bool = False
+
+
+#: Every preset, by name, in the order ``onpair audit --help`` lists them. The setups (and the broken variants,
+#: which override a family's own hooks) live beside their family: ``<family>/audit_variants.py``.
+PRESETS = {p.name: p for p in (
+    Preset("onpairstrc", "OnPairStrC, one release at n, R = 0.01, λ = G(R)/R", giga.online_setup(None, "onpairstrc")),
+    Preset("onpairc", "OnPairC, one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R", giga.online_setup(None, "onpairc")),
+    Preset("offpairstrc", "OffPairStrC, last iterate, R = 0.01, λ = G(R)/R", giga.offline_setup("offpairstrc")),
+    Preset("offpairc", "OffPairC, last iterate, R = 0.01, α = c/√n = G(R)/R", giga.offline_setup("offpairc")),
+    Preset("gradient", "GradientPerturbedGD (Kang et al.), T = 1, R = 0.1", batch.offline_setup("gradient")),
+    Preset("sgd", "OutputPerturbedSGD (Yang et al.), hinge, T = n, R = 1, eq. (5) noise", batch.offline_setup("sgd")),
+    Preset("reference", "Gaussian mechanism exactly at (ε, δ), sensitivity 1 (the audit's ceiling)",
+           _reference_setup, scalar_release=True),
+    Preset("onpairstrc-noise0.1", "BROKEN: OnPairStrC with every σ × 0.1", giga.online_setup("noise0.1", "onpairstrc"),
+           broken=True),
+    Preset("onpairstrc-internal", "BROKEN: OnPairStrC releasing its internal iterate",
+           giga.online_setup("internal", "onpairstrc"), broken=True),
+    Preset("offpairstrc-noise0.1", "BROKEN: OffPairStrC with σ × 0.1", giga.offpairstrc_noise_setup, broken=True),
+    # The metric task (symmetric d×d W, Frobenius geometry, statistic ⟨W, u uᵀ⟩_F).
+    Preset("onpairstrc-metric", "OnPairStrC, task='metric', one release at n, R = 0.01, λ = G(R)/R",
+           giga.online_setup(None, "onpairstrc", "metric"), task="metric"),
+    Preset("onpairc-metric", "OnPairC, task='metric', one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R",
+           giga.online_setup(None, "onpairc", "metric"), task="metric"),
+    Preset("offpairstrc-metric", "OffPairStrC, task='metric', last iterate, R = 0.01, λ = G(R)/R",
+           giga.offline_setup("offpairstrc", "metric"), task="metric"),
+    Preset("offpairc-metric", "OffPairC, task='metric', last iterate, R = 0.01, α = c/√n = G(R)/R",
+           giga.offline_setup("offpairc", "metric"), task="metric"),
+    Preset("gradient-metric", "GradientPerturbedGD (Kang et al.), task='metric', T = 1, R = 0.01",
+           batch.offline_setup("gradient", "metric"), task="metric"),
+    Preset("sgd-metric", "OutputPerturbedSGD (Yang et al.), task='metric', hinge, T = n, R = 1, PSD trace ball",
+           batch.offline_setup("sgd", "metric"), task="metric"),
+    # The learned threshold b and pair weights (1.5, 0.75) (those of 3 balanced classes): θ = (W, b).
+    Preset("onpairstrc-metric-learned", "OnPairStrC, task='metric', learned threshold, pair weights (1.5, 0.75), "
+           "one release at n, R = 0.01", giga.online_setup(None, "onpairstrc", "metric", LEARNED_TERMS), task="metric"),
+    Preset("gradient-metric-learned", "GradientPerturbedGD, task='metric', learned threshold, pair weights "
+           "(1.5, 0.75), T = 1, R = 0.01", batch.offline_setup("gradient", "metric", LEARNED_TERMS), task="metric"),
+    Preset("onpairstrc-metric-learned-noise0.1", "BROKEN: OnPairStrC, task='metric', learned threshold, pair "
+           "weights (1.5, 0.75), with every σ × 0.1",
+           giga.online_setup("noise0.1", "onpairstrc", "metric", LEARNED_TERMS), broken=True, task="metric"),
+    Preset("onpairstrc-metric-noise0.1", "BROKEN: OnPairStrC, task='metric', with every σ × 0.1",
+           giga.online_setup("noise0.1", "onpairstrc", "metric"), broken=True, task="metric"),
+    Preset("onpairstrc-metric-internal", "BROKEN: OnPairStrC, task='metric', releasing its internal iterate",
+           giga.online_setup("internal", "onpairstrc", "metric"), broken=True, task="metric"),
+    Preset("offpairstrc-metric-noise0.1", "BROKEN: OffPairStrC, task='metric', with σ × 0.1",
+           giga.offpairstrc_metric_noise_setup, broken=True, task="metric"),
+    # The learners on released class statistics (release: the whole release sequence's contrast for a change
+    # of the first record; canary: a label flip; statistics_neighbouring_datasets).
+    Preset("onpairstats", "OnPairStats, continual release (banded Toeplitz, band 64), the whole release sequence",
+           statistics.onpairstats_setup(None), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-epochs", "OnPairStats, mechanism='epochs' (doubling least-squares trees), the whole "
+           "release sequence", statistics.onpairstats_setup(None, "epochs"), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
+           "whole release sequence", statistics.onpairstats_setup(None, weights=MOMENT_WEIGHTS),
+           datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-metric", "OnPairStats, task='metric', classes [-1, 1], the whole release sequence",
+           statistics.onpairstats_setup(None, task="metric"), task="metric", datasets=statistics_neighbouring_datasets),
+    Preset("offpairstats", "OffPairStats, one release, model_type='centroid'", statistics.offpairstats_setup(None)),
+    Preset("onpairstats-noise0.1", "BROKEN: OnPairStats with σ × 0.1", statistics.onpairstats_setup("noise0.1"),
+           broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-epochs-noise0.1", "BROKEN: OnPairStats, mechanism='epochs', with every σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
+           "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
+           datasets=statistics_neighbouring_datasets),
+    Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
+           broken=True),
+    # Objective perturbation and AMP (seed 004), read through the claimed mechanism's privacy loss.
+    *(Preset(name, description, objective_perturbation.objective_setup(kind, cls_name, objective), broken=kind is not None,
+             scalar_release=True, needs_neighbours=True)
+      for name, description, kind, cls_name, objective in (
+          ("objpert", "ObjectivePerturbedLogistic, pointwise logistic regression with intercept", None, "objpert",
+           "pointwise"),
+          ("objpert-pairwise", "ObjectivePerturbedLogistic, objective='pairwise' (AUC logistic loss)", None,
+           "objpert", "pairwise"),
+          ("amp", "ApproxMinimaPerturbedLogistic, pointwise, γ = 1e-6", None, "amp", "pointwise"),
+          ("amp-pairwise", "ApproxMinimaPerturbedLogistic, objective='pairwise', γ = 1e-6", None, "amp", "pairwise"),
+          ("objpert-noise0.05", "BROKEN: ObjectivePerturbedLogistic with σ of b × 0.05", "noise0.05", "objpert",
+           "pointwise"),
+          ("objpert-pairwise-noise0.05", "BROKEN: ObjectivePerturbedLogistic, pairwise, with σ of b × 0.05",
+           "noise0.05", "objpert", "pairwise"),
+      )),
+)}
+
+
+def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAULT_EPSILON,
+                    delta: float = DEFAULT_DELTA, seed=0, n: int = DEFAULT_N, d: int = DEFAULT_D,
+                    data: str = "adversarial", confidence: float = 0.95) -> AuditResult:
+    """Audit a preset of :data:`PRESETS` by name on :func:`neighbouring_datasets` (statistic ⟨model, u⟩),
+    or for a metric-task preset (``preset.task == "metric"``) on :func:`metric_neighbouring_datasets`
+    (statistic ⟨W, u uᵀ⟩_F), or for a preset with its own data sets (``preset.datasets``: the
+    ``onpairstats`` presets, on :func:`statistics_neighbouring_datasets`) on those, with the release
+    projected on the change learnt on the selection half.
+
+    The claim audited is the (``epsilon``, ``delta``) the mechanism is configured with. The runs' root
+    seed is ``SeedSequence([seed, crc32(algorithm)])``: reproducible, and independent between presets.
+    ``details`` of the
+    result add the preset's description, whether it is a deliberately broken variant, and the
+    ``epsilon_spent``, ``sigma`` and ``sensitivity`` the implementation reports for one run on D′.
+    """
+    if algorithm not in PRESETS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(PRESETS)}")
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    preset = PRESETS[algorithm]
+    root = np.random.SeedSequence([int(seed), zlib.crc32(algorithm.encode())])
+    datasets = preset.datasets or (metric_neighbouring_datasets if preset.task == "metric" else neighbouring_datasets)
+    D, D_prime, bounds, u = datasets(n, d, kind=data, seed=0)
+    extra = {"neighbours": (D, D_prime)} if preset.needs_neighbours else {}
+    make_mechanism = preset.build(float(epsilon), float(delta), int(n), int(d), bounds, **extra)
+    if preset.scalar_release:
+        statistic = np.ones(1)
+    elif preset.datasets is not None:
+        statistic = None  # the direction of the change, learnt on the selection half
+    else:
+        statistic = u  # metric task: u is the matrix u uᵀ
+    result = audit(make_mechanism, D, D_prime, runs=runs, statistic=statistic, delta=delta,
+                   claimed_epsilon=epsilon, confidence=confidence, seed=root, algorithm=algorithm)
+    result.details.update({"description": preset.description, "broken": preset.broken, "n": n, "d": d,
+                           "data": data})
+    with _numba_threads(1):
+        result.details.update(_reported(make_mechanism, D_prime))
+    return result
+
+
+def _reported(make_mechanism, D_prime) -> dict:
+    """What the implementation itself reports for one run on D′ (ε spent, σ and sensitivity)."""
+    mechanism, release = make_mechanism(np.random.SeedSequence(0))
+    release(mechanism, *D_prime)
+    report = getattr(mechanism, "privacy_report_", None)
+    if report is None and hasattr(mechanism, "privacy_report"):
+        report = mechanism.privacy_report()
+    if not report or not report.get("releases"):
+        return {}
+    last = report["releases"][-1]
+    return {"epsilon_spent": report.get("epsilon_spent"), "sigma": last.get("sigma"),
+            "sensitivity": last.get("sensitivity")}
