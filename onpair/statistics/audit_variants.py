@@ -86,7 +86,7 @@ def onpairstats_class(kind):
         def _new_state(self, dim):
             stats = super()._new_state(dim)
             mechanism = stats.mechanism
-            if mechanism is None:
+            if not stats.private:
                 return stats
             a, b, _ = self._weights
             wrong = 0.1 * mechanism.sensitivity if kind == "noise0.1" else statistics_sensitivity(a, b, 0.0)

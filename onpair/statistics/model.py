@@ -17,6 +17,10 @@ noisy count n̂_c, sum ŝ_c and second moment M̂_c. From these:
 * :func:`noise_ridge`: the ridge a noisy covariance needs, computed from public quantities only (the
   noise scale of the release and the released counts).
 
+The one choice of a model and its ridge for both learners of the family (:func:`model_kind`,
+:func:`choose_ridge`, :func:`released_model`), and the public weights of the statistics
+(:func:`check_weights`), live here too.
+
 Everything here reads released values and public constants only (docs/algorithms.md#continual-release).
 """
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy.statistics_sensitivity import statistics_sensitivity
 from ._kernels import _cholesky_solve, _decode_statistics
 
 
@@ -293,3 +298,77 @@ def discriminant_metric(stats: ClassStatistics, ridge: float | None = None, comp
     inner = (basis * kept) @ basis.T + max(complement * float(kept.mean()), floor) * np.eye(values.size)
     W = (scale[:, None] * inner) * scale[None, :]
     return 0.5 * (W + W.T)
+
+
+# ==================================================================================================
+# the choice of a model and its ridge (OnPairStats and OffPairStats)
+# ==================================================================================================
+#: Models of the AUC task and of the metric task.
+AUC_MODELS = ("square", "centroid")
+METRIC_MODELS = ("discriminant", "whitening")
+#: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
+#: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
+DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
+#: The range of a weight (the moment weight may also be 0). The models divide the released blocks by the
+#: weights and square the means: weights 10¹⁰⁰ apart would overflow them (a non-finite model).
+WEIGHT_RANGE = (1e-50, 1e50)
+
+
+def check_weights(weights):
+    """``((a, b, m), Δ)``: the public weights as floats and the sensitivity of one record's statistics, or a
+    TypeError/ValueError naming ``weights``. a and b must lie in :data:`WEIGHT_RANGE`, m too or be 0.
+
+    Examples
+    --------
+    >>> check_weights((0.8, 1, 0.6))
+    ((0.8, 1.0, 0.6), 2.0)
+    """
+    try:
+        values = tuple(weights)
+    except TypeError:
+        raise TypeError(f"weights must be (count, sum, moment) numbers, got {weights!r}") from None
+    if len(values) != 3:
+        raise ValueError(f"weights must be three numbers (count, sum, moment), got {weights!r}")
+    try:
+        sensitivity = statistics_sensitivity(*values)  # checks each: a number ≥ 0, finite
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"weights {weights!r}: {exc}") from None
+    a, b, m = (float(v) for v in values)
+    if a <= 0 or b <= 0:
+        raise ValueError(f"the count and sum weights must be > 0 (the model needs means), got weights {weights!r}")
+    low, high = WEIGHT_RANGE
+    if not (low <= a <= high and low <= b <= high and (m == 0.0 or low <= m <= high)):
+        raise ValueError(f"weights must lie in [{low:g}, {high:g}] (the moment weight may be 0), got {weights!r}")
+    return (a, b, m), sensitivity
+
+
+def model_kind(metric: bool, model_type, task) -> str:
+    """The model of ``model_type`` (None: the task's default) for the AUC task or, with ``metric``, the
+    metric task; a ValueError naming ``model_type`` and ``task`` for a model of the other task."""
+    models = METRIC_MODELS if metric else AUC_MODELS
+    kind = models[0] if model_type is None else model_type
+    if kind not in models:
+        raise ValueError(f"model_type must be one of {models} for task={task!r}, got {model_type!r}")
+    return kind
+
+
+def choose_ridge(kind: str, stats: ClassStatistics, lam=None) -> float:
+    """λ of a model: ``lam``, or for None ("auto") 10⁻³ plus the noise ridge (public): the noise standard
+    deviation of one diagonal entry of the pooled within-class covariance for ``"discriminant"``
+    (:func:`discriminant_ridge`), the expected spectral norm of the covariances' noise otherwise
+    (:func:`auto_ridge`)."""
+    if lam is not None:
+        return lam
+    return discriminant_ridge(stats) if kind == "discriminant" else auto_ridge(stats)
+
+
+def released_model(kind: str, stats: ClassStatistics, ridge) -> np.ndarray:
+    """The model ``kind`` from released statistics: a vector (AUC) or a d×d matrix (metric task); the
+    centroid difference takes no ridge."""
+    if kind == "centroid":
+        return centroid_model(stats)
+    if kind == "square":
+        return pairwise_square_model(stats, ridge)
+    if kind == "discriminant":
+        return discriminant_metric(stats, ridge)
+    return within_class_metric(stats, ridge)

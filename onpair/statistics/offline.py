@@ -15,15 +15,13 @@ import warnings
 
 import numpy as np
 
-from ._kernels import statistics_total
-from .online import AUC_MODELS, DEFAULT_WEIGHTS, METRIC_MODELS, check_weights
-from .model import (auto_ridge, centroid_model, class_statistics, discriminant_metric,
-                                         discriminant_ridge, pairwise_square_model, within_class_metric)
+from ..core.estimator import PairwiseEstimator, non_private_report, release_report
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
-from ..core.estimator import PairwiseEstimator, non_private_report, release_report
+from ._kernels import statistics_total
+from .model import DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model
 
 
 class OffPairStats(PairwiseEstimator):
@@ -79,10 +77,7 @@ class OffPairStats(PairwiseEstimator):
     def _validate_params(self):
         check_epsilon(self.epsilon)
         check_delta(self.delta)
-        models = METRIC_MODELS if self._metric_task() else AUC_MODELS
-        kind = models[0] if self.model_type is None else self.model_type
-        if kind not in models:
-            raise ValueError(f"model_type must be one of {models} for task={self.task!r}, got {self.model_type!r}")
+        kind = model_kind(self._metric_task(), self.model_type, self.task)
         if isinstance(self.lam, str):
             if self.lam != "auto":
                 raise ValueError(f"lam must be a number >= 0 or 'auto', got {self.lam!r}")
@@ -149,20 +144,8 @@ class OffPairStats(PairwiseEstimator):
             variance = 0.0
         stats = class_statistics(total, n_classes, dim, weights, variance)
         del total  # the exact sums (private=False: the statistics themselves) go no further than here
-        if not isinstance(self.lam, str):
-            lam = self.lam
-        elif kind == "discriminant":
-            lam = discriminant_ridge(stats)
-        else:
-            lam = auto_ridge(stats)
-        if kind == "centroid":
-            coef = centroid_model(stats)
-        elif kind == "square":
-            coef = pairwise_square_model(stats, lam)
-        elif kind == "discriminant":
-            coef = discriminant_metric(stats, lam).reshape(-1)
-        else:
-            coef = within_class_metric(stats, lam).reshape(-1)
+        lam = choose_ridge(kind, stats, None if isinstance(self.lam, str) else self.lam)
+        coef = released_model(kind, stats, lam).reshape(-1)
         extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}
         if not self.private:
             return coef, non_private_report(self, extra=dict(extra, mode="exact statistics"))

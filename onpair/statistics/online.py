@@ -18,56 +18,16 @@ import warnings
 import numpy as np
 
 from ..core._validation import as_feature_vector, check_positive, class_label
+from ..core.stream import StreamLearner
+from ..core.task import make_task
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.continual import MAX_RECORDS
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
-from ..privacy.statistics_sensitivity import statistics_sensitivity
-from .released import MECHANISMS, ReleasedStatistics
 from ._kernels import _auc_square_model
-from .model import (BASE_RIDGE, NOISE_RIDGE_FACTOR, auto_ridge, centroid_model, discriminant_metric,
-                               discriminant_ridge, pairwise_square_model, within_class_metric)
-from ..core.stream import StreamLearner
-from ..core.task import make_task
-
-#: Models of the AUC task and of the metric task.
-AUC_MODELS = ("square", "centroid")
-METRIC_MODELS = ("discriminant", "whitening")
-#: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
-#: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
-DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
-#: The range of a weight (the moment weight may also be 0). The models divide the released blocks by the
-#: weights and square the means: weights 10¹⁰⁰ apart would overflow them (a non-finite model).
-WEIGHT_RANGE = (1e-50, 1e50)
-
-
-def check_weights(weights):
-    """``((a, b, m), Δ)``: the public weights as floats and the sensitivity of one record's statistics, or a
-    TypeError/ValueError naming ``weights``. a and b must lie in :data:`WEIGHT_RANGE`, m too or be 0.
-
-    Examples
-    --------
-    >>> check_weights((0.8, 1, 0.6))
-    ((0.8, 1.0, 0.6), 2.0)
-    """
-    try:
-        values = tuple(weights)
-    except TypeError:
-        raise TypeError(f"weights must be (count, sum, moment) numbers, got {weights!r}") from None
-    if len(values) != 3:
-        raise ValueError(f"weights must be three numbers (count, sum, moment), got {weights!r}")
-    try:
-        sensitivity = statistics_sensitivity(*values)  # checks each: a number ≥ 0, finite
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"weights {weights!r}: {exc}") from None
-    a, b, m = (float(v) for v in values)
-    if a <= 0 or b <= 0:
-        raise ValueError(f"the count and sum weights must be > 0 (the model needs means), got weights {weights!r}")
-    low, high = WEIGHT_RANGE
-    if not (low <= a <= high and low <= b <= high and (m == 0.0 or low <= m <= high)):
-        raise ValueError(f"weights must lie in [{low:g}, {high:g}] (the moment weight may be 0), got {weights!r}")
-    return (a, b, m), sensitivity
-
+from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
+                    released_model)
+from .released import MECHANISMS, ReleasedStatistics
 
 class OnPairStats(StreamLearner, saved=True):
     """Online (ε, δ)-DP pairwise learner on continually released class statistics.
@@ -174,10 +134,7 @@ class OnPairStats(StreamLearner, saved=True):
         if accounting not in METHODS:
             raise ValueError(f"accounting must be one of {METHODS}, got {accounting!r}")
         self._classes = self._check_classes(classes)
-        models = AUC_MODELS if task == "auc" else METRIC_MODELS
-        self._model_kind = models[0] if model_type is None else model_type
-        if self._model_kind not in models:
-            raise ValueError(f"model_type must be one of {models} for task={task!r}, got {model_type!r}")
+        self._model_kind = model_kind(self._task.name == "metric", model_type, task)
         if isinstance(lam, str):
             if lam != "auto":
                 raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
@@ -356,8 +313,7 @@ class OnPairStats(StreamLearner, saved=True):
         one diagonal entry of the pooled within-class covariance (``"discriminant"``)."""
         if self._lam is not None:
             return self._lam
-        stats = self.class_statistics()
-        return discriminant_ridge(stats) if self._model_kind == "discriminant" else auto_ridge(stats)
+        return choose_ridge(self._model_kind, self.class_statistics())
 
     @property
     def model(self) -> np.ndarray:
@@ -370,14 +326,8 @@ class OnPairStats(StreamLearner, saved=True):
                 self._model_cache = (key, model)
                 return model.copy()
             stats = self._stats.class_statistics()
-            if self._model_kind == "centroid":
-                model = centroid_model(stats)
-            elif self._model_kind == "square":
-                model = pairwise_square_model(stats, self.ridge())
-            elif self._model_kind == "discriminant":
-                model = discriminant_metric(stats, self.ridge())
-            else:
-                model = within_class_metric(stats, self.ridge())
+            ridge = None if self._model_kind == "centroid" else self.ridge()
+            model = released_model(self._model_kind, stats, ridge)
             self._model_cache = (key, model)
         return self._model_cache[1].copy()
 

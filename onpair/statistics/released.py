@@ -17,16 +17,64 @@ import math
 
 import numpy as np
 
-from ._kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
-from ..privacy.continual import DEFAULT_BAND, MAX_STATE_FLOATS, BandedToeplitz, EpochTrees, TreeAggregation
+from ..privacy.continual import MAX_STATE_FLOATS, PrefixSumMechanism
 from ..privacy.statistics_sensitivity import statistics_sensitivity
+from ._kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
 from .model import class_statistics
 
+#: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
+#: first: the options of :class:`onpair.privacy.continual.PrefixSumMechanism` (a test checks they agree).
 MECHANISMS = ("toeplitz", "epochs", "tree")
 
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
 PLAUSIBLE_DEVIATIONS = 40.0
+
+
+class ExactSums:
+    """The null mechanism of the non-private twin: the exact prefix sum, no noise, nothing spent.
+
+    It answers what :class:`ReleasedStatistics` asks of a continual-release mechanism
+    (:class:`onpair.privacy.continual.PrefixSumMechanism`): ``add_block``, ``add_one``, ``estimate``,
+    ``variance`` (0), ``n_seen``, ``horizon`` (None) and ``to_state``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums = ExactSums(2)
+    >>> sums.add_block(np.array([[1.0, 2.0], [3.0, 4.0]]), None)
+    >>> sums.estimate().tolist(), sums.n_seen, sums.variance()
+    ([4.0, 6.0], 2, 0.0)
+    """
+
+    kind = "exact"
+    horizon = None
+
+    def __init__(self, width: int):
+        self.total = np.zeros(width)
+        self.n_seen = 0
+
+    def add_block(self, rows: np.ndarray, rng) -> None:
+        """Add the rows (no noise: ``rng`` is not used)."""
+        _add_rows(rows, self.total)
+        self.n_seen += rows.shape[0]
+
+    def add_one(self, row: np.ndarray, rng) -> None:
+        """Add one row: exactly :meth:`add_block` of a block of one."""
+        self.total += row
+        self.n_seen += 1
+
+    def estimate(self) -> np.ndarray:
+        """The exact prefix sum (a copy)."""
+        return self.total.copy()
+
+    def variance(self) -> float:
+        """0: no noise."""
+        return 0.0
+
+    def to_state(self):
+        """``({"kind": "exact", "n_seen": n}, {"exact": sums})`` (the arrays are not copies)."""
+        return {"kind": self.kind, "n_seen": self.n_seen}, {"exact": self.total}
 
 
 class ReleasedStatistics:
@@ -41,7 +89,7 @@ class ReleasedStatistics:
     weights : (float, float, float)
         Public weights (a, b, m) of counts, sums and second moments.
     mechanism : PrefixSumMechanism or None
-        The continual-release mechanism (None: exact sums, no privacy).
+        The continual-release mechanism (None: :class:`ExactSums`, the exact sums, no privacy).
 
     Examples
     --------
@@ -60,9 +108,7 @@ class ReleasedStatistics:
         self.n_classes = int(n_classes)
         self.weights = tuple(float(w) for w in weights)
         self.width = _checked_width(self.dim, self.n_classes)
-        self.mechanism = mechanism
-        self.exact = np.zeros(self.width) if mechanism is None else None
-        self._n_exact = 0
+        self.mechanism = ExactSums(self.width) if mechanism is None else mechanism
         self._cache = None  # (n_seen, count_floor, ClassStatistics)
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
@@ -75,46 +121,37 @@ class ReleasedStatistics:
         if rho is None:
             return cls(dim, n_classes, weights)
         width = _checked_width(dim, n_classes)
-        sensitivity = statistics_sensitivity(*weights)
-        if mechanism == "tree":
-            mech = TreeAggregation(dim=width, sensitivity=sensitivity, rho=rho, horizon=horizon)
-        elif mechanism == "epochs":
-            mech = EpochTrees(dim=width, sensitivity=sensitivity, rho=rho, horizon=horizon)
-        else:
-            mech = BandedToeplitz(dim=width, sensitivity=sensitivity, rho=rho,
-                                  band=DEFAULT_BAND if band is None else band, horizon=horizon)
+        options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
+        mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
+                                                        rho=rho, horizon=horizon, **options)
         return cls(dim, n_classes, weights, mech)
+
+    @property
+    def private(self) -> bool:
+        """Whether the sums are released through a private mechanism (False: :class:`ExactSums`)."""
+        return not isinstance(self.mechanism, ExactSums)
 
     # -- learning ----------------------------------------------------------------------------------
     @property
     def n_seen(self) -> int:
-        return self._n_exact if self.mechanism is None else self.mechanism.n_seen
+        return self.mechanism.n_seen
 
     @property
     def capacity(self):
         """The most records it accepts in all (a horizon), or None."""
-        return None if self.mechanism is None else self.mechanism.horizon
+        return self.mechanism.horizon
 
     def add(self, Z: np.ndarray, codes: np.ndarray, rng) -> None:
         """Add mapped records (rows of ``Z``, inside the unit ball) with their class codes; the mechanism
         draws its noise from ``rng`` (the learner's own generator). Checked by the caller."""
         if Z.shape[0] == 0:
             return
-        rows = statistics_rows(Z, codes, self.n_classes, self.weights)
-        if self.mechanism is None:
-            _add_rows(rows, self.exact)
-            self._n_exact += Z.shape[0]
-        else:
-            self.mechanism.add_block(rows, rng)
+        self.mechanism.add_block(statistics_rows(Z, codes, self.n_classes, self.weights), rng)
 
     def add_one(self, z: np.ndarray, code: int, rng) -> None:
         """One mapped record: exactly :meth:`add` of a block of one (the same row, the same noise)."""
         _statistics_row(z, code, self.weight_array, self._row)
-        if self.mechanism is None:
-            self.exact += self._row
-            self._n_exact += 1
-        else:
-            self.mechanism.add_one(self._row, rng)
+        self.mechanism.add_one(self._row, rng)
 
     def add_box_one(self, x: np.ndarray, box, code: int, rng, clip: bool = False) -> int:
         """One raw record and the public box ``box`` = (lower, upper, half-scale) rows
@@ -130,21 +167,17 @@ class ReleasedStatistics:
         status = _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row)
         if status < 0 or (status > 0 and not clip):
             return status
-        if self.mechanism is None:
-            self.exact += self._row
-            self._n_exact += 1
-        else:
-            self.mechanism.add_one(self._row, rng)
+        self.mechanism.add_one(self._row, rng)
         return status
 
     # -- releases ----------------------------------------------------------------------------------
     def estimate(self) -> np.ndarray:
         """The released prefix sum (k,) (the exact one for the non-private twin)."""
-        return self.exact.copy() if self.mechanism is None else self.mechanism.estimate()
+        return self.mechanism.estimate()
 
     def noise_variance(self) -> float:
         """Per-coordinate variance of the release's noise now (public; 0 for the exact sums)."""
-        return 0.0 if self.mechanism is None else float(self.mechanism.variance())
+        return float(self.mechanism.variance())
 
     def class_statistics(self, count_floor: float = 1.0):
         """Counts, means and covariances decoded from the current release (cached per record count)."""
@@ -158,17 +191,11 @@ class ReleasedStatistics:
     @property
     def memory_bound(self) -> int:
         """Floats held: O(levels·k), O(band·k) or O(k), independent of the stream length."""
-        if self.mechanism is None:
-            return self.width
         _, arrays = self.mechanism.to_state()
         return int(sum(a.size for a in arrays.values()))
 
     # -- snapshots ---------------------------------------------------------------------------------
     def export(self, state: dict, arrays: dict) -> None:
-        if self.mechanism is None:
-            state["statistics"] = {"kind": "exact", "n_seen": self._n_exact}
-            arrays["statistics.exact"] = self.exact
-            return
         scalars, mech_arrays = self.mechanism.to_state()
         state["statistics"] = dict(scalars)
         arrays.update({f"statistics.{name}": value for name, value in mech_arrays.items()})
@@ -177,17 +204,16 @@ class ReleasedStatistics:
     def restore(cls, fresh: "ReleasedStatistics", t_learned: int, state: dict, reader) -> "ReleasedStatistics":
         """The state of a snapshot, rebuilt on ``fresh`` (built from the public parameters), checked."""
         scalars = state["statistics"]
-        reader.mapping(scalars, "statistics", ("kind", "n_seen", "params") if fresh.mechanism is not None
-                       else ("kind", "n_seen"))
+        reader.mapping(scalars, "statistics", ("kind", "n_seen", "params") if fresh.private else ("kind", "n_seen"))
         n_seen = reader.integer(scalars["n_seen"], "statistics.n_seen", low=0)
         if n_seen != t_learned:
             raise reader.error(f"statistics.n_seen = {n_seen}, but the learner learned {t_learned} records")
-        if fresh.mechanism is None:
-            if scalars["kind"] != "exact":
+        if not fresh.private:
+            if scalars["kind"] != ExactSums.kind:
                 raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums")
             out = cls(fresh.dim, fresh.n_classes, fresh.weights)
-            out.exact = reader.array("statistics.exact", (fresh.width,))
-            out._n_exact = n_seen
+            out.mechanism.total = reader.array("statistics.exact", (fresh.width,))
+            out.mechanism.n_seen = n_seen
             out._check_exact(reader)
             return out
         names = [key for key in reader.arrays if key.startswith("statistics.")]
@@ -227,18 +253,19 @@ class ReleasedStatistics:
     def _check_exact(self, reader) -> None:
         """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen,
         ‖Σx‖ ≤ count·b, every entry at most n_seen·max(a, b, m)."""
-        worst = float(np.max(np.abs(self.exact))) if self.exact.size else 0.0
-        if not worst <= self._n_exact * self._record_bound() * (1 + 1e-9):
-            raise reader.error(f"the exact sums hold {worst:g}, beyond what {self._n_exact} records of the unit "
+        total, n_seen = self.mechanism.total, self.mechanism.n_seen
+        worst = float(np.max(np.abs(total))) if total.size else 0.0
+        if not worst <= n_seen * self._record_bound() * (1 + 1e-9):
+            raise reader.error(f"the exact sums hold {worst:g}, beyond what {n_seen} records of the unit "
                                "ball can produce")
         a, b, m = self.weights
         q = block_length(self.dim)
-        blocks = self.exact.reshape(self.n_classes, q)
+        blocks = total.reshape(self.n_classes, q)
         counts = blocks[:, 0] / a if a > 0 else None
-        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), self._n_exact,
+        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), n_seen,
                                                                                  rel_tol=1e-9, abs_tol=1e-9)):
-            raise reader.error(f"the exact counts {counts.tolist()} do not count {self._n_exact} records")
-        limit = counts if counts is not None else np.full(self.n_classes, float(self._n_exact))
+            raise reader.error(f"the exact counts {counts.tolist()} do not count {n_seen} records")
+        limit = counts if counts is not None else np.full(self.n_classes, float(n_seen))
         for c in range(self.n_classes):
             if np.linalg.norm(blocks[c, 1:1 + self.dim]) > b * limit[c] * (1 + 1e-9) + 1e-12:
                 raise reader.error("the exact sums exceed what records of the mapped domain (norm ≤ 1) can produce")

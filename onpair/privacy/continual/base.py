@@ -43,12 +43,36 @@ class PrefixSumMechanism(abc.ABC):
 
     #: Name in :meth:`describe` and in the state (``scalars['kind']``).
     kind = ""
+    #: The name users choose the mechanism by (``OnPairStats(mechanism=...)``; :meth:`for_option`).
+    option = ""
     _registry: dict = {}
+    _options: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("kind"):  # a subclass that does not name its own kind registers nothing
             PrefixSumMechanism._registry[cls.kind] = cls
+        if cls.__dict__.get("option"):
+            PrefixSumMechanism._options[cls.option] = cls
+
+    @staticmethod
+    def options() -> tuple:
+        """The names users may choose a mechanism by, in the order the mechanisms registered."""
+        return tuple(PrefixSumMechanism._options)
+
+    @staticmethod
+    def for_option(name: str) -> type:
+        """The mechanism class users choose by ``name`` (:attr:`option`); a ValueError names the choices.
+
+        Examples
+        --------
+        >>> PrefixSumMechanism.for_option("toeplitz").__name__
+        'BandedToeplitz'
+        """
+        cls = PrefixSumMechanism._options.get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise ValueError(f"mechanism must be one of {PrefixSumMechanism.options()}, got {name!r}")
+        return cls
 
     def __init__(self, *, dim, sensitivity, rho, horizon=None):
         self._dim = _check_int(dim, "dim", maximum=2**31)

@@ -48,6 +48,7 @@ class EpochTrees(PrefixSumMechanism):
     """
 
     kind = "epochs"
+    option = "epochs"
     _rows_per_record = 2
 
     def __init__(self, *, dim, sensitivity, rho, first_epoch=64, horizon=None):

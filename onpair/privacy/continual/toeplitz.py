@@ -90,6 +90,7 @@ class BandedToeplitz(PrefixSumMechanism):
     """
 
     kind = "banded_toeplitz"
+    option = "toeplitz"
 
     def __init__(self, *, dim, sensitivity, rho, band=DEFAULT_BAND, horizon=None):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)

@@ -68,6 +68,7 @@ class TreeAggregation(PrefixSumMechanism):
     """
 
     kind = "tree"
+    option = "tree"
     _rows_per_record = 2
 
     def __init__(self, *, dim, sensitivity, rho, horizon=None, estimate="honaker"):
