@@ -48,7 +48,7 @@ import dask.array as da  # noqa: E402
 import distributed  # noqa: E402
 
 from onpair import GradientPerturbedGD, OffPairStats  # noqa: E402
-from onpair._batch_kernels import _coefficient_sums  # noqa: E402
+from onpair.batch._kernels import _coefficient_sums  # noqa: E402
 from timing import best_time  # noqa: E402
 
 SECTION = "## Scale-out on Dask: single process against a LocalCluster"
@@ -120,7 +120,7 @@ def timed_fits(make, X, y, chunks, workers_list, repeats, step_repeats=0):
     data's part of a step, where the fit spends its time) over that many calls."""
     from onpair import distributed as onpair_distributed
     from onpair.batch import distributed_gradient
-    from onpair._batch_kernels import pairwise_gradient_sum, split_by_label
+    from onpair.batch._kernels import pairwise_gradient_sum, split_by_label
     import numba
 
     times, steps = {}, {}
@@ -290,7 +290,7 @@ def counted_step_tasks(p: int) -> int:
     """The tasks of one step's graph, counted (local scheduler, tiny data, p partitions)."""
     from onpair import distributed as onpair_distributed
     from onpair.batch import distributed_gradient
-    from onpair.bounds import FeatureBounds
+    from onpair.core.bounds import FeatureBounds
 
     X, y = make_data(40 * p, d=3)
     blocks, labels, dim = onpair_distributed._row_blocks(da.from_array(X, chunks=(40, 3)), da.from_array(y, chunks=40))

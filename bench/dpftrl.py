@@ -48,7 +48,7 @@ at every round t, ‖g_t(S; w) − g_t(S'; w)‖ ≤ Γ·Δ^{(p)}_t with
 
 Γ is a bound for a pair whose **other** record is replaced, and, the loss being symmetric in its two
 records, also for a pair whose round record is replaced (the proof in
-``onpair.losses.PairLoss.pair_change`` covers both). For a record replayed at several positions P
+``onpair.core.losses.PairLoss.pair_change`` covers both). For a record replayed at several positions P
 (passes over a data set), go from S to S' through streams that differ in one position at a time; the
 triangle inequality gives ‖g_t(S; w) − g_t(S'; w)‖ ≤ Γ·Δ^{(P)}_t with Δ^{(P)} = Σ_{p∈P} Δ^{(p)}.
 For the full history with the stored divisor this is Δ_p = 1 and Δ_t = 1/(t − 1) after it: the record
@@ -128,8 +128,8 @@ import math
 import numpy as np
 
 from onpair import FeatureBounds
-from onpair._kernels import _history_gradient, _pair_coefficients, _weighted_rows
-from onpair.losses import LOGISTIC, get_loss
+from onpair.giga._kernels import _history_gradient, _pair_coefficients, _weighted_rows
+from onpair.core.losses import LOGISTIC, get_loss
 from onpair.privacy import BandedToeplitz, TreeAggregation
 from onpair.privacy.continual import sqrt_toeplitz_coefficients
 from onpair.privacy.conversions import rho_from_dp

@@ -3,7 +3,7 @@
 Three implementations of the same Pairwise GIGA step on the metric task (logistic loss, Frobenius
 ball), each over the same records, timed in the same process on one core:
 
-* the compiled kernel ``onpair._metric_kernels._metric_giga`` (rank-one structure: one augmented row
+* the compiled kernel ``onpair.giga._metric_kernels._metric_giga`` (rank-one structure: one augmented row
   per stored record, about d² multiply-adds per pair);
 * the compiled per-pair variant ``_metric_pair_outer_giga`` that forms ``v vᵀ`` for every pair (the
   alternative the issue asked to measure against);
@@ -27,9 +27,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from onpair import _metric_kernels as mk  # noqa: E402
-from onpair.matrix_geometry import FROBENIUS  # noqa: E402
-from onpair.metric_losses import METRIC_LOGISTIC, PAPER_TERMS  # noqa: E402
+from onpair.core import _metric_pair_kernels as mpk  # noqa: E402
+from onpair.giga import _metric_kernels as mk  # noqa: E402
+from onpair.core.matrix_geometry import FROBENIUS  # noqa: E402
+from onpair.core.metric_losses import METRIC_LOGISTIC, PAPER_TERMS  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
@@ -52,7 +53,7 @@ def records(n, seed=0):
 def compiled(X, labels, slots, capacity):
     n = X.shape[0]
     w = np.zeros(D * D)
-    rows = np.empty((capacity, mk.augmented_width(D)))
+    rows = np.empty((capacity, mpk.augmented_width(D)))
     row_labels = np.zeros(capacity, dtype=np.int64)
     steps = np.full(n, STEP)
     mk._metric_giga(X, labels, w, rows, row_labels, 0, 0, steps, LAM, np.zeros(D * D), RADIUS, FROBENIUS,

@@ -27,9 +27,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from onpair import OnPairStrC, PairwiseGIGA  # noqa: E402
-from onpair.bounds import FeatureBounds  # noqa: E402
+from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.estimators import GradientPerturbedGD, OffPairStrC  # noqa: E402
-from onpair.metric_losses import get_metric_loss  # noqa: E402
+from onpair.core.metric_losses import get_metric_loss  # noqa: E402
 from onpair.metrics import knn_accuracy  # noqa: E402
 
 try:  # only for a reference row; scikit-learn is a test extra, not a dependency

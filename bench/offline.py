@@ -8,7 +8,7 @@ of the definition; same-label pairs carry no gradient), and *pairs/s* counts tho
 Timed in the same run, on the same data, each checked against the kernel (``assert_allclose``, rtol
 1e-10):
 
-1. ``onpair._batch_kernels.pairwise_gradient_sum`` — the library's kernel (A/B algebra, logistic ℓ' in
+1. ``onpair.batch._kernels.pairwise_gradient_sum`` — the library's kernel (A/B algebra, logistic ℓ' in
    factorised form, ``prange`` over chunks of positives) on 2 threads, and on 1 thread for the scaling.
 2. NumPy as specified: per block of positives, the margins matrix by broadcasting
    (``np.subtract.outer(2s, 2t)``), ℓ'(u) = −2/(1 + e^{2u}) vectorised in place (``exp``, ``+ 1``,
@@ -47,9 +47,9 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
-from onpair._batch_kernels import pairwise_gradient_sum  # noqa: E402
-from onpair.estimators.gradient_perturbation import GradientPerturbedGD  # noqa: E402
-from onpair.losses import LOGISTIC  # noqa: E402
+from onpair.batch._kernels import pairwise_gradient_sum  # noqa: E402
+from onpair.batch.gradient_perturbation import GradientPerturbedGD  # noqa: E402
+from onpair.core.losses import LOGISTIC  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_time  # noqa: E402
@@ -115,7 +115,7 @@ def numpy_factorised(positives, negatives, w, block):
 @njit(parallel=True, nogil=True)
 def direct_algebra(positives, negatives, w):
     """The literal O(n⁺·n⁻·d) algebra Σ_{i,j} a_ij·(x_i − x_j), with the kernel's factorised logistic
-    coefficients and its chunks of 64 positives: what the A/B algebra of :mod:`onpair._batch_kernels`
+    coefficients and its chunks of 64 positives: what the A/B algebra of :mod:`onpair.batch._kernels`
     is measured against.
 
     Parameters

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from onpair import OffPairC, OffPairStrC
-from onpair.estimators.gradient_perturbation import GradientPerturbedGD
-from onpair.estimators.output_perturbation import OutputPerturbedSGD
+from onpair.batch.gradient_perturbation import GradientPerturbedGD
+from onpair.batch.output_perturbation import OutputPerturbedSGD
 from streams import get_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from onpair._io import atomic_write_text
+from onpair.core._io import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 

@@ -41,8 +41,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import onpair  # noqa: E402
-from onpair import _kernels  # noqa: E402
-from onpair.losses import LOGISTIC, SQUARE  # noqa: E402
+from onpair.giga import _kernels  # noqa: E402
+from onpair.core.losses import LOGISTIC, SQUARE  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_time  # noqa: E402

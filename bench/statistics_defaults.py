@@ -39,12 +39,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from onpair import FeatureBounds, OnPairStats  # noqa: E402
-from onpair._statistics_kernels import statistics_rows  # noqa: E402
-from onpair.learners.statistics_model import (BASE_RIDGE, centroid_model, class_statistics, noise_ridge,  # noqa: E402
-                                              pairwise_square_model)
+from onpair.statistics._kernels import statistics_rows  # noqa: E402
+from onpair.statistics.model import BASE_RIDGE, centroid_model, class_statistics, noise_ridge, pairwise_square_model
 from onpair.metrics import roc_auc  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
-from onpair.privacy.statistics import statistics_sensitivity  # noqa: E402
+from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa: E402
 
 SECTION = "## Learners on released statistics: defaults chosen on synthetic streams"
 

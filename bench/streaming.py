@@ -25,7 +25,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from onpair import OnPairStrC  # noqa: E402
-from onpair.geometry import project_l2_ball  # noqa: E402
+from onpair.core.geometry import project_l2_ball  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402

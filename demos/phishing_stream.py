@@ -12,7 +12,7 @@ import numpy as np
 from river import datasets
 
 from onpair import OnPairStats, OnPairStrC
-from onpair._progress import ProgressBar
+from onpair.core._progress import ProgressBar
 from onpair.metrics import roc_auc
 
 EPSILON, DELTA = 1.0, 1e-5

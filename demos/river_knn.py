@@ -42,7 +42,7 @@ import numpy as np
 from river import compose, datasets, evaluate, metrics, neighbors
 
 import onpair
-from onpair.bounds import FeatureBounds
+from onpair.core.bounds import FeatureBounds
 from onpair.river import MetricTransformer, metric_distance
 from streams.image_segments import CLASSES, FEATURES, LOWER, UPPER
 from streams.synthetic import BOUNDS as SYNTHETIC_BOUNDS, noise_feature_classes

@@ -261,7 +261,7 @@ def _label_list(labels, n_records: int, name: str, x_name: str) -> list:
 def metric_objective(W, Z, labels, loss="logistic") -> float:
     """Empirical pairwise risk of a metric: the mean of ℓ(W; z_i, z_j) over the pairs i < j.
 
-    ``ℓ`` is a loss of the metric task (:mod:`onpair.metric_losses`) of the squared distance
+    ``ℓ`` is a loss of the metric task (:mod:`onpair.core.metric_losses`) of the squared distance
     ``h = (z_i − z_j)ᵀ W (z_i − z_j)`` and the pair's agreement ``τ = +1`` (same class) or ``−1``:
     ``"logistic"`` φ(τ(1 − h)) with φ(u) = log(1 + e^(−u)), ``"hinge"`` (1 + τh)₊. Both are
     symmetric in the pair, so this is also the mean over ordered pairs i ≠ j. It runs the compiled

@@ -3,7 +3,7 @@
 This module is the outer layer of a snapshot: the header and its SHA-256 digest, the format version,
 the encoding of the constructor's parameters, the consume-once rule and the trust in wrapper classes.
 What a learner holds is written and checked by its own state objects (each reads its part through
-:class:`onpair.snapshot.SnapshotReader`): a file that any object finds wrong raises a ``ValueError``
+:class:`onpair.core.snapshot.SnapshotReader`): a file that any object finds wrong raises a ``ValueError``
 naming the file and the field, and never becomes a fresh learner. The format (version 1) and the
 fork rule are documented in docs/guide.md, "Snapshots".
 

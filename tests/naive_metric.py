@@ -1,9 +1,9 @@
-"""Slow, obviously correct NumPy twins of the metric-task kernels (onpair._metric_kernels).
+"""Slow, obviously correct NumPy twins of the metric-task kernels (onpair.giga._metric_kernels).
 
 Everything follows the definitions literally: every pair is visited, ``v vᵀ`` is formed explicitly as an
 outer product, W is a d×d matrix (flattened only at the boundary), and the projections are written here
 from scratch (eigen-decomposition plus a threshold found by bisection), sharing no code with
-onpair.matrix_geometry. Tests compare the compiled kernels against these to 1e-10.
+onpair.core.matrix_geometry. Tests compare the compiled kernels against these to 1e-10.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Slow, obviously correct references for the objectives of objective perturbation (onpair.perturbed_objective).
+"""Slow, obviously correct references for the objectives of objective perturbation (onpair.objective.functions).
 
 Everything record by record or pair by pair from the definitions, with the derivatives written out by
 hand: φ(m) = log(1 + e^(−m)), φ'(m) = −1/(1 + e^m), φ''(m) = e^m/(1 + e^m)²; the pair loss ℓ(u) = φ(2u),

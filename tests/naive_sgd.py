@@ -1,4 +1,4 @@
-"""Slow, literal twin of onpair._sgd_kernels: Yang et al. (2021) Alg. 1, every pair visited explicitly.
+"""Slow, literal twin of onpair.batch._sgd_kernels: Yang et al. (2021) Alg. 1, every pair visited explicitly.
 
 O(T²·d): step t loops over k = 1 … t and forms the pair (z_{i_{t+1}}, z_{i_k}) straight from the
 definition. Nothing is grouped, counted or cached. Tests compare the compiled kernel against it to 1e-10.
@@ -13,7 +13,7 @@ def pair_subgradient(loss, w, x, y, x_other, y_other):
     """∂_w ℓ(w; z, z') for onpair's symmetric AUC losses, from the definition.
 
     Same labels: 0. Otherwise the pair is scored as (positive, negative) whatever its order:
-    u = wᵀ(x⁺ − x⁻); hinge (1 − u)₊ has subgradient −(x⁺ − x⁻) when 1 − u > 0 (u < 1, onpair.losses'
+    u = wᵀ(x⁺ − x⁻); hinge (1 − u)₊ has subgradient −(x⁺ − x⁻) when 1 − u > 0 (u < 1, onpair.core.losses'
     choice at the kink) and 0 otherwise; square (1 − u)² has gradient −2(1 − u)(x⁺ − x⁻).
     """
     if y == y_other:

@@ -1,4 +1,4 @@
-"""Slow, obviously correct NumPy twins of the statistics kernels (onpair._statistics_kernels) and models."""
+"""Slow, obviously correct NumPy twins of the statistics kernels (onpair.statistics._kernels) and models."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Bad input to the online learners: a clear error and no change of state or budget.
 
-Contract (``onpair._validation``): errors name the argument, the record (index in the call and 1-based
+Contract (``onpair.core._validation``): errors name the argument, the record (index in the call and 1-based
 stream position) and the offending value; a feature of the wrong type (a string, a dict) is a
 ``TypeError``, a wrong value or shape a ``ValueError`` (NumPy's and scikit-learn's convention); a whole
 block is validated before

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from onpair import FeatureBounds
-from onpair.bounds import _clip_box_row
+from onpair.core.bounds import _clip_box_row
 
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=150)
 TOL = 1e-12

@@ -10,8 +10,8 @@ from scipy import stats
 
 import naive
 from onpair import OnPairC, OnPairStrC, PairwiseGIGA
-from onpair.bounds import FeatureBounds
-from onpair.losses import get_loss
+from onpair.core.bounds import FeatureBounds
+from onpair.core.losses import get_loss
 from onpair.privacy.ledger import sensitivity_ledger
 
 

@@ -24,7 +24,7 @@ from scipy import stats
 
 import naive_continual as naive
 from onpair.privacy import continual
-from onpair.privacy._continual_kernels import _toeplitz_record
+from onpair.privacy.continual._kernels import _toeplitz_record
 from onpair.privacy.continual import (
     MAX_RECORDS,
     BandedToeplitz,

@@ -17,9 +17,9 @@ from hypothesis import given, settings, strategies as st
 
 import onpair
 from onpair import OffPairStats, OnPairStats
-from onpair._statistics_kernels import statistics_rows
-from onpair.learners.statistics_model import (BASE_RIDGE, COMPLEMENT_WEIGHT, ClassStatistics, class_statistics,
-                                              discriminant_metric, discriminant_ridge, within_class_diagonal_sd)
+from onpair.statistics._kernels import statistics_rows
+from onpair.statistics.model import (BASE_RIDGE, COMPLEMENT_WEIGHT, ClassStatistics, class_statistics,
+                                     discriminant_metric, discriminant_ridge, within_class_diagonal_sd)
 from onpair.metrics import knn_accuracy
 from onpair.river import MetricTransformer
 from streams.synthetic import BOUNDS, LAYOUTS, noise_feature_classes
@@ -185,7 +185,7 @@ def test_river_metric_transformer_takes_the_statistics_learner():
 def test_between_noise_level_matches_monte_carlo():
     """τ of between_noise_level against the mean diagonal of S_b over 4,000 draws of noisy means with no
     signal (fixed counts): within 5 standard errors."""
-    from onpair.learners.statistics_model import between_noise_level
+    from onpair.statistics.model import between_noise_level
     counts = np.array([30.0, 50.0, 120.0])
     stats = ClassStatistics(counts, np.zeros((3, 2)), np.zeros((3, 2, 2)), 0.0, 2.0, 1.0, 1.0)
     rng = np.random.default_rng(8)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import naive
-from onpair.geometry import project_l2_ball, random_point_in_ball
+from onpair.core.geometry import project_l2_ball, random_point_in_ball
 
 vectors = arrays(np.float64, st.integers(1, 8), elements=st.floats(-1e6, 1e6))
 radii = st.floats(1e-3, 1e3)

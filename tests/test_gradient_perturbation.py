@@ -1,4 +1,4 @@
-"""Kang et al. Alg. 1 (GradientPerturbedGD) and its full-batch kernels (onpair._batch_kernels).
+"""Kang et al. Alg. 1 (GradientPerturbedGD) and its full-batch kernels (onpair.batch._kernels).
 
 Kernels against the pair-by-pair definitions of tests/naive_batch.py; block grids; thread-count
 independence; the noise scale against Theorem 1 and the zCDP split worked out by hand; the released
@@ -16,10 +16,10 @@ from numba import njit
 from scipy import optimize, stats
 
 import naive_batch
-from onpair import _batch_kernels as bk
-from onpair.bounds import FeatureBounds
-from onpair.estimators.gradient_perturbation import GradientPerturbedGD
-from onpair.losses import LOSSES
+from onpair.batch import _kernels as bk
+from onpair.core.bounds import FeatureBounds
+from onpair.batch.gradient_perturbation import GradientPerturbedGD
+from onpair.core.losses import LOSSES
 from onpair import metrics
 from onpair.metrics import roc_auc
 from onpair.privacy import PrivacyWarning

@@ -520,7 +520,7 @@ BAD_EPSILON = st.floats(max_value=0.0, allow_nan=False) | st.sampled_from([NAN, 
        method=st.sampled_from(["tight", "gaussian", "lemma3"]))
 def test_rho_from_dp_is_a_valid_rho_or_names_the_bad_parameter(epsilon, delta, method):
     exc, rho = outcome(rho_from_dp, epsilon, delta, method)
-    # The library accepts ε in [1e-8, 1e4] (onpair.privacy._checks.EPSILON_RANGE) and names ε otherwise.
+    # The library accepts ε in [1e-8, 1e4] (onpair.privacy.checks.EPSILON_RANGE) and names ε otherwise.
     epsilon_ok = math.isfinite(epsilon) and 1e-8 <= epsilon <= 1e4
     if not (0 < delta < 1):
         assert isinstance(exc, ValueError) and re.search("epsilon|delta", str(exc)), exc

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import naive
-from onpair import _kernels
-from onpair.losses import LOSSES
+from onpair.giga import _kernels
+from onpair.core.losses import LOSSES
 
 
 def _stream(seed, n=120, d=5, positive_rate=0.4):

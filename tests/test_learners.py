@@ -12,7 +12,7 @@ from scipy import stats
 
 import naive
 from onpair import OnPairC, OnPairStrC, PairwiseGIGA, PrivacyWarning
-from onpair.bounds import FeatureBounds
+from onpair.core.bounds import FeatureBounds
 from onpair.privacy import rho_from_dp
 
 REPORT_KEYS = {"rho_budget", "rho_spent", "rho_remaining", "epsilon_spent", "releases"}

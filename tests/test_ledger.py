@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
-from onpair import OnPairStrC, _kernels
-from onpair.losses import get_loss
+from onpair import OnPairStrC
+from onpair.giga import _kernels
+from onpair.core.losses import get_loss
 from onpair.privacy.ledger import ledger_block, sensitivity_ledger
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
-from onpair.losses import LOSSES, get_loss
+from onpair.core.losses import LOSSES, get_loss
 
 
 @pytest.mark.parametrize("name", ["logistic", "hinge", "square"])

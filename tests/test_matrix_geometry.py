@@ -1,4 +1,4 @@
-"""Constraint sets of the metric task (:mod:`onpair.matrix_geometry`): projections, diameters, noise.
+"""Constraint sets of the metric task (:mod:`onpair.core.matrix_geometry`): projections, diameters, noise.
 
 Everything the projections are checked against is computed here, independently of the module:
 
@@ -32,18 +32,9 @@ try:  # SLSQP calls BLAS on tiny matrices; threaded BLAS on a busy machine can s
 except ImportError:  # pragma: no cover
     threadpool_limits = None
 
-from onpair.matrix_geometry import (
-    CONSTRAINTS,
-    _project_l1_ball,
-    _project_matrix,
-    constraint_code,
-    constraint_diameter,
-    metric_factor,
-    project_matrix,
-    psd_part,
-    random_symmetric_point,
-    symmetric_noise,
-)
+from onpair.core.matrix_geometry import (CONSTRAINTS, _project_l1_ball, _project_matrix, constraint_code,
+                                         constraint_diameter, metric_factor, project_matrix, psd_part,
+                                         random_symmetric_point, symmetric_noise)
 
 SETS = ["frobenius", "psd", "nuclear", "psd_nuclear"]
 PSD_SETS = {"psd", "psd_nuclear"}

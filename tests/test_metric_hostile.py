@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from onpair import GradientPerturbedGD, OffPairC, OnPairStrC, PairwiseGIGA
-from onpair.matrix_geometry import project_matrix
+from onpair.core.matrix_geometry import project_matrix
 
 HOSTILE = settings(max_examples=40, derandomize=True, deadline=None, database=None,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -1,4 +1,4 @@
-"""The metric-task kernels (onpair._metric_kernels) against their slow twins in tests/naive_metric.py, and
+"""The metric-task kernels (onpair.giga._metric_kernels) against their slow twins in tests/naive_metric.py, and
 the metric task end to end through the public learners: block contract, symmetry, class labels, the
 scale of the released noise and the sensitivity ledger on neighbouring streams."""
 
@@ -10,9 +10,11 @@ import scipy.stats
 
 import naive_metric
 import onpair
-from onpair import _metric_kernels
-from onpair.matrix_geometry import CONSTRAINTS
-from onpair.metric_losses import METRIC_LOSSES, PAPER_TERMS
+from onpair.batch import _metric_kernels as batch_metric_kernels
+from onpair.core import _metric_pair_kernels
+from onpair.giga import _metric_kernels
+from onpair.core.matrix_geometry import CONSTRAINTS
+from onpair.core.metric_losses import METRIC_LOSSES, PAPER_TERMS
 from onpair.privacy import sensitivity_ledger
 
 PAPER = PAPER_TERMS.as_array()  # the papers' losses: b = 1, uniform pair weights
@@ -71,7 +73,7 @@ def _run_kernel(X, labels, w_start, steps, lam, center, radius, constraint, loss
     """_metric_giga over the stream cut into blocks; returns the whole state."""
     n, d = X.shape
     w = np.array(w_start, dtype=float).reshape(-1).copy()
-    rows = np.zeros((capacity, _metric_kernels.augmented_width(d)))
+    rows = np.zeros((capacity, _metric_pair_kernels.augmented_width(d)))
     row_labels = np.zeros(capacity, dtype=np.int64)
     if release_slot is None:
         release_slot = np.full(n, -1, dtype=np.int64)
@@ -247,19 +249,19 @@ def test_full_gradient_and_risk_match_naive(loss, n):
     Z = rng.uniform(-1.0, 1.0, size=(n, d)) / np.sqrt(d)
     labels = rng.integers(0, 3, size=n).astype(np.int64)
     for W in (_sym(rng, d, 0.5), np.zeros((d, d)), 3.0 * np.eye(d), -3.0 * np.eye(d)):
-        grad = _metric_kernels._metric_full_gradient(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code, PAPER)
+        grad = batch_metric_kernels._metric_full_gradient(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code, PAPER)
         expected = naive_metric.metric_full_gradient(W, Z, labels, loss)
         np.testing.assert_allclose(grad, expected.reshape(-1), rtol=0, atol=1e-10)
         assert _is_symmetric(grad, d)
-        risk = _metric_kernels._metric_risk(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code, PAPER)
+        risk = _metric_pair_kernels._metric_risk(W.reshape(-1).copy(), Z, labels, METRIC_LOSSES[loss].code, PAPER)
         assert risk == pytest.approx(naive_metric.metric_risk(W, Z, labels, loss), abs=1e-12)
         # The full gradient is the derivative of the pair sum (n(n−1)/2 · risk): a finite difference.
         if n >= 2 and loss == "logistic":
             E = _sym(rng, d)
             eps = 1e-6
             pairs = n * (n - 1) / 2
-            up = _metric_kernels._metric_risk((W + eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code, PAPER)
-            down = _metric_kernels._metric_risk((W - eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code, PAPER)
+            up = _metric_pair_kernels._metric_risk((W + eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code, PAPER)
+            down = _metric_pair_kernels._metric_risk((W - eps * E).reshape(-1), Z, labels, METRIC_LOSSES[loss].code, PAPER)
             assert pairs * (up - down) / (2 * eps) == pytest.approx(float(grad @ E.reshape(-1)), rel=1e-6, abs=1e-8)
 
 
@@ -275,7 +277,7 @@ def test_metric_sgd_matches_yang_read_literally(loss, constraint):
     indices = rng.integers(0, n, size=T + 1).astype(np.int64)
     for radius in (0.05, 5.0):  # the projection binds, then it does not
         iterate_sum = np.zeros(d * d)
-        w = _metric_kernels._metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, CONSTRAINTS[constraint],
+        w = batch_metric_kernels._metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, CONSTRAINTS[constraint],
                                                  METRIC_LOSSES[loss].code, PAPER, np.zeros(d * d), iterate_sum)
         w_twin, sum_twin = naive_metric.metric_pairwise_sgd(X, labels, indices, T, 0.5, radius, constraint, loss)
         np.testing.assert_allclose(w, w_twin, rtol=0, atol=1e-10)

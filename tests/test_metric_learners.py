@@ -14,8 +14,8 @@ import onpair
 from onpair import OnPairC, OnPairStrC, PairwiseGIGA
 from onpair.cli import main
 from onpair.estimators import GradientPerturbedGD, OffPairC, OffPairStrC, OutputPerturbedSGD
-from onpair.matrix_geometry import identity_center, psd_part
-from onpair.metric_losses import get_metric_loss
+from onpair.core.matrix_geometry import identity_center, psd_part
+from onpair.core.metric_losses import get_metric_loss
 from onpair.privacy import eps_from_rho
 
 

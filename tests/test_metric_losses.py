@@ -1,4 +1,4 @@
-"""The metric-task losses (onpair.metric_losses): values and derivatives, and the declared constants
+"""The metric-task losses (onpair.core.metric_losses): values and derivatives, and the declared constants
 G(R) (lipschitz), L (smoothness) and Γ(R) (pair_change) on sampled worst cases.
 
 Setting of the constants: W symmetric with ‖W‖_F ≤ R, records with ‖x − x'‖₂ ≤ 2, ∇_W ℓ = ℓ'(h)·v vᵀ with
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy.special import expit
 
 import naive_metric
-from onpair.metric_losses import METRIC_LOSSES, MetricLoss, get_metric_loss
+from onpair.core.metric_losses import METRIC_LOSSES, MetricLoss, get_metric_loss
 
 LOSSES = ["logistic", "hinge"]
 RADII = [0.05, 0.1, 0.25, 1.0, 3.0]

@@ -19,12 +19,12 @@ import pytest
 
 import onpair
 from onpair import OffPairC, OffPairStrC, OnPairC, OnPairStrC
-from onpair._metric_kernels import _metric_full_gradient
-from onpair.estimators.gradient_perturbation import GradientPerturbedGD
-from onpair.estimators.output_perturbation import OutputPerturbedSGD
-from onpair.matrix_geometry import (CONSTRAINTS, _project_matrix, constraint_diameter, identity_center,
-                                    random_symmetric_point)
-from onpair.metric_losses import PAPER_TERMS, get_metric_loss
+from onpair.batch._metric_kernels import _metric_full_gradient
+from onpair.batch.gradient_perturbation import GradientPerturbedGD
+from onpair.batch.output_perturbation import OutputPerturbedSGD
+from onpair.core.matrix_geometry import (CONSTRAINTS, _project_matrix, constraint_diameter, identity_center,
+                                         random_symmetric_point)
+from onpair.core.metric_losses import PAPER_TERMS, get_metric_loss
 from onpair.privacy.conversions import eps_from_rho
 from onpair.privacy.exceptions import PrivacyBudgetExceeded
 
@@ -316,7 +316,7 @@ def test_huge_step_sizes_are_refused_so_no_release_can_overflow():
         OnPairStrC(n=2, step_sizes=np.full(2, 1.7e308), loss="square", radius=1.0, lam=1.0, seed=0)
     with pytest.raises(ValueError, match="step_sizes"):
         GradientPerturbedGD(step_sizes=1e7).fit(np.zeros((4, 2)), [0, 1, 0, 1])
-    from onpair.geometry import project_l2_ball
+    from onpair.core.geometry import project_l2_ball
 
     projected = project_l2_ball([1e200, 1e200], 1.0)  # overflowing squares still land on the sphere
     np.testing.assert_allclose(projected, [2 ** -0.5, 2 ** -0.5])

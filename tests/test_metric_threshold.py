@@ -1,6 +1,6 @@
 """The learned threshold b and the public pair weights of the metric losses (docs/algorithms.md#metric-threshold).
 
-The constants G, L and Γ of :class:`onpair.metric_losses.MetricLoss` with :class:`PairTerms` are checked
+The constants G, L and Γ of :class:`onpair.core.metric_losses.MetricLoss` with :class:`PairTerms` are checked
 on sampled and adversarial worst cases (gradients formed here, from the definitions, as explicit outer
 products), the compiled kernels against their NumPy twins in ``naive_metric``, finite differences in W
 and b, and the full-batch gradient's sensitivity 2Γ/n on replaced records.
@@ -18,12 +18,15 @@ from scipy.special import expit
 
 import naive_metric
 import onpair
-from onpair import OffPairC, OffPairStrC, OnPairC, OnPairStrC, PairwiseGIGA, _metric_kernels
+from onpair import OffPairC, OffPairStrC, OnPairC, OnPairStrC, PairwiseGIGA
+from onpair.batch import _metric_kernels as batch_metric_kernels
+from onpair.core import _metric_pair_kernels
+from onpair.giga import _metric_kernels
 from onpair.persistence import save_learner
-from onpair.estimators.gradient_perturbation import GradientPerturbedGD
-from onpair.matrix_geometry import CONSTRAINTS
-from onpair.metric_losses import (METRIC_LOSSES, PAPER_TERMS, PairTerms, balanced_pair_weights,
-                                  get_metric_loss, make_pair_terms)
+from onpair.batch.gradient_perturbation import GradientPerturbedGD
+from onpair.core.matrix_geometry import CONSTRAINTS
+from onpair.core.metric_losses import (METRIC_LOSSES, PAPER_TERMS, PairTerms, balanced_pair_weights, get_metric_loss,
+                                       make_pair_terms)
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_persistence import _rewrite  # noqa: E402  (the snapshot editor with a fresh digest)
@@ -186,10 +189,10 @@ def test_full_gradient_and_risk_with_terms_match_naive_and_finite_differences(na
         W = rng.standard_normal((d, d))
         flat = (0.5 * (W + W.T)).reshape(-1)
         theta = np.append(flat, 0.8) if terms.learned else flat
-        grad = _metric_kernels._metric_full_gradient(theta.copy(), Z, labels, code, t)
+        grad = batch_metric_kernels._metric_full_gradient(theta.copy(), Z, labels, code, t)
         expected = naive_metric.metric_full_gradient_terms(theta, Z, labels, name, t)
         np.testing.assert_allclose(grad, expected, rtol=0, atol=1e-10)
-        risk = _metric_kernels._metric_risk(theta.copy(), Z, labels, code, t)
+        risk = _metric_pair_kernels._metric_risk(theta.copy(), Z, labels, code, t)
         assert risk == pytest.approx(naive_metric.metric_risk_terms(theta, Z, labels, name, t), abs=1e-12)
         if name == "logistic":
             pairs, eps = n * (n - 1) / 2, 1e-6
@@ -198,8 +201,8 @@ def test_full_gradient_and_risk_with_terms_match_naive_and_finite_differences(na
                 direction = (0.5 * (E + E.T)).reshape(-1)
                 if terms.learned:
                     direction = np.append(direction, rng.standard_normal())
-                up = _metric_kernels._metric_risk(theta + eps * direction, Z, labels, code, t)
-                down = _metric_kernels._metric_risk(theta - eps * direction, Z, labels, code, t)
+                up = _metric_pair_kernels._metric_risk(theta + eps * direction, Z, labels, code, t)
+                down = _metric_pair_kernels._metric_risk(theta - eps * direction, Z, labels, code, t)
                 assert pairs * (up - down) / (2 * eps) == pytest.approx(float(grad @ direction), rel=1e-6, abs=1e-8)
 
 
@@ -218,7 +221,7 @@ def test_giga_with_terms_matches_naive_and_the_pair_outer_kernel(name, constrain
         if terms.learned:
             center = np.append(center, 0.5 * (terms.low + terms.high))
         w = center.copy()
-        rows = np.empty((n, _metric_kernels.augmented_width(d)))
+        rows = np.empty((n, _metric_pair_kernels.augmented_width(d)))
         _metric_kernels._metric_giga(X, labels, w, rows, np.zeros(n, dtype=np.int64), 0, 0, steps, 0.2, center,
                                      radius, CONSTRAINTS[constraint], code, t, np.arange(n, dtype=np.int64),
                                      np.full(n, -1, dtype=np.int64), np.zeros(0), np.zeros((0, w.size)),
@@ -257,8 +260,8 @@ def test_full_gradient_sensitivity_with_terms(name):
             Z2, labels2 = Z.copy(), labels.copy()
             Z2[0] = -Z[0] if trial % 3 else Z[1]
             labels2[0] = 1 - labels[0]
-            change = 2.0 / (n * (n - 1)) * (_metric_kernels._metric_full_gradient(theta, Z, labels, code, t)
-                                             - _metric_kernels._metric_full_gradient(theta, Z2, labels2, code, t))
+            change = 2.0 / (n * (n - 1)) * (batch_metric_kernels._metric_full_gradient(theta, Z, labels, code, t)
+                                             - batch_metric_kernels._metric_full_gradient(theta, Z2, labels2, code, t))
             worst = max(worst, float(np.linalg.norm(change)))
         assert worst <= bound * (1 + 1e-12)
 

@@ -1,4 +1,4 @@
-"""Objective perturbation and AMP (onpair.perturbed_objective, onpair.estimators.objective_perturbation).
+"""Objective perturbation and AMP (onpair.objective.functions, onpair.objective.estimators).
 
 Kernels and objectives against the record-by-record twins of tests/naive_objective.py and finite
 differences; the privacy constants (gradient change, its subspace, the Jacobian's determinant ratio)
@@ -17,8 +17,8 @@ from scipy.special import expit
 
 import naive_objective as naive
 from onpair import ApproxMinimaPerturbedLogistic, ObjectivePerturbedLogistic, PrivacyWarning
-from onpair._objective_kernels import _logistic_point_terms, _pair_logistic_block
-from onpair.perturbed_objective import (PairwiseLogistic, PointwiseLogistic, SolverDidNotConverge, curvature_epsilon,
+from onpair.objective._kernels import _logistic_point_terms, _pair_logistic_block
+from onpair.objective.functions import (PairwiseLogistic, PointwiseLogistic, SolverDidNotConverge, curvature_epsilon,
                                         minimise, noise_quantile, objective_noise_sigma, smallest_regulariser)
 from onpair.privacy import gaussian_sigma
 
@@ -81,7 +81,7 @@ def test_objective_terms_match_the_twin(kind, intercept, norm):
 
 
 def test_pairwise_blocks_add_up(monkeypatch):
-    import onpair.perturbed_objective as po
+    import onpair.objective.functions as po
 
     Z, signs = _data(4, n=50, d=2)
     theta = np.array([0.4, -1.1])

@@ -9,7 +9,7 @@ from scipy import stats
 
 import naive
 from onpair import OffPairC, OffPairStrC, PairwiseGIGA, PrivacyWarning
-from onpair.bounds import FeatureBounds
+from onpair.core.bounds import FeatureBounds
 from onpair.privacy import PrivacyWarning as _PW  # noqa: F401  (same class, re-exported)
 
 

@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 
 import naive_sgd
-from onpair._sgd_kernels import _pairwise_sgd
-from onpair.estimators.output_perturbation import OutputPerturbedSGD, paper_sensitivity, paper_sigma
-from onpair.losses import get_loss
+from onpair.batch._sgd_kernels import _pairwise_sgd
+from onpair.batch.output_perturbation import OutputPerturbedSGD, paper_sensitivity, paper_sigma
+from onpair.core.losses import get_loss
 from onpair.privacy.conversions import eps_from_rho
 from onpair.privacy.exceptions import PrivacyWarning
 

@@ -1,6 +1,6 @@
 """Conformance of every storage kind to the PairHistory contract, and the other state objects.
 
-One test class runs against every kind the factory can choose (:mod:`onpair.learners.histories`):
+One test class runs against every kind the factory can choose (:mod:`onpair.giga.histories`):
 a snapshot round trip, a block equal to its records fed singly, bounded memory for buffers, and
 out-of-domain contents refused on restore. A new kind joins by adding one line to ``KINDS``.
 """
@@ -16,14 +16,14 @@ import numba
 import numpy as np
 import pytest
 
-from onpair.learners.histories import HISTORY_KINDS, history_class, make_history
-from onpair.learners.iterate import Iterate
-from onpair.learners.objective import RoundObjective, StepRule
-from onpair.learners.path import giga_path
-from onpair.learners.release import ReleaseLog, ReleasePlan
-from onpair.learners.slots import SlotPolicy
-from onpair.learners.task import make_task
-from onpair.snapshot import SnapshotReader
+from onpair.giga.histories import HISTORY_KINDS, history_class, make_history
+from onpair.giga.iterate import Iterate
+from onpair.giga.round_objective import RoundObjective, StepRule
+from onpair.giga.path import giga_path
+from onpair.giga.release import ReleaseLog, ReleasePlan
+from onpair.giga.slots import SlotPolicy
+from onpair.core.task import make_task
+from onpair.core.snapshot import SnapshotReader
 
 D = 3
 #: (id, task, loss, buffer): every storage kind, and each slot policy of the kinds that take one.
@@ -91,7 +91,7 @@ def _assert_same_export(a, b):
 
 @pytest.mark.parametrize("kind_id, task_name, loss_name, buffer", KINDS, ids=[k[0] for k in KINDS])
 class TestPairHistoryConformance:
-    """The contract of :class:`onpair.learners.pair_history.PairHistory`, for one kind."""
+    """The contract of :class:`onpair.giga.pair_history.PairHistory`, for one kind."""
 
     def test_the_factory_chooses_this_kind_and_knows_its_tag(self, kind_id, task_name, loss_name, buffer):
         task, objective, slots = _setup(task_name, loss_name, buffer)
@@ -237,8 +237,8 @@ def test_no_module_imports_another_modules_private_names_except_kernels():
     assert _underscore_imports() == []
 
 
-def test_the_learners_package_has_one_file_per_kind_of_state():
-    root = pathlib.Path(__file__).resolve().parents[1] / "onpair" / "learners"
+def test_the_giga_package_has_one_file_per_kind_of_state():
+    root = pathlib.Path(__file__).resolve().parents[1] / "onpair" / "giga"
     files = {p.stem for p in root.glob("*.py")}
     for cls in HISTORY_KINDS.values():
         assert cls.__module__.rsplit(".", 1)[-1] in files

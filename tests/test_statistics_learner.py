@@ -21,12 +21,11 @@ import naive_statistics as naive
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair._statistics_kernels import (_auc_square_model, _box_statistics_row, _cholesky_solve, _decode_statistics,
+from onpair.statistics._kernels import (_auc_square_model, _box_statistics_row, _cholesky_solve, _decode_statistics,
                                         _statistics_row, block_length, statistics_rows)
-from onpair.bounds import FeatureBounds
-from onpair.learners.statistics_model import (auto_ridge, class_statistics, pairwise_square_model,
-                                              within_class_metric)
-from onpair.privacy.statistics import same_label_sensitivity_squared, statistics_sensitivity
+from onpair.core.bounds import FeatureBounds
+from onpair.statistics.model import auto_ridge, class_statistics, pairwise_square_model, within_class_metric
+from onpair.privacy.statistics_sensitivity import same_label_sensitivity_squared, statistics_sensitivity
 
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=60)
 WEIGHTS = (0.8, 1.0, 0.6)
@@ -338,7 +337,7 @@ def test_snapshot_with_edited_statistics_is_refused(tmp_path):
     document, arrays = _parse(data, "s")
     assert any(key.startswith("statistics.") for key in arrays)
     fresh = OnPairStats(bounds=(0.0, 1.0), seed=0)
-    from onpair.snapshot import SnapshotReader
+    from onpair.core.snapshot import SnapshotReader
 
     arrays["statistics.noise_history"] = arrays["statistics.noise_history"][:-1]
     with pytest.raises(ValueError, match="invalid released statistics"):

@@ -25,7 +25,7 @@ second half only, with the test fixed. The Clopper–Pearson bounds are therefor
 in advance; no multiple-comparison correction is needed, at the price of using half the runs.
 
 **Neighbouring data (the canary).** :func:`neighbouring_datasets`: records in the public box [0, 1]^d
-(mapped by :class:`onpair.bounds.FeatureBounds` onto [−1/√d, 1/√d]^d), D′ = D with its **last** record
+(mapped by :class:`onpair.core.bounds.FeatureBounds` onto [−1/√d, 1/√d]^d), D′ = D with its **last** record
 replaced by the canary, the box corner (1, …, 1) (the mapped point u = (1, …, 1)/√d on the unit sphere)
 with the rarer label (+1). The default ``data="adversarial"`` D puts every other record at the opposite
 corner −u with label −1 and the replaced record at −u with label +1: in D every opposite-label pair has
@@ -72,7 +72,7 @@ Their release is the per-class counts, sums and second moments, v(z) = [a, b·x,
 of the record's class; the models are post-processing. They run on :func:`statistics_neighbouring_datasets`,
 whose canary is a label flip of the **first** record at the corner u: its contribution leaves the negative
 class's block for the positive one's, ‖v(z′) − v(z)‖² = 2(a² + b² + m²) = Δ² (the different-label
-supremum of :func:`onpair.privacy.statistics.statistics_sensitivity`: every block at full weight). A
+supremum of :func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`: every block at full weight). A
 continual release publishes a noisy prefix sum r_t after **every** record, so the presets read all of them,
 not the model: each run feeds the records one at a time and combines the n releases by
 :func:`release_contrast` (weights g ∝ Σ⁻¹𝟙, Σ the public covariance of the release noise over time) into

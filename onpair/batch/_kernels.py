@@ -1,7 +1,7 @@
 """Compiled full-batch kernels: the pairwise empirical risk and its gradient over a whole data set.
 
 Kang et al. (2021), Algorithm 1 takes full gradient steps on the pairwise empirical risk
-``L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j)``. For the AUC losses of :mod:`onpair.losses` only
+``L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j)``. For the AUC losses of :mod:`onpair.core.losses` only
 opposite-label pairs carry a gradient, and each unordered pair (i ∈ positives, j ∈ negatives) appears
 twice among the ordered pairs with the same term, so
 
@@ -29,7 +29,7 @@ difference vectors (``bench/offline.py`` measures both). Per loss:
   vectorises: no exp, no branch. With c the middle of the scores' range and that range ≤
   ``_FACTOR_RANGE`` = 160 nothing overflows or leaves the normal range; a block whose scores span
   more (only reachable with ‖w‖·diameter > 160) falls back to the scalar
-  :func:`onpair.losses._pair_dloss` per pair. The factorised coefficient differs from
+  :func:`onpair.core.losses._pair_dloss` per pair. The factorised coefficient differs from
   ``_pair_dloss(s_i − t_j)`` by a few ulps (tests/test_gradient_perturbation.py checks the kernel
   against tests/naive_batch.py to 1e-10);
 * hinge, ``ℓ'(u) = −1[u < 1]``: a compare and a select per pair;
@@ -43,7 +43,7 @@ chunk order after the ``prange``. The result therefore does not depend on the nu
 thread and sixteen give the same bits (tests check it). The partial rows cost ``ceil(n⁺/64)·n⁻``
 doubles per block, which is why :func:`pairwise_gradient_sum` bounds the block sizes. Inside a chunk
 the negatives are taken in tiles of ``_TILE`` so that a tile's data stays in L1. No fastmath (see
-:mod:`onpair._config`): every sum keeps IEEE semantics; ``A_i`` is summed by pairwise halving
+:mod:`onpair.core._config`): every sum keeps IEEE semantics; ``A_i`` is summed by pairwise halving
 (:func:`_tree_sum`), whose steps are element-wise loops that vectorise, instead of one serial chain.
 
 Measured (``bench/offline.py``, logistic, n = 4,000 balanced, d = 20, 2 cores of an AMD EPYC): one
@@ -223,7 +223,7 @@ def _scalar_row(loss_code, s_i, t, b_row):
     Parameters
     ----------
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     s_i : float
         The positive's score.
     t : float64 array of shape (m,)
@@ -290,7 +290,7 @@ def _coefficient_sums(s, t, loss_code, coef_pos_out, coef_neg_out):
     t : float64 array of shape (n⁻,)
         The negatives' scores (read only).
     loss_code : int
-        :data:`onpair.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
+        :data:`onpair.core.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
     coef_pos_out : float64 array of shape (n⁺,)
         Overwritten with A_i.
     coef_neg_out : float64 array of shape (n⁻,)
@@ -421,7 +421,7 @@ def _pairwise_gradient_block(positives, negatives, w, loss_code, coef_pos_out, c
     w : float64 array of shape (d,)
         The point (read only).
     loss_code : int
-        :data:`onpair.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
+        :data:`onpair.core.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
     coef_pos_out : float64 array of shape (n⁺,)
         Overwritten with A_i = Σ_{j∈block⁻} ℓ'(u_ij).
     coef_neg_out : float64 array of shape (n⁻,)
@@ -460,7 +460,7 @@ def _pairwise_loss_block(positives, negatives, w, loss_code):
     w : float64 array of shape (d,)
         The point (read only).
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
 
     Returns
     -------
@@ -533,7 +533,7 @@ def pairwise_gradient_sum(positives, negatives, w, loss="logistic", block=DEFAUL
         Records of each label (rows of a diameter-2 domain, though nothing here needs it).
     w : array-like (d,)
     loss : str or int
-        A name of :mod:`onpair.losses` or its code.
+        A name of :mod:`onpair.core.losses` or its code.
     block : int
         Records per block, for each label.
 

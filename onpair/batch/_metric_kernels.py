@@ -26,7 +26,7 @@ def _metric_full_gradient(W, Z, labels, loss_code, terms):
     labels : int64 array of shape (n,)
         Their class codes (read only).
     loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
+        A loss code of :mod:`onpair.core.metric_losses`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
 
@@ -58,7 +58,7 @@ def _metric_full_gradient(W, Z, labels, loss_code, terms):
 
 @njit(**NJIT_OPTIONS)
 def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint, loss_code, terms, w, iterate_sum):
-    """Yang et al.'s Alg. 1 for the metric task (see :mod:`onpair._sgd_kernels` for the AUC version).
+    """Yang et al.'s Alg. 1 for the metric task (see :mod:`onpair.batch._sgd_kernels` for the AUC version).
 
     Step t − 1 (t = 2 … T) pairs the new draw ``z = X[indices[t−1]]`` with every earlier draw:
     ``W ← Π_C(W − (η/(t−1)) Σ_j c_j ∇ℓ(W; z, z_j))``, with ``c_j`` how often record j has been drawn
@@ -81,9 +81,9 @@ def _metric_pairwise_sgd(X, labels, indices, n_iterates, eta, radius, constraint
     radius : float
         R of the constraint set.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
+        A loss code of :mod:`onpair.core.metric_losses`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
     w : float64 array of shape (p,), p = d·d or d·d + 1 (a learned b last)

@@ -10,7 +10,7 @@ The algorithm, with 0-based array positions (``indices[k]`` is the paper's ``i_{
 Read literally, step t visits its t earlier draws, so T steps cost O(T²·d). The kernel computes the
 same sum grouped by record: with ``c_j`` the number of times record j occurs among ``i_1 … i_t``,
 ``Σ_k ∂ℓ(w_t; z, z_{i_k}) = Σ_j c_j ∂ℓ(w_t; z, z_j)``, and only records of the other label carry a
-gradient (same-label pairs, the record paired with itself included, have none; :mod:`onpair.losses`).
+gradient (same-label pairs, the record paired with itself included, have none; :mod:`onpair.core.losses`).
 Each class keeps a buffer of its records *that have been drawn* (in order of first draw) with their
 counts, so step t costs O(#distinct drawn records of the other label · d) = O(min(t, n)·d), and T
 steps O(T·n·d). With the paper's T = n² that is O(n³·d).
@@ -19,7 +19,7 @@ For a new draw z with label sign s and a drawn record z_j of the other label, th
 ``u_j = s·(wᵀx − wᵀx_j)`` and ``∂ℓ = ℓ'(u_j)·s·(x − x_j)``, so the grouped sum is
 ``(Σ_j a_j)·x − Σ_j a_j x_j`` with ``a_j = c_j·s·ℓ'(u_j)``: the same three passes (margins, coefficients,
 weighted rows) as Pairwise GIGA's full-history gradient, reusing its compiled helpers
-(:mod:`onpair._kernels`). Arrays and scalars only; the indices are drawn by the caller from a NumPy
+(:mod:`onpair.giga._kernels`). Arrays and scalars only; the indices are drawn by the caller from a NumPy
 ``Generator`` (the kernel touches no random state).
 """
 
@@ -53,7 +53,7 @@ def _pairwise_sgd(X, signs, indices, n_iterates, eta, radius, loss_code, iterate
     radius : float
         R of W = {‖w‖ ≤ R}.
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     iterate_sum : float64 array of shape (d,)
         Output: overwritten with Σ_{t=1}^{T} w_t.
 

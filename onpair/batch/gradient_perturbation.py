@@ -12,7 +12,7 @@ with the pairwise empirical risk ``L(θ; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(θ; z_
 paper starts from a random θ_0 and has no projection; θ_0 = 0 is data-independent too, and the
 projection is post-processing that keeps θ in the ball where the loss constants G(R) and Γ(R) hold.
 
-**Symmetric losses.** ``onpair``'s losses (:mod:`onpair.losses`) score an opposite-label pair through
+**Symmetric losses.** ``onpair``'s losses (:mod:`onpair.core.losses`) score an opposite-label pair through
 the margin of (positive − negative), whatever the order of the two records, so each unordered
 opposite-label pair appears twice among the ordered pairs and
 ``∇L = 2/(n(n−1)) Σ_{i∈pos} Σ_{j∈neg} ℓ'(u_ij)(x_i − x_j)``. For the logistic loss this is Kang's
@@ -22,7 +22,7 @@ the gradient and in its sensitivity alike.
 
 **Sensitivity of one step.** Replace record z_k by z'_k. Only the 2(n−1) ordered pairs containing it
 change, i.e. the n−1 unordered pairs {k, j}, each counted twice; for each j the pair's gradient moves
-from ∇ℓ(θ; z_k, z_j) to ∇ℓ(θ; z'_k, z_j), by at most Γ(‖θ‖) (:meth:`onpair.losses.PairLoss.pair_change`:
+from ∇ℓ(θ; z_k, z_j) to ∇ℓ(θ; z'_k, z_j), by at most Γ(‖θ‖) (:meth:`onpair.core.losses.PairLoss.pair_change`:
 Γ = G for logistic and hinge — including the case where the label flips and one of the two pairs
 becomes a same-label pair — and 2G for square). So
 
@@ -56,7 +56,7 @@ sphere of C) and never across the ball. It is data-independent, and for T = 1 th
 change the released direction (the ranking) at all.
 
 **Cost.** Each step is one full pairwise gradient: O(n⁺·n⁻) scalar operations plus O(n·d) with the A/B
-algebra of :mod:`onpair._batch_kernels` (parallel over the positives; at n = 4,000, d = 20 one gradient
+algebra of :mod:`onpair.batch._kernels` (parallel over the positives; at n = 4,000, d = 20 one gradient
 takes about 0.6 ms on two cores, see ``bench/offline.py``), so a fit is O(T·(n⁺n⁻ + nd)) time and O(n·d)
 memory.
 """
@@ -122,7 +122,7 @@ class GradientPerturbedGD(PairwiseEstimator):
 
     T projected gradient steps on the pairwise empirical risk (plus (λ/2)‖θ‖²) from θ_0 = 0, each with
     Gaussian noise calibrated to the step's gradient sensitivity 2Γ/n; ``coef_`` is the last iterate
-    θ_T. See the module docstring (:mod:`onpair.estimators.gradient_perturbation`) for the sensitivity
+    θ_T. See the module docstring (:mod:`onpair.batch.gradient_perturbation`) for the sensitivity
     proof and the two accountings.
 
     Parameters
@@ -131,7 +131,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         (ε, δ)-DP of the whole run (all T noisy gradients) and so of ``coef_``. δ ∈ (0, 1); prefer δ ≪ 1/n
         (a ``PrivacyWarning`` is issued otherwise).
     loss : {"logistic", "hinge", "square"}, default "logistic"
-        Pairwise AUC loss (:mod:`onpair.losses`). Privacy needs neither convexity nor smoothness here.
+        Pairwise AUC loss (:mod:`onpair.core.losses`). Privacy needs neither convexity nor smoothness here.
     lam : float, default 0.0
         Weight λ ≥ 0 of the regulariser (λ/2)‖θ‖² (data-independent: no effect on the sensitivity).
     radius : float, default 0.1
@@ -144,7 +144,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         for larger n or a larger radius.
     step_sizes : None, float or array-like of T floats, default None
         η_t > 0. None: the constant R/(G(R) + λR) (see :func:`default_step_size`).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.bounds.FeatureBounds`)
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`)
         Default: records in the unit ball (norm_bound = 1), larger ones scaled into it.
     mode : {"ledger", "paper"}, default "ledger"
         Noise from the zCDP split of the budget, or Kang's Theorem 1 as printed.
@@ -154,8 +154,8 @@ class GradientPerturbedGD(PairwiseEstimator):
         False gives the non-private twin: the same iterations without noise.
     task : {"auc", "metric"}, default "auc"
         The metric task learns a symmetric d×d matrix W (``coef_``) from any number of classes, with
-        the losses of :mod:`onpair.metric_losses`; θ_0 is the public scaled identity
-        (:func:`onpair.matrix_geometry.identity_center`), the regulariser pulls towards it, the noise is
+        the losses of :mod:`onpair.core.metric_losses`; θ_0 is the public scaled identity
+        (:func:`onpair.core.matrix_geometry.identity_center`), the regulariser pulls towards it, the noise is
         symmetric and isotropic in the Frobenius norm, and ``transform``/``score`` use W's PSD part.
     constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
         The metric task's constraint set (default "frobenius").
@@ -172,7 +172,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     pair_weights : "balanced", None or (same, different), default "balanced"
         Metric task only: weights of the pairs of one class and of two classes. "balanced": equal totals
         if the C public classes (``classes``, or the labels in ``y``) had equal sizes, ω₊/ω₋ = C − 1
-        (:func:`onpair.metric_losses.balanced_pair_weights`); None: uniform (the papers'). Γ, and so the
+        (:func:`onpair.core.metric_losses.balanced_pair_weights`); None: uniform (the papers'). Γ, and so the
         noise, scales with the larger weight.
     random_state : int, SeedSequence, Generator or None
         The noise comes from a child of one SeedSequence. None: fresh OS entropy (a seed is for
@@ -194,7 +194,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     Notes
     -----
     Cost: T full pairwise gradients, each O(n⁺·n⁻) scalar operations plus O(n·d), parallel over the
-    positive records (:mod:`onpair._batch_kernels`); memory O(n·d).
+    positive records (:mod:`onpair.batch._kernels`); memory O(n·d).
 
     References
     ----------
@@ -204,7 +204,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from onpair.estimators.gradient_perturbation import GradientPerturbedGD
+    >>> from onpair.batch.gradient_perturbation import GradientPerturbedGD
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(0, 1, size=(400, 3)); y = (X[:, 0] > 0.5).astype(int)
     >>> est = GradientPerturbedGD(epsilon=1.0, T=5, bounds=(0, 1), random_state=0).fit(X, y)
@@ -309,7 +309,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         """Δ_t = 2Γ(r_{t−1})/n with the public norm bounds r_0 = ‖θ_0‖ (0, or the metric task's public
         identity start; for the metric task the norm of W, on which Γ depends, b's interval being
         public), r_t = R (t ≥ 1). With pair weights Γ includes them
-        (:meth:`onpair.metric_losses.MetricLoss.pair_change`)."""
+        (:meth:`onpair.core.metric_losses.MetricLoss.pair_change`)."""
         extra = {} if terms is None else {"terms": terms}
         gammas = np.full(T, loss.pair_change(radius, **extra))
         gammas[0] = loss.pair_change(start_norm, **extra)

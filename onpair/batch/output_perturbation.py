@@ -10,7 +10,7 @@ Yang, Lei, Lyu and Ying (AISTATS 2021), Algorithm 2, exactly::
     release w_priv = Π_W(w̄_T + u),  u ~ N(0, σ² I_d)
     σ² = 8η²G² ln(2.5/δ)/ε² · (T + 3T² ln²(eT) ln²(2/δ)/n²)          (eq. (5))
 
-with W = {‖w‖₂ ≤ R} and G the loss's Lipschitz constant on W (:meth:`onpair.losses.PairLoss.lipschitz`).
+with W = {‖w‖₂ ≤ R} and G the loss's Lipschitz constant on W (:meth:`onpair.core.losses.PairLoss.lipschitz`).
 
 **Averaging range.** As printed in Alg. 1 and 2: the average of ``w_1 … w_T`` — it includes the start
 ``w_1 = 0`` and excludes ``w_{T+1}``. The proof of Theorem 4 bounds exactly this average (eq. (9)). So
@@ -18,7 +18,7 @@ the T + 1 draws ``i_1 … i_{T+1}`` are all made (the index stream is the paper'
 which only produces ``w_{T+1}``, is not computed: it cannot change the output.
 
 **Cost.** The sum over all earlier draws makes the literal algorithm O(T²·d). The kernel
-(:mod:`onpair._sgd_kernels`) computes the same sum grouped by record, with per-record draw counts over
+(:mod:`onpair.batch._sgd_kernels`) computes the same sum grouped by record, with per-record draw counts over
 the drawn records of the other label only, so each step is O(min(t, n)·d) and the whole run O(T·n·d):
 with the paper's T = n², **O(n³·d)**. Measured for a whole fit on one core (AMD EPYC, defaults,
 d = 8): n = 100 in 0.003 s, n = 200 in 0.015 s, n = 300 in 0.05 s, n = 1000 in 1.8 s (d = 30: 0.004 s,
@@ -131,7 +131,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
     epsilon, delta : float, default 1.0 and 1e-5
         The (ε, δ) of Theorem 4; ε > 0, 0 < δ < 1.
     loss : {"hinge", "square"}, default "hinge"
-        Pairwise loss of :mod:`onpair.losses` (symmetric: see the module docstring). G is 2 for the
+        Pairwise loss of :mod:`onpair.core.losses` (symmetric: see the module docstring). G is 2 for the
         hinge and 4(1 + 2R) for the square loss.
     radius : float, default 1.0
         Radius R of W = {‖w‖₂ ≤ R}.
@@ -139,7 +139,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
         Number of iterates averaged; None gives n² (Corollary 2). Theorem 4's bound assumes T ≥ n.
     eta : float or None, default None
         Step constant η (step t is η/t); None gives n^(−3/2) (Corollary 2's O(n^(−3/2)), constant 1).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`).
     private : bool, default True
         False gives the non-private twin: the same draws (same ``random_state``), the same iterations,
         ``coef_ = w̄_T`` without noise or final projection (w̄_T lies in W already).
@@ -162,7 +162,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
 
     Attributes
     ----------
-    coef_, classes_, n_features_in_, bounds_, n_clipped_ : see :mod:`onpair.estimators._base`.
+    coef_, classes_, n_features_in_, bounds_, n_clipped_ : see :mod:`onpair.core.estimator`.
     privacy_report_ : dict
         ``release_report`` keys with ``accounting = mode = "paper"``: one release with ``sigma`` from
         eq. (5) and ``sensitivity = Δ₅``; ``epsilon_spent`` is the paper's ε (its claim, not an
@@ -176,7 +176,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from onpair.estimators.output_perturbation import OutputPerturbedSGD
+    >>> from onpair.batch.output_perturbation import OutputPerturbedSGD
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(0, 1, size=(60, 3)); y = (X[:, 0] > 0.5).astype(int)
     >>> twin = OutputPerturbedSGD(bounds=(0, 1), private=False, random_state=0).fit(X, y)

@@ -1,9 +1,9 @@
 """Compiled pair primitives of the metric task, shared by Pairwise GIGA over symmetric matrices W
 (:mod:`onpair.giga._metric_kernels`) and the full-batch gradient and SGD (:mod:`onpair.batch._metric_kernels`).
 
-Same contract as :mod:`onpair._kernels` (arrays and scalars only, state updated in place, a block is
+Same contract as :mod:`onpair.giga._kernels` (arrays and scalars only, state updated in place, a block is
 consumed one record at a time, releases with noise drawn by the caller), with the parameter a flat
-row-major vector of d² entries and the constraint set one of :mod:`onpair.matrix_geometry`.
+row-major vector of d² entries and the constraint set one of :mod:`onpair.core.matrix_geometry`.
 
 The round gradient uses the rank-one structure of the pair terms instead of forming a d×d matrix per
 pair. With ``v_j = x − x_j`` and weights ``a_j = dℓ/dh(h_j, τ_j)``:
@@ -24,7 +24,7 @@ is κ_t of the sensitivity ledger. Every stored record pairs with the new one (p
 have a gradient here, unlike AUC).
 
 **Threshold and pair weights.** Every kernel takes ``terms = [low, high, ω₊, ω₋]``
-(:meth:`onpair.metric_losses.PairTerms.as_array`). The parameter is W alone (d² entries, threshold
+(:meth:`onpair.core.metric_losses.PairTerms.as_array`). The parameter is W alone (d² entries, threshold
 fixed at b = low) or (W, b) (d² + 1 entries, b the last, kept in [low, high] by the projection); a pair
 of one class weighs ω₊ and a pair of two classes ω₋. As both losses depend on (W, b) through b − h,
 the b entry of the round gradient is −A = −Σ_j a_j, a number the fused pass computes anyway. With
@@ -135,7 +135,7 @@ def _metric_round_gradient(w, x, label, rows, row_labels, n_rows, loss_code, wei
     n_rows : int
         How many leading rows to pair x with.
     loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
+        A loss code of :mod:`onpair.core.metric_losses`.
     weights : float64 array of shape (0,) or (≥ n_rows,)
         Per-row weights (read only); empty means every weight is 1.
     terms : float64 array of shape (4,)
@@ -194,7 +194,7 @@ def _fused_pass(omega, xwx, rows, row_labels, label, n_rows, loss_code, weights,
     n_rows : int
         How many leading rows to use.
     loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
+        A loss code of :mod:`onpair.core.metric_losses`.
     weights : float64 array of shape (0,) or (≥ n_rows,)
         Per-row weights (read only); empty means every weight is 1.
     threshold : float
@@ -319,7 +319,7 @@ def _project_parameter(w, d, radius, constraint, terms):
     radius : float
         R of the constraint set.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (only low and high are read).
 
@@ -352,7 +352,7 @@ def _metric_risk(W, Z, labels, loss_code, terms):
     labels : int64 array of shape (n,)
         Their class codes (read only).
     loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
+        A loss code of :mod:`onpair.core.metric_losses`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
 

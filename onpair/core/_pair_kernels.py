@@ -109,7 +109,7 @@ def _history_margins(w, score, sign, rows, n_rows, out):
 def _logistic_coefficients(sign, values, count):
     """values[j] ← sign·ℓ'(values[j]) for the logistic loss, in place, for the first ``count`` entries.
 
-    The same formula as :func:`onpair.losses._pair_dloss` (ℓ'(u) = −2e/(1 + e) for u > 0 and
+    The same formula as :func:`onpair.core.losses._pair_dloss` (ℓ'(u) = −2e/(1 + e) for u > 0 and
     −2/(1 + e) otherwise, with e = exp(−2|u|) ≤ 1, so nothing overflows), with exp computed by range
     reduction and a degree-13 Taylor polynomial (truncation error < 2e−16 relative on |r| ≤ ln(2)/2)
     in straight-line, branch-free code that LLVM vectorises. Two details keep the loops vectorisable:
@@ -246,7 +246,7 @@ def _history_gradient(w, x, sign, opposite, n_opposite, loss_code, coef, grad):
     n_opposite : int
         How many leading rows of ``opposite`` are stored records.
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     coef : float64 array of shape (≥ n_opposite,)
         Scratch; overwritten (it ends holding the coefficients a_j).
     grad : float64 array of shape (d,)
@@ -280,7 +280,7 @@ def _pair_coefficients(w, x, sign, rows, n_rows, loss_code, coef):
     n_rows : int
         How many leading rows to use.
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     coef : float64 array of shape (≥ n_rows,)
         Entries ``[0, n_rows)`` are overwritten with the coefficients a_j.
 

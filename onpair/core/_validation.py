@@ -236,7 +236,7 @@ def as_label_block(y, n_records: int, stream_offset: int, name: str = "y") -> np
 
 def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
     """A finite float > 0 (or ≥ 0), rejecting bools, strings, NaN and inf (one implementation:
-    :mod:`onpair.privacy._checks`)."""
+    :mod:`onpair.privacy.checks`)."""
     if allow_zero:
         return _check_rho(value, name, allow_zero=True)
     return _check_positive_number(value, name)

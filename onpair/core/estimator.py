@@ -163,7 +163,7 @@ class PairwiseEstimator:
         """Records mapped so that Euclidean distances are the released metric's (``task="metric"`` only).
 
         ``transform(X)`` maps ``x ↦ L φ(x)`` with φ the public bounds map and ``LᵀL`` the positive
-        semi-definite part of ``coef_`` (:func:`onpair.matrix_geometry.metric_factor`). For the AUC task
+        semi-definite part of ``coef_`` (:func:`onpair.core.matrix_geometry.metric_factor`). For the AUC task
         the attribute does not exist (scikit-learn's tools then do not mistake the estimator for a
         transformer).
         """
@@ -235,7 +235,7 @@ def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.nda
     """One output-perturbed release: ``Π_C[w + σ·N]``, a new array.
 
     AUC (``constraint`` None): N standard normal on R^d, C the ℓ2 ball. Metric task (``constraint`` a
-    code of :mod:`onpair.matrix_geometry`): N symmetric and isotropic in the Frobenius norm, so σ·N is
+    code of :mod:`onpair.core.matrix_geometry`): N symmetric and isotropic in the Frobenius norm, so σ·N is
     the Gaussian mechanism for a Frobenius sensitivity, and C the constraint set; with a learned
     threshold (``terms.learned``, w = (W, b)) one more standard normal for b, isotropic in ‖(W, b)‖, and
     b clipped into its interval.

@@ -14,7 +14,7 @@ name                  ℓ as a function of u      G (Lipschitz in w)     L (smoo
 ====================  =======================  =====================  ===========
 
 The constants hold on a feature domain of diameter 2 (``‖x − x'‖₂ ≤ 2``, see
-:mod:`onpair.bounds`) and, for the square loss, on the ball ``‖w‖₂ ≤ R``; docs/algorithms.md#losses derives
+:mod:`onpair.core.bounds`) and, for the square loss, on the ball ``‖w‖₂ ≤ R``; docs/algorithms.md#losses derives
 them and ``tests/test_losses.py`` checks them on sampled worst cases. The logistic loss with
 ``(y − y')`` in place of ``2·sign`` is exactly Huai et al.'s ``φ((y − y')wᵀ(x − x'))`` for labels ±1.
 The strong-convexity regulariser ``(λ/2)‖w − c‖²`` is not part of these constants: it is added by the
@@ -110,7 +110,7 @@ class PairLoss:
 
     Examples
     --------
-    >>> from onpair.losses import get_loss
+    >>> from onpair.core.losses import get_loss
     >>> loss = get_loss("logistic")
     >>> round(loss.lipschitz(radius=1.0), 4), loss.smoothness()
     (3.9281, 4.0)

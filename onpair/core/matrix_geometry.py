@@ -16,7 +16,7 @@ name                set                                              diameter (�
 The PSD sets have the smaller diameter because two PSD matrices have ⟨A, B⟩ = tr(AB) ≥ 0, so
 ‖A − B‖²_F ≤ ‖A‖²_F + ‖B‖²_F ≤ 2R² (attained by two orthogonal rank-one matrices). Every set lies in the
 Frobenius ball (‖W‖_F ≤ ‖W‖_*), so on all of them |h_W(x, x')| ≤ R‖x − x'‖² ≤ 4R, which the loss
-constants of :mod:`onpair.metric_losses` use.
+constants of :mod:`onpair.core.metric_losses` use.
 
 Projections (exact; ``tests/test_matrix_geometry.py`` checks them against a numerical solver):
 

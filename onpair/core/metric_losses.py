@@ -17,7 +17,7 @@ name                  ℓ as a function of h and b              G (b = 1, ω = 1
 two classes are pushed (the hinge also pushes pairs of one class below b − 2). :class:`PairTerms`
 holds the threshold (fixed, or learned in a public interval [low, high]) and the public pair weights
 ω₊ (one class) and ω₋ (two classes); :class:`MetricLoss` derives G, L and Γ from them in the norm
-‖(W, b)‖² = ‖W‖²_F + b². On every constraint set of :mod:`onpair.matrix_geometry`, ‖W‖_F ≤ R, so
+‖(W, b)‖² = ‖W‖²_F + b². On every constraint set of :mod:`onpair.core.matrix_geometry`, ‖W‖_F ≤ R, so
 |h| ≤ R‖v‖² ≤ 4R. ``tests/test_metric_losses.py`` checks each constant on sampled and adversarial
 worst cases and by finite differences.
 """
@@ -97,7 +97,7 @@ def _metric_pair_dloss(loss_code, h, tau, threshold):
     -----
     Declared without ``fastmath``, but numba compiles a callee that sets no ``fastmath`` with the flags
     of the caller that triggers its first compilation. When that caller is
-    :func:`onpair._metric_kernels._fused_pass`, this function carries ``reassoc`` and ``contract`` for
+    :func:`onpair.core._metric_pair_kernels._fused_pass`, this function carries ``reassoc`` and ``contract`` for
     the rest of the process. Its results are bit-identical either way
     (docs/algorithms.md#floating-point): τ = ±1 makes every product with τ exact, and at the papers'
     b = 1 the hinge's shift b − 1 is an exact 0.
@@ -247,7 +247,7 @@ class MetricLoss:
 
     Examples
     --------
-    >>> from onpair.metric_losses import get_metric_loss
+    >>> from onpair.core.metric_losses import get_metric_loss
     >>> loss = get_metric_loss("logistic")
     >>> round(loss.lipschitz(radius=1.0), 4), loss.smoothness()
     (3.9732, 4.0)

@@ -2,8 +2,8 @@
 validation of a block, snapshots, scoring.
 
 :class:`StreamLearner` is the root of the online learners. Pairwise GIGA and its private variants
-(:mod:`onpair.learners.base`) and the learners on released statistics
-(:mod:`onpair.learners.statistics`) add their own state objects and learning path; the root gives them:
+(:mod:`onpair.giga.online`) and the learners on released statistics
+(:mod:`onpair.statistics.online`) add their own state objects and learning path; the root gives them:
 
 * the public bounds map and the number of features (fixed by ``n_features``, array bounds, or the
   first record);

@@ -6,10 +6,10 @@ Two tasks share every other part of a learner (kernels aside):
   labels are ±1, the release noise is N(0, σ²I);
 * :class:`MetricTask`, metric learning: the parameter is a symmetric d×d matrix W (kept flat, row
   major, so that its Frobenius norm is the vector's ℓ2 norm) in one of the constraint sets of
-  :mod:`onpair.matrix_geometry`, followed by the threshold b when it is learned (the set is then
+  :mod:`onpair.core.matrix_geometry`, followed by the threshold b when it is learned (the set is then
   C × [low, high], the norm ‖(W, b)‖² = ‖W‖²_F + b²); labels are class labels of any type, and the
   release noise is the symmetric noise that makes σ·N the Gaussian mechanism for a Frobenius-norm
-  sensitivity (:func:`onpair.matrix_geometry.symmetric_noise`), with one more standard normal for b.
+  sensitivity (:func:`onpair.core.matrix_geometry.symmetric_noise`), with one more standard normal for b.
 
 A task object is immutable and holds only public settings; :func:`make_task` is the one place that
 turns the learners' ``task``/``constraint`` parameters into one.
@@ -117,17 +117,17 @@ class MetricTask:
     Parameters
     ----------
     constraint : int
-        Code of the constraint set (:data:`onpair.matrix_geometry.CONSTRAINTS`).
+        Code of the constraint set (:data:`onpair.core.matrix_geometry.CONSTRAINTS`).
     terms : PairTerms, optional
         The threshold (fixed, or learned in [low, high]) and the pair weights
-        (:class:`onpair.metric_losses.PairTerms`); default the papers' (b = 1, uniform).
+        (:class:`onpair.core.metric_losses.PairTerms`); default the papers' (b = 1, uniform).
 
     Examples
     --------
     >>> task = make_task("metric", "psd")
     >>> task.param_size(3), round(task.diameter(1.0), 6)
     (9, 1.414214)
-    >>> from onpair.metric_losses import PairTerms
+    >>> from onpair.core.metric_losses import PairTerms
     >>> learned = make_task("metric", "psd", PairTerms(0.0, 1.0))
     >>> learned.param_size(3), round(learned.diameter(1.0), 6)   # √(2 + 1)
     (10, 1.732051)

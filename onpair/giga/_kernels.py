@@ -86,7 +86,7 @@ def _giga_full_history(
     X, signs, w, positives, n_positives, negatives, n_negatives, t_start, steps, lam, center, radius,
     loss_code, release_slot, sigmas, noise, released, iterate_sum,
 ):
-    """Pairwise GIGA over a block with the full history, any pairwise loss of :mod:`onpair.losses`.
+    """Pairwise GIGA over a block with the full history, any pairwise loss of :mod:`onpair.core.losses`.
 
     Positives and negatives are stored apart so that no same-label pair (zero gradient) is visited:
     the cost of round t is O(#opposite-label records · d). ``positives``/``negatives`` must have room
@@ -120,7 +120,7 @@ def _giga_full_history(
     radius : float
         R of the ball C.
     loss_code : int
-        :data:`onpair.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
+        :data:`onpair.core.losses.LOGISTIC`, ``HINGE`` or ``SQUARE``.
     release_slot : int64 array of shape (m,)
         ``release_slot[i] = k ≥ 0``: round i of the block releases into ``released[k]``; −1: no release.
     sigmas : float64 array of shape (n_releases,)
@@ -299,7 +299,7 @@ def _giga_buffered(
     radius : float
         R of the ball C.
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     slots : int64 array of shape (m,)
         The slot record i goes to after its step, −1 for none (drawn by the caller from public
         randomness; read only).
@@ -427,7 +427,7 @@ def _giga_full_history_one(x, sign, w, positives, n_positives, negatives, n_nega
     radius : float
         R of the ball C.
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     iterate_sum : float64 array of shape (d,)
         Σ_t w_t; w_t is added in place.
 
@@ -510,7 +510,7 @@ def _giga_buffered_one(x, sign, w, buffer, buffer_signs, n_buffered, t, step, la
     radius : float
         R of the ball C.
     loss_code : int
-        A loss code of :mod:`onpair.losses`.
+        A loss code of :mod:`onpair.core.losses`.
     slot : int
         The record's slot after its step, −1 for none (public randomness).
     iterate_sum : float64 array of shape (d,)

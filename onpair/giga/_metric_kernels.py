@@ -37,7 +37,7 @@ def _metric_regularised_step(w, grad, step, lam, center, radius, d, constraint, 
     d : int
         The side d.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (the interval of b).
 
@@ -68,7 +68,7 @@ def _metric_release_into(w, sigma, noise_row, radius, d, constraint, terms, out_
     d : int
         The side d.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (the interval of b).
     out_row : float64 array of the shape of w
@@ -120,9 +120,9 @@ def _metric_giga(
     radius : float
         R of the constraint set.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     loss_code : int
-        :data:`onpair.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
+        :data:`onpair.core.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋]: the threshold (fixed b = low when p = d·d) and the pair weights.
     slots : int64 array of shape (m,)
@@ -213,9 +213,9 @@ def _metric_pair_outer_giga(
     radius : float
         R of the constraint set.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     loss_code : int
-        :data:`onpair.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
+        :data:`onpair.core.metric_losses.METRIC_LOGISTIC` or ``METRIC_HINGE``.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
 
@@ -299,9 +299,9 @@ def _metric_giga_one(x, code, w, rows, row_labels, n_rows, t, step, lam, center,
     radius : float
         R of the constraint set.
     constraint : int
-        A constraint code of :mod:`onpair.matrix_geometry`.
+        A constraint code of :mod:`onpair.core.matrix_geometry`.
     loss_code : int
-        A loss code of :mod:`onpair.metric_losses`.
+        A loss code of :mod:`onpair.core.metric_losses`.
     terms : float64 array of shape (4,)
         [low, high, ω₊, ω₋] (see :func:`_metric_giga`).
     slot : int

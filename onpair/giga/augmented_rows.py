@@ -14,7 +14,7 @@ class AugmentedRows(PairHistory):
     """Each stored record x as one row ``[x_k x_l for k ≤ l, x]`` and its class code.
 
     With these rows a pair's distance under W is one dot product and the round's gradient one weighted
-    row sum (:mod:`onpair._metric_kernels`). The slot policy appends every record (the whole history,
+    row sum (:mod:`onpair.giga._metric_kernels`). The slot policy appends every record (the whole history,
     O(t·d²) memory) or keeps s of them (FIFO or reservoir, O(s·d²)). Class labels of any type get integer
     codes in order of first appearance; a block's new classes are committed only with the block, so a
     failed call adds none. A snapshot stores only the records (the last d entries of each row) and
@@ -22,7 +22,7 @@ class AugmentedRows(PairHistory):
 
     Examples
     --------
-    >>> from onpair.learners.slots import SlotPolicy
+    >>> from onpair.giga.slots import SlotPolicy
     >>> rows = AugmentedRows(2, SlotPolicy("fifo", 4))
     >>> rows.rows.shape, rows.encode(["a", "b", "a"])[0].tolist()
     ((4, 5), [0, 1, 0])

@@ -1,6 +1,6 @@
-"""The one place that chooses a learner's storage kind (see :mod:`onpair.learners.pair_history`).
+"""The one place that chooses a learner's storage kind (see :mod:`onpair.giga.pair_history`).
 
-Adding a kind is one class (a :class:`~onpair.learners.pair_history.PairHistory`) and one line here.
+Adding a kind is one class (a :class:`~onpair.giga.pair_history.PairHistory`) and one line here.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ def history_class(task, loss, slots):
 
     Examples
     --------
-    >>> from onpair.learners.task import make_task
-    >>> from onpair.learners.slots import SlotPolicy
+    >>> from onpair.core.task import make_task
+    >>> from onpair.giga.slots import SlotPolicy
     >>> auc = make_task("auc")
     >>> history_class(auc, auc.get_loss("square"), SlotPolicy("all")).__name__
     'SquareStatistics'

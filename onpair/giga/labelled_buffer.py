@@ -17,7 +17,7 @@ class LabelledBuffer(PairHistory):
 
     Examples
     --------
-    >>> from onpair.learners.slots import SlotPolicy
+    >>> from onpair.giga.slots import SlotPolicy
     >>> buffer = LabelledBuffer(3, SlotPolicy("fifo", 8))
     >>> buffer.buffer.shape, buffer.memory_bound
     ((8, 3), 8)

@@ -181,7 +181,7 @@ _COMMON_DOC = """
     epsilon, delta : float, default 1.0 and 1e-5
         (ε, δ)-DP of the released ``coef_`` (one release per ``fit``).
     loss : {"logistic", "square"}, default "logistic"
-        Smooth pairwise loss (:mod:`onpair.losses`).
+        Smooth pairwise loss (:mod:`onpair.core.losses`).
     radius : float, default 0.1
         Radius R of the constraint set.
     task : {"auc", "metric"}, default "auc"
@@ -190,13 +190,13 @@ _COMMON_DOC = """
         metric's space, ``score`` is leave-one-out 3-NN accuracy). The metric task pulls W towards a
         scaled identity (the origin for AUC), and adds symmetric noise isotropic in the Frobenius norm.
     constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
-        Constraint set of the metric task (:mod:`onpair.matrix_geometry`); default "frobenius".
+        Constraint set of the metric task (:mod:`onpair.core.matrix_geometry`); default "frobenius".
     step_sizes : "capped" or array-like
         As for the online learners; ignored (Alg. 3's η_t) in paper mode.
     output : {"last", "average"}, default "last"
         Release the last iterate (sensitivity U_n from the ledger) or the average of the iterates (the
         paper's w̃, sensitivity (1/n)Σ_t U_t, several times larger: the early iterates are sensitive).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`).
     mode : {"ledger", "paper"}, default "ledger"
     private : bool, default True
         False gives the non-private twin (same order, same kernel, no noise).

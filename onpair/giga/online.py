@@ -3,15 +3,15 @@
 A learner orchestrates; it holds no arrays of its own. Its state is a few objects, each with its own
 module:
 
-* the task axis (:mod:`onpair.learners.task`) and the round objective with its step sizes
-  (:mod:`onpair.learners.objective`), fixed at construction from public parameters;
-* the internal iterate (:mod:`onpair.learners.iterate`) and the stored past, a
-  :class:`~onpair.learners.pair_history.PairHistory` of the kind that
-  :func:`~onpair.learners.histories.make_history` chooses, created with the first record;
-* for the private learners, the release planner and log (:mod:`onpair.learners.release`).
+* the task axis (:mod:`onpair.core.task`) and the round objective with its step sizes
+  (:mod:`onpair.giga.round_objective`), fixed at construction from public parameters;
+* the internal iterate (:mod:`onpair.giga.iterate`) and the stored past, a
+  :class:`~onpair.giga.pair_history.PairHistory` of the kind that
+  :func:`~onpair.giga.histories.make_history` chooses, created with the first record;
+* for the private learners, the release planner and log (:mod:`onpair.giga.release`).
 
 ``learn_one``, ``learn_many`` (and the offline estimators' ``fit``) all run
-:func:`onpair.learners.path.giga_path`: a block is validated first (a failed call changes no state and
+:func:`onpair.giga.path.giga_path`: a block is validated first (a failed call changes no state and
 spends no budget), mapped through the public bounds, planned, and handed to one compiled kernel. A
 single record in the box with no release due takes a compiled shortcut with the same arithmetic.
 """
@@ -37,11 +37,11 @@ from ..core.task import given_center, make_task
 TASK_PARAMETERS_DOC = """    task : {"auc", "metric"}, default "auc"
         ``"metric"`` learns a symmetric d×d matrix W (``model`` is (d, d)) from records with any class
         labels: pairs of one class should be close in h_W(x, x') = (x − x')ᵀW(x − x'), others far
-        (losses of :mod:`onpair.metric_losses`; ``transform(X)`` maps records into the metric's space).
+        (losses of :mod:`onpair.core.metric_losses`; ``transform(X)`` maps records into the metric's space).
         Sensitivities are Frobenius-norm bounds and the release noise is symmetric (README, "Metric
         learning").
     constraint : {"frobenius", "psd", "nuclear", "psd_nuclear"}, optional
-        The metric task's constraint set of radius R (:mod:`onpair.matrix_geometry`); default
+        The metric task's constraint set of radius R (:mod:`onpair.core.matrix_geometry`); default
         "frobenius" (Huai et al., Example 1).
     center : {"zero", "identity"} or array of shape (d, d), optional
         Centre W₀ of the regulariser (λ/2)‖W − W₀‖² and start of the iterate: "zero" (the default for
@@ -145,7 +145,7 @@ class OnlinePairwiseLearner(StreamLearner):
     def _center_point(self, dim: int) -> np.ndarray:
         """Centre w₀ of the regulariser (λ/2)‖w − w₀‖² (data-independent): the origin, a random point
         of C (OnPairC's Alg. 2), or for the metric task a multiple of the identity, so that the learned
-        metric is a correction of the Euclidean metric on the public box (onpair.matrix_geometry)."""
+        metric is a correction of the Euclidean metric on the public box (onpair.core.matrix_geometry)."""
         task, radius = self._task, self._radius
         if self._center_kind == "identity":
             return task.default_center(dim, radius)

@@ -32,7 +32,7 @@ class OnPairStrC(PrivateOnlineLearner, saved=True):
         η_t for every round; "capped" = Alg. 1's η_t = 2(t−1)/((t−2)λt) capped at 2/(L+λ).
     bounds : (lower, upper), optional
         **Public** box bounds of the raw features; records are mapped onto a domain of diameter 2 and
-        clipped to the box (:class:`onpair.bounds.FeatureBounds`).
+        clipped to the box (:class:`onpair.core.bounds.FeatureBounds`).
     norm_bound : float, optional
         Public bound on ‖x‖₂ instead of a box. Neither given: records are clipped to the unit ball.
     n_features : int, optional

@@ -1,7 +1,7 @@
 """What an online learner keeps of the past to form its pairs: the interface every storage kind meets.
 
 Round t of Pairwise GIGA pairs the new record with stored ones. How they are stored is a choice of
-kind, each a class of its own module, chosen in one place (:func:`onpair.learners.histories.make_history`):
+kind, each a class of its own module, chosen in one place (:func:`onpair.giga.histories.make_history`):
 
 ==========================  =====================================  ===============================
 kind (snapshot tag)         what is kept                           memory
@@ -37,7 +37,7 @@ class PairHistory(abc.ABC):
     dim : int
         Number of features d.
     slots : SlotPolicy
-        Which slot each record takes (:mod:`onpair.learners.slots`).
+        Which slot each record takes (:mod:`onpair.giga.slots`).
     """
 
     #: Tag of the kind in snapshots (format version 1).

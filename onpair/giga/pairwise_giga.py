@@ -16,7 +16,7 @@ class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
     Parameters
     ----------
     loss : {"logistic", "hinge", "square"}, default "logistic"
-        Pairwise loss (:mod:`onpair.losses`).
+        Pairwise loss (:mod:`onpair.core.losses`).
     lam : float or "auto", default "auto"
         Strength λ of the regulariser ``(λ/2)‖w‖²``; "auto" = G(R)/R, the weakest λ under which the
         ball constraint cannot bind at the optimum (≈ 23.9 for the logistic loss and R = 0.1).
@@ -25,7 +25,7 @@ class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
     step_sizes : "capped" or array-like, default "capped"
         η_t for t = 1, 2, …; "capped" is Huai's Alg. 1 schedule capped at 2/(L+λ), or R/(G√t) when λ = 0.
     bounds : (lower, upper), optional
-        Public box bounds of the features (see :class:`onpair.bounds.FeatureBounds`).
+        Public box bounds of the features (see :class:`onpair.core.bounds.FeatureBounds`).
     norm_bound : float, optional
         Public bound on ‖x‖₂. Default when neither is given: 1 (records clipped to the unit ball).
     n_features : int, optional

@@ -2,8 +2,8 @@
 
 ``learn_one``/``learn_many`` of the online learners and ``fit`` of the offline estimators built on them
 (:class:`onpair.OffPairStrC`, :class:`onpair.OffPairC`) all end here, as scikit-learn's linear models
-end in ``_plain_sgd``: the state objects (a :class:`~onpair.learners.pair_history.PairHistory`, an
-:class:`~onpair.learners.iterate.Iterate`) go in, the compiled kernel of the history's kind runs the
+end in ``_plain_sgd``: the state objects (a :class:`~onpair.giga.pair_history.PairHistory`, an
+:class:`~onpair.giga.iterate.Iterate`) go in, the compiled kernel of the history's kind runs the
 rounds, and the models the plan releases come out.
 """
 
@@ -49,11 +49,11 @@ def giga_path(Z, labels, *, history, iterate, objective, steps, t_start=0, plan=
     Examples
     --------
     >>> import numpy as np
-    >>> from onpair.learners.task import make_task
-    >>> from onpair.learners.objective import RoundObjective, StepRule
-    >>> from onpair.learners.slots import SlotPolicy
-    >>> from onpair.learners.histories import make_history
-    >>> from onpair.learners.iterate import Iterate
+    >>> from onpair.core.task import make_task
+    >>> from onpair.giga.round_objective import RoundObjective, StepRule
+    >>> from onpair.giga.slots import SlotPolicy
+    >>> from onpair.giga.histories import make_history
+    >>> from onpair.giga.iterate import Iterate
     >>> task = make_task("auc")
     >>> objective = RoundObjective(task, task.get_loss("logistic"), lam=1.0, radius=1.0)
     >>> Z = np.array([[0.5, 0.0], [-0.5, 0.0], [0.4, 0.1]]); y = np.array([1, -1, 1], dtype=np.int8)

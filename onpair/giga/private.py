@@ -9,7 +9,7 @@ What is private and what is not:
   whole stream Σρ_k ≤ ρ-zCDP (zCDP composes additively, also adaptively);
 * ρ comes from (ε, δ) through the chosen conversion (:mod:`onpair.privacy.conversions`).
 
-The release machinery is :mod:`onpair.learners.release`: a planner fixes each block's releases from
+The release machinery is :mod:`onpair.giga.release`: a planner fixes each block's releases from
 public quantities before any record is read, and a log keeps what was released and spent.
 """
 

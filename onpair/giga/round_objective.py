@@ -32,7 +32,7 @@ def resolve_lam(lam, loss, radius: float, terms=None) -> float:
 
     Examples
     --------
-    >>> from onpair.losses import get_loss
+    >>> from onpair.core.losses import get_loss
     >>> round(resolve_lam("auto", get_loss("logistic"), 0.1), 3)
     23.948
     """
@@ -75,7 +75,7 @@ class RoundObjective:
     Parameters
     ----------
     task : AUCTask or MetricTask
-        The task axis (:mod:`onpair.learners.task`).
+        The task axis (:mod:`onpair.core.task`).
     loss : PairLoss or MetricLoss
         The pair loss, with its declared constants.
     lam : float
@@ -85,7 +85,7 @@ class RoundObjective:
 
     Examples
     --------
-    >>> from onpair.learners.task import make_task
+    >>> from onpair.core.task import make_task
     >>> task = make_task("auc")
     >>> objective = RoundObjective(task, task.get_loss("logistic"), lam=1.0, radius=0.1)
     >>> objective.smoothness, round(objective.pair_change, 4), objective.diameter
@@ -110,7 +110,7 @@ class RoundObjective:
 
     @property
     def terms_array(self) -> np.ndarray:
-        """[low, high, ω₊, ω₋] for the metric kernels (:class:`onpair.metric_losses.PairTerms`)."""
+        """[low, high, ω₊, ω₋] for the metric kernels (:class:`onpair.core.metric_losses.PairTerms`)."""
         return self.task.terms.as_array()
 
     @property
@@ -126,7 +126,7 @@ class RoundObjective:
     @property
     def pair_change(self) -> float:
         """Γ of the data term: the ledger's per-pair charge for a replaced record (with the metric task's
-        threshold and pair weights: :meth:`onpair.metric_losses.MetricLoss.pair_change`)."""
+        threshold and pair weights: :meth:`onpair.core.metric_losses.MetricLoss.pair_change`)."""
         return self.loss.pair_change(self.radius, **self._terms)
 
     @property
@@ -157,7 +157,7 @@ class StepRule:
 
     Examples
     --------
-    >>> from onpair.learners.task import make_task
+    >>> from onpair.core.task import make_task
     >>> task = make_task("auc")
     >>> rule = StepRule(RoundObjective(task, task.get_loss("logistic"), 1.0, 0.1))
     >>> [round(float(s), 4) for s in rule.block(0, 9)]   # capped at 2/(L+λ) = 1/3, then 2(t−1)/((t−2)λt)

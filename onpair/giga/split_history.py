@@ -17,7 +17,7 @@ class SplitHistory(PairHistory):
     Examples
     --------
     >>> import numpy as np
-    >>> from onpair.learners.slots import SlotPolicy
+    >>> from onpair.giga.slots import SlotPolicy
     >>> history = SplitHistory(2, SlotPolicy("all"))
     >>> history.n_stored, history.memory_bound
     (0, None)

@@ -17,7 +17,7 @@ class SquareStatistics(PairHistory):
 
     Examples
     --------
-    >>> from onpair.learners.slots import SlotPolicy
+    >>> from onpair.giga.slots import SlotPolicy
     >>> stats = SquareStatistics(3, SlotPolicy("all"))
     >>> stats.second_moments.shape, stats.memory_bound
     ((2, 3, 3), 0)

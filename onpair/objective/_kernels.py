@@ -5,11 +5,11 @@ Two objectives (docs/algorithms.md#objective-perturbation), both sums over recor
 * **pointwise** logistic regression, ``Σ_i φ(m_i)`` with the margins ``m_i = y_i·θᵀx_i`` and
   ``φ(m) = log(1 + e^(−m))``: :func:`_logistic_point_terms` gives φ(m_i), φ'(m_i) and φ''(m_i);
 * **pairwise** AUC logistic loss, ``Σ_{i∈pos} Σ_{j∈neg} ℓ(s_i − t_j)`` with the scores ``s = X⁺θ``,
-  ``t = X⁻θ`` and ``ℓ(u) = φ(2u)`` (the loss of :mod:`onpair.losses`): :func:`_pair_logistic_block`
+  ``t = X⁻θ`` and ``ℓ(u) = φ(2u)`` (the loss of :mod:`onpair.core.losses`): :func:`_pair_logistic_block`
   gives, for one block of positives against all negatives, ℓ(u_ij), ℓ'(u_ij) and ℓ''(u_ij).
 
 The matrix products that turn these coefficients into gradients and Hessians are BLAS calls in
-:mod:`onpair.perturbed_objective`. Every formula is evaluated so that no exponential overflows:
+:mod:`onpair.objective.functions`. Every formula is evaluated so that no exponential overflows:
 with ``q = 1/(1 + e^z)`` computed from ``e^(−|z|)``, ``φ(z) = log1p(e^(−|z|)) + max(−z, 0)``,
 ``φ'(z) = −q`` and ``φ''(z) = q(1 − q) = e^(−|z|)/(1 + e^(−|z|))²`` (the last form keeps its relative
 accuracy where q ≈ 1).

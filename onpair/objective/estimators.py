@@ -10,7 +10,7 @@ for a private AUC scorer, and for the **pairwise** AUC logistic loss of the rest
   Thakurta and Wang 2019, Alg. 1, "AMP"). Stop the solver as soon as ‖∇J(θ)‖ ≤ γ, then add output
   noise N(0, σ₂²I) for the distance to the exact minimiser.
 
-The constants are derived in :mod:`onpair.perturbed_objective` and docs/algorithms.md#objective-perturbation
+The constants are derived in :mod:`onpair.objective.functions` and docs/algorithms.md#objective-perturbation
 (the bound proven there is ε = s²/2 + s·q + r·log(1 + T/(rΛ)) with s = Δ_g/σ, q² the χ²_k upper-δ
 quantile and T a bound on the trace of the replaced record's Hessian terms; it asks less than the seed's
 statements of the papers' constants, e.g. AMP's Λ ≥ rβ/(ε₁ − ε₃), see the docs).
@@ -150,7 +150,7 @@ class _PerturbedLogistic(PairwiseEstimator):
         return smallest if requested is None else max(requested / scale, smallest)
 
     def _noise_sigma(self, objective, epsilon_noise, delta):
-        """σ of b: :func:`onpair.perturbed_objective.objective_noise_sigma` for the objective's constants."""
+        """σ of b: :func:`onpair.objective.functions.objective_noise_sigma` for the objective's constants."""
         return objective_noise_sigma(objective.gradient_sensitivity, epsilon_noise, delta, objective.noise_dim)
 
     # -- the released model ------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ _COMMON_PARAMETERS = """
         means a larger λ and less noise. Chosen on synthetic data (two Gaussian classes, isotropic and
         correlated, n = 500 and 2,000): over shares 0.005–0.4 the test AUC at 0.05 was within 0.02 of the
         best in every setting, and 0.1 or more lost up to 0.03 (0.2: up to 0.07).
-    bounds, norm_bound : public feature bounds (:class:`onpair.bounds.FeatureBounds`)
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`)
         Default: the unit ball. Records outside are clipped (that clipping is part of the mechanism).
     classes : sequence of two labels, optional
         The public label domain (``classes[1]`` positive); without it the labels are read off ``y``.
@@ -232,7 +232,7 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
     Releases the minimiser of ``J(θ) = scale·[F(θ; D) + (Λ/2)‖θ‖² + bᵀθ]`` on all of R^p, b ~ N(0, σ²I),
     solved by Newton's method until ‖∇J‖ ≤ 10⁻¹⁰·max(1, scale·‖b‖) (the exact minimiser to floating point;
     a run that does not get there raises and releases nothing). (ε, δ) = ε_curv(Λ) + ε_noise(σ), proven
-    in :mod:`onpair.perturbed_objective`.
+    in :mod:`onpair.objective.functions`.
 """ + _COMMON_PARAMETERS + "\n" + _COMMON_ATTRIBUTES + """
 
     Notes

@@ -6,7 +6,7 @@ noise) releases the minimiser of
     F_b(θ; D) = F(θ; D) + (Λ/2)‖θ‖² + bᵀθ,      b ~ N(0, σ²I_p),
 
 with ``F(θ; D)`` a sum of convex, twice differentiable terms, one per record (pointwise) or one per
-opposite-label pair (pairwise AUC). The estimators (:mod:`onpair.estimators.objective_perturbation`)
+opposite-label pair (pairwise AUC). The estimators (:mod:`onpair.objective.estimators`)
 present the normalised objective ``J = scale·F_b`` (``scale`` = 1/n pointwise, 2/(n(n − 1)) pairwise, the
 library's pairwise risk), whose regulariser weight is ``λ = scale·Λ``.
 
@@ -38,7 +38,7 @@ Constants per objective (records mapped into the unit ball by the public bounds)
   ∇ = φ'(m)·y·x̃ with |φ'| < 1, so Δ_g = 2c (two gradients of norm < c; approached, see the tests) and
   V = span{x̃, x̃′} (k ≤ 2); the Hessian φ''(m)·x̃x̃ᵀ has rank 1 and trace ≤ c²/4 (r = 1, T = c²/4);
 * pairwise AUC logistic, ``Σ_{pos×neg} ℓ(θᵀ(x⁺ − x⁻))``, ℓ(u) = φ(2u): the record is in ≤ n − 1 pairs,
-  each pair gradient changes by at most Γ = 4 (:meth:`onpair.losses.PairLoss.pair_change` at R = ∞, label
+  each pair gradient changes by at most Γ = 4 (:meth:`onpair.core.losses.PairLoss.pair_change` at R = ∞, label
   flips included), so Δ_g = 4(n − 1) and V = R^d (k = d); E = Σ_j ℓ''(u_j)v_jv_jᵀ with ℓ'' ≤ 1, ‖v_j‖ ≤ 2:
   rank ≤ min(d, n − 1), trace ≤ 4(n − 1).
 

@@ -14,7 +14,7 @@ being non-expansive:
 
 Γ bounds how much one pair's gradient can change, at the same w, when one record of the pair is
 replaced. docs/algorithms.md#pair-change uses the generic Γ = 2G (two gradients of norm ≤ G); for the logistic and
-hinge AUC losses Γ = G (:meth:`onpair.losses.PairLoss.pair_change`, proof there, sampled worst cases
+hinge AUC losses Γ = G (:meth:`onpair.core.losses.PairLoss.pair_change`, proof there, sampled worst cases
 in ``tests/test_losses.py``), which halves every sensitivity. Taking the worst j gives
 ``U_t = min(diam, max(c_t U_{t−1} + Γη_tκ_t, Γη_t))`` with U = 0 before the first step. G and Γ bound
 the **data term** ℓ only: the regulariser (λ/2)‖w − c‖² is the same function in both runs, so it

@@ -1,7 +1,7 @@
 """The ℓ2 sensitivity of one record's contribution to the per-class pairwise statistics.
 
 A record z = (x, y), x in the unit ball (the public bounds map puts it there), contributes
-v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)⊗e_y] (:mod:`onpair._statistics_kernels`): in the block of its class
+v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)⊗e_y] (:mod:`onpair.statistics._kernels`): in the block of its class
 y, the count weight a, the weighted record b·x and the weighted second moment m·vech(xxᵀ), in orthonormal
 coordinates so that ‖vech(M)‖₂ = ‖M‖_F. Neighbouring streams replace one record z by z' at the same
 position; the sensitivity is Δ = sup ‖v(z) − v(z')‖₂ over ‖x‖, ‖x'‖ ≤ 1 and any two labels of the

@@ -8,7 +8,7 @@ contributes the row
 where vech lists the upper triangle row by row with the off-diagonal entries multiplied by √2, so that
 ‖vech(M)‖₂ = ‖M‖_F for a symmetric M (orthonormal coordinates of the symmetric matrices). The prefix sum
 of these rows holds, per class, a·(count), b·(sum of x) and m·vech(sum of xxᵀ)
-(docs/algorithms.md#continual-release, :mod:`onpair.learners.released_statistics`).
+(docs/algorithms.md#continual-release, :mod:`onpair.statistics.released`).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def _statistics_row(z, code, weights, row):
 @njit(**NJIT_OPTIONS)
 def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
     """One raw record through the public box map (clipped to the box) and into its contribution v(z): the
-    compiled :func:`onpair.bounds._clip_box_row` then :func:`_statistics_row`, in one call (the learners'
+    compiled :func:`onpair.core.bounds._clip_box_row` then :func:`_statistics_row`, in one call (the learners'
     single-record path; the same arithmetic as the two, so the same row bit for bit).
 
     Parameters
@@ -276,7 +276,7 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
         The ridge λ when ``auto_base`` < 0; ignored otherwise.
     auto_base : float
         ≥ 0: λ = auto_base + auto_factor·2√d·moment_sd·(1/n̂₋ + 1/n̂₊)
-        (:func:`onpair.learners.statistics_model.auto_ridge`).
+        (:func:`onpair.statistics.model.auto_ridge`).
     auto_factor : float
         The noise-ridge factor of the automatic ridge.
     out : ndarray of float64, shape (d,)

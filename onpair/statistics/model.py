@@ -1,6 +1,6 @@
 """Models from released per-class statistics: post-processing, free of any further privacy cost.
 
-The released prefix sum of the rows v(z) (:mod:`onpair._statistics_kernels`) gives, per class c, a
+The released prefix sum of the rows v(z) (:mod:`onpair.statistics._kernels`) gives, per class c, a
 noisy count n̂_c, sum ŝ_c and second moment M̂_c. From these:
 
 * :func:`class_statistics`: means μ_c = ŝ_c/n̂_c and covariances C_c = M̂_c/n̂_c − μ_cμ_cᵀ (noisy: they
@@ -93,7 +93,7 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
     Examples
     --------
     >>> import numpy as np
-    >>> from onpair._statistics_kernels import statistics_rows
+    >>> from onpair.statistics._kernels import statistics_rows
     >>> Z = np.array([[0.1, 0.2], [0.3, -0.2], [-0.5, 0.1]]); codes = np.array([0, 0, 1])
     >>> stats = class_statistics(statistics_rows(Z, codes, 2, (1, 1, 1)).sum(axis=0), 2, 2, (1, 1, 1), 0.0)
     >>> stats.counts.tolist(), stats.means[0].round(3).tolist()
@@ -307,7 +307,7 @@ def discriminant_metric(stats: ClassStatistics, ridge: float | None = None, comp
 AUC_MODELS = ("square", "centroid")
 METRIC_MODELS = ("discriminant", "whitening")
 #: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
-#: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics).
+#: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics_sensitivity).
 DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
 #: The range of a weight (the moment weight may also be 0). The models divide the released blocks by the
 #: weights and square the means: weights 10¹⁰⁰ apart would overflow them (a non-finite model).

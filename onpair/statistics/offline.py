@@ -1,10 +1,10 @@
 """OffPairStats: one private release of the per-class pairwise statistics, and the model it determines.
 
 The offline twin of :class:`onpair.OnPairStats`: ``fit`` sums every record's contribution v(z) (counts,
-sums and second moments of its class, :mod:`onpair._statistics_kernels`), adds one Gaussian noise draw
-calibrated to the proven sensitivity (:func:`onpair.privacy.statistics.statistics_sensitivity`) with the
+sums and second moments of its class, :mod:`onpair.statistics._kernels`), adds one Gaussian noise draw
+calibrated to the proven sensitivity (:func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`) with the
 analytic Gaussian mechanism, and computes the model from that single release
-(:mod:`onpair.learners.statistics_model`): the exact minimiser of the regularised pairwise square loss
+(:mod:`onpair.statistics.model`): the exact minimiser of the regularised pairwise square loss
 over all opposite-label pairs (AUC), the centroid difference, or the discriminant metric.
 """
 
@@ -28,7 +28,7 @@ class OffPairStats(PairwiseEstimator):
     """Offline (ε, δ)-DP pairwise learner from one release of the class statistics.
 
     One Gaussian release of the per-class counts, sums and second moments (sensitivity Δ of one record,
-    proven in :mod:`onpair.privacy.statistics`; σ from the analytic Gaussian mechanism), then, as
+    proven in :mod:`onpair.privacy.statistics_sensitivity`; σ from the analytic Gaussian mechanism), then, as
     post-processing, the minimiser of the regularised pairwise square loss over all opposite-label pairs
     ``coef_ ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (AUC), the centroid difference, or for the metric task the
     discriminant metric (docs/algorithms.md#discriminant-metric) or ``coef_ = (S_w + λI)⁻¹``. No iterate, no pass order: the result depends on the data only through
@@ -41,14 +41,14 @@ class OffPairStats(PairwiseEstimator):
     task : {"auc", "metric"}, default "auc"
     model_type : {"square", "centroid", "discriminant", "whitening"}, optional
         Default "square" (AUC), "discriminant" (metric task: Fisher's discriminant directions scaled by the
-        within-class spread, :func:`onpair.learners.statistics_model.discriminant_metric`; "whitening" is
+        within-class spread, :func:`onpair.statistics.model.discriminant_metric`; "whitening" is
         the inverse regularised within-class covariance).
     lam : float or "auto", default "auto"
         The ridge; "auto" is 10⁻³ plus the noise ridge computed from the release (public), as for
         :class:`onpair.OnPairStats`.
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments.
-    bounds, norm_bound : public feature bounds (:class:`onpair.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
     classes : sequence of labels, optional
         The **public** label domain (AUC: two labels, ``classes[1]`` positive; metric: every class,
         required). Without it the AUC task reads the two labels off ``y``, so which label values occur

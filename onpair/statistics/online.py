@@ -56,7 +56,7 @@ class OnPairStats(StreamLearner, saved=True):
         them. The AUC task's domain is always {negative, positive}.
     model_type : {"square", "centroid", "discriminant", "whitening"}, optional
         Default "square" (AUC) and "discriminant" (metric task: Fisher's discriminant directions scaled by
-        the within-class spread, :func:`onpair.learners.statistics_model.discriminant_metric`;
+        the within-class spread, :func:`onpair.statistics.model.discriminant_metric`;
         "whitening" is the inverse regularised within-class covariance).
     lam : float or "auto", default "auto"
         The ridge λ. "auto" = 10⁻³ plus the spectral norm the noise of the released covariances is
@@ -64,7 +64,7 @@ class OnPairStats(StreamLearner, saved=True):
         post-processing): large early in the stream (the model tends to the centroid), vanishing like 1/n.
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments: they share the noise between the three
-        (onpair.privacy.statistics explains why the default costs no more than the sums alone). Each
+        (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
         lies in [1e-50, 1e50] (:data:`WEIGHT_RANGE`; the moment weight may also be 0).
     mechanism : {"toeplitz", "epochs", "tree"}, default "toeplitz"
         How the prefix sums are released (:mod:`onpair.privacy.continual`): the banded square-root
@@ -80,7 +80,7 @@ class OnPairStats(StreamLearner, saved=True):
     horizon : int, optional
         A known stream length: the tree is sized for it and records after it are not learned (the model
         is frozen, with a warning); the factorisation uses it to stop.
-    bounds, norm_bound : public feature bounds (:class:`onpair.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
     n_features : int, optional
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
         (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
@@ -303,7 +303,7 @@ class OnPairStats(StreamLearner, saved=True):
     # -- the model (post-processing of the current release) ----------------------------------------
     def class_statistics(self):
         """Counts, means and covariances decoded from the current release
-        (:class:`onpair.learners.statistics_model.ClassStatistics`); all public."""
+        (:class:`onpair.statistics.model.ClassStatistics`); all public."""
         self._require_dim()
         return self._stats.class_statistics()
 

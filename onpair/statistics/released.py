@@ -1,10 +1,10 @@
 """Per-class pairwise statistics released continually: the state of the learners on released statistics.
 
 Each record contributes v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)⊗e_y] (counts, sums and second moments of its
-class, :mod:`onpair._statistics_kernels`) to a prefix sum that a continual-release mechanism
+class, :mod:`onpair.statistics._kernels`) to a prefix sum that a continual-release mechanism
 (:mod:`onpair.privacy.continual`) publishes after every record, with the proven sensitivity of
-:func:`onpair.privacy.statistics.statistics_sensitivity`. Every model is post-processing of the
-current release (:mod:`onpair.learners.statistics_model`), so it may be recomputed at any round for
+:func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`. Every model is post-processing of the
+current release (:mod:`onpair.statistics.model`), so it may be recomputed at any round for
 free. The non-private twin keeps the exact prefix sum instead.
 
 Memory: O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k) for the exact sum, with
@@ -155,8 +155,8 @@ class ReleasedStatistics:
 
     def add_box_one(self, x: np.ndarray, box, code: int, rng, clip: bool = False) -> int:
         """One raw record and the public box ``box`` = (lower, upper, half-scale) rows
-        (:meth:`onpair.bounds.FeatureBounds.box_rows`): exactly :meth:`add_one` of its mapped row (clipped
-        to the box, as :meth:`onpair.bounds.FeatureBounds.transform` maps it), in one compiled call for the
+        (:meth:`onpair.core.bounds.FeatureBounds.box_rows`): exactly :meth:`add_one` of its mapped row (clipped
+        to the box, as :meth:`onpair.core.bounds.FeatureBounds.transform` maps it), in one compiled call for the
         map and the row.
 
         Returns 0 for a record inside the box (added), 1 for one outside it (added, clipped, only when

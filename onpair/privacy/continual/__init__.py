@@ -20,7 +20,7 @@ encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
 
 Noise is drawn with NumPy from the caller's ``Generator`` (``rng.standard_normal``) in a fixed
 per-record order, so that a block equals its records fed one at a time, bit for bit; the compiled
-kernels (:mod:`onpair.privacy._continual_kernels`) only do the noise-free arithmetic.
+kernels (:mod:`onpair.privacy.continual._kernels`) only do the noise-free arithmetic.
 
 Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
 set) is k positions and is protected as a group of k: its cost is at most k²·ρ in zCDP (group
