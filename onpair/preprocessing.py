@@ -7,7 +7,7 @@ per-feature sums and sums of squares once with the Gaussian mechanism and standa
 river twin, :class:`onpair.river.PrivateStandardScaler`, releases them after every record through a
 continual-release mechanism. Both need **public** bounds of the raw features (records are clipped to
 them), and both output features clipped to the public box [−clip, clip]: pass ``bounds=(−clip, clip)``
-(``scaler.output_bounds_``) to the model after them.
+(the scaler's ``output_bounds_``) to the model after them.
 
 The guarantee of the pipeline is the scaler's and the model's together: zCDP budgets add (ρ = ρ_scaler +
 ρ_model; given the scaler's release, the model sees each record through a public map, so the model's

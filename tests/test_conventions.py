@@ -14,22 +14,12 @@ import warnings
 import numpy as np
 import pytest
 
-from onpair import ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC, OffPairStrC, OnPairC, OnPairStrC, OutputPerturbedSGD, PairwiseGIGA
+from public_api import OFFLINE, ONLINE, make_offline, make_online
 
-ESTIMATORS = {
-    "OffPairStrC": lambda: OffPairStrC(bounds=(0, 1), random_state=0),
-    "OffPairC": lambda: OffPairC(bounds=(0, 1), random_state=0),
-    "OutputPerturbedSGD": lambda: OutputPerturbedSGD(bounds=(0, 1), T=20, random_state=0),
-    "GradientPerturbedGD": lambda: GradientPerturbedGD(bounds=(0, 1), T=2, random_state=0),
-    "ObjectivePerturbedLogistic": lambda: ObjectivePerturbedLogistic(bounds=(0, 1), random_state=0),
-    "ApproxMinimaPerturbedLogistic": lambda: ApproxMinimaPerturbedLogistic(bounds=(0, 1), objective="pairwise",
-                                                                           random_state=0),
-}
-LEARNERS = {
-    "OnPairStrC": lambda: OnPairStrC(bounds=(0, 1), n=100, seed=0),
-    "OnPairC": lambda: OnPairC(bounds=(0, 1), n=100, seed=0),
-    "PairwiseGIGA": lambda: PairwiseGIGA(bounds=(0, 1)),
-}
+# Every public estimator and learner (discovered from onpair.__all__: a new class is covered the day it is
+# exported).
+ESTIMATORS = {name: (lambda name=name: make_offline(name)) for name in OFFLINE}
+LEARNERS = {name: (lambda name=name: make_online(name)) for name in ONLINE}
 SKLEARN_TYPE_MESSAGE = re.compile("argument must be .* string.* number")  # check_dtype_object's pattern
 
 

@@ -17,7 +17,10 @@ import pytest
 
 import onpair
 from onpair import OnPairC, OnPairStrC, PairwiseGIGA, persistence
+from onpair.core.snapshot import saved_learner_classes
 from onpair.persistence import load_learner, save_learner
+from learner_state import assert_same_state, state_of
+from public_api import ONLINE, make_online
 
 N = 200
 
@@ -110,6 +113,28 @@ def _quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+# -- every public online learner (discovered from onpair.__all__: covered the day it is exported) ---------
+def test_the_learners_a_snapshot_may_name_are_the_public_online_learners():
+    """Each public learner registers itself (``saved=True``); nothing else may be named by a file."""
+    assert saved_learner_classes() == ONLINE
+
+
+@pytest.mark.parametrize("name", sorted(ONLINE))
+def test_every_public_learner_resumes_from_a_snapshot_as_one_run(name, tmp_path):
+    X, y = _data()
+    with _quiet():
+        whole = make_online(name).learn_many(X, y)
+        first = make_online(name).learn_many(X[:90], y[:90])
+    path = tmp_path / "learner.onpair"
+    first.save(path)
+    with _quiet():
+        resumed = onpair.load(path)
+        assert type(resumed) is ONLINE[name]
+        assert_same_state(state_of(first), state_of(resumed))
+        resumed.learn_many(X[90:], y[90:])
+    assert_same_state(state_of(whole), state_of(resumed))
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)

@@ -47,7 +47,7 @@ position varies from run to run.
 T = n), the ``reference`` Gaussian mechanism calibrated exactly to (ε, δ) on a sensitivity-1 query (what
 this many runs typically show for a mechanism whose analysis is exactly tight), and three deliberately broken
 variants: ``onpairstrc-noise0.1`` (every σ multiplied by 0.1 after planning), ``onpairstrc-internal``
-(publishes the internal iterate ``_w``), ``offpairstrc-noise0.1`` (the non-private twin plus 0.1·σ).
+(publishes the internal iterate, ``Iterate.w``), ``offpairstrc-noise0.1`` (the non-private twin plus 0.1·σ).
 Their parameters are chosen for a strong audit: R = 0.01 with λ (or α) = G(R)/R for the Huai et al.
 learners, so that G(R) = 4/(1 + e^(−0.04)) ≈ 2.04 is close to the largest per-pair gradient change the
 canary can cause (2 at w = 0) and the regulariser dominates the loss's curvature (the ledger's

@@ -91,7 +91,7 @@ def statistics_neighbouring_datasets(n: int = DEFAULT_N, d: int = DEFAULT_D, kin
     flips and the record's contribution v(z) = [a, b·x, m·vech(xxᵀ)] moves from the negative class's block
     to the positive one's: ‖v(z′) − v(z)‖² = 2(a² + b² + m²), the different-label supremum of
     :func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`, which is Δ² itself whenever that case sets
-    Δ: at the default weights (0.8, 1, 0.6), where both cases give 4b², and at :data:`MOMENT_WEIGHTS`.
+    Δ: at the default weights (0.8, 1, 0.6), where both cases give 4b², and at :data:`onpair.statistics.audit_variants.MOMENT_WEIGHTS`.
     Every other record sits at the opposite corner
     with labels −1, +1, −1, … (a release of sums is linear in the stream: they do not change what the test
     sees). ``kind="random"``: uniform records, labels +1 with probability 0.3 (at least one of each among

@@ -87,7 +87,7 @@ class StreamLearner:
 
     # -- learning ----------------------------------------------------------------------------------
     def learn_many(self, X, y):
-        """Learn from a block of records, exactly as repeated :meth:`learn_one` would.
+        """Learn from a block of records, exactly as repeated ``learn_one`` would.
 
         A block of 0 records (shape ``(0, d)``, with 0 labels) is a no-op: nothing is learned, spent or
         released, and a fresh learner does not fix its number of features from it. It is still

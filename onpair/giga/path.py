@@ -2,7 +2,7 @@
 
 ``learn_one``/``learn_many`` of the online learners and ``fit`` of the offline estimators built on them
 (:class:`onpair.OffPairStrC`, :class:`onpair.OffPairC`) all end here, as scikit-learn's linear models
-end in ``_plain_sgd``: the state objects (a :class:`~onpair.giga.pair_history.PairHistory`, an
+end in ``sklearn.linear_model._sgd_fast._plain_sgd``: the state objects (a :class:`~onpair.giga.pair_history.PairHistory`, an
 :class:`~onpair.giga.iterate.Iterate`) go in, the compiled kernel of the history's kind runs the
 rounds, and the models the plan releases come out.
 """

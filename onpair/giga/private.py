@@ -3,7 +3,7 @@
 What is private and what is not:
 
 * the internal iterate and the stored past never leave the object; :attr:`model`,
-  :meth:`decision_function` and the release list come from the last **released** model;
+  ``decision_function`` and the release list come from the last **released** model;
 * release k at round t_k adds N(0, σ_k² I) with σ_k = U_{t_k}/√(2ρ_k), where U is the sensitivity
   ledger (:mod:`onpair.privacy.ledger`) and ρ_k the schedule's share, so release k is ρ_k-zCDP and the
   whole stream Σρ_k ≤ ρ-zCDP (zCDP composes additively, also adaptively);

@@ -248,7 +248,7 @@ def objective_noise_sigma(gradient_sensitivity: float, epsilon_noise: float, del
 def minimise(objective, regulariser: float, linear, tolerance: float, max_steps: int = MAX_NEWTON_STEPS):
     """Minimise ``F(θ) + (Λ/2)‖θ‖² + bᵀθ`` from θ = 0 by damped Newton steps until ‖∇J‖ ≤ ``tolerance``.
 
-    ``J = scale·(…)`` is the normalised objective (``objective.scale``); ``linear`` is b (sum units).
+    ``J = scale·(…)`` is the normalised objective (its ``scale``); ``linear`` is b (sum units).
     Each step solves the Newton system and halves the step until the objective decreases (Armijo,
     10⁻⁴) or, for the full step, until the gradient norm halves (near the minimiser the objective's
     decrease is below its rounding). Returns ``(θ, steps, ‖∇J(θ)‖)``; raises

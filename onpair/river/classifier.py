@@ -43,7 +43,7 @@ a new lineage.
 Pipelines and meta-models
 -------------------------
 The guarantee covers what the model receives. A data-dependent step in front of it
-(``preprocessing.StandardScaler``, ``MinMaxScaler``, anything that learns statistics from the stream)
+(``river.preprocessing.StandardScaler``, ``MinMaxScaler``, anything that learns statistics from the stream)
 is not private: its statistics leak, and each record then moves the features of every later
 record, so the per-record analysis no longer holds. Put only fixed, data-independent maps in front,
 and declare bounds for *their* output. A meta-model that learns one record several times (river's

@@ -65,7 +65,7 @@ class OnPairStats(StreamLearner, saved=True):
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
-        lies in [1e-50, 1e50] (:data:`WEIGHT_RANGE`; the moment weight may also be 0).
+        lies in [1e-50, 1e50] (:data:`onpair.statistics.model.WEIGHT_RANGE`; the moment weight may also be 0).
     mechanism : {"toeplitz", "epochs", "tree"}, default "toeplitz"
         How the prefix sums are released (:mod:`onpair.privacy.continual`): the banded square-root
         factorisation (memory O(band·k), any stream length at the cost ρ; the best progressive AUC up to a

@@ -40,8 +40,8 @@ class TreeAggregation(PrefixSumMechanism):
     * ``horizon=None``: level h gets ρ_h = ρ·6/(π²(h+1)²) (Σ_h ρ_h < ρ), σ_h = Δ/√(2ρ_h); any
       number of records (up to 2^62) costs at most ρ.
 
-    Every σ carries the library's planning margin (× (1 + 10⁻⁹), :func:`~onpair.privacy.gaussian.
-    sigmas_for_shares`), so the cost of the noise drawn is a hair below ρ.
+    Every σ carries the library's planning margin (× (1 + 10⁻⁹),
+    :func:`~onpair.privacy.gaussian.sigmas_for_shares`), so the cost of the noise drawn is a hair below ρ.
 
     Parameters
     ----------

@@ -1,0 +1,276 @@
+"""The docs name only what exists, and the guide's layout is the tree's.
+
+Every ``onpair.…`` dotted name, ``onpair/…`` file path, Sphinx role (``:func:``, ``:class:``, ``:meth:``,
+``:mod:``, ``:attr:``, ``:data:``) and backticked dotted name of an onpair module, class or function in
+``docs/*.md``, README.md and the docstrings of every module of ``onpair`` must resolve: a module that
+imports, then attributes that exist. A backticked private name (``_plan_releases``) must be defined
+somewhere in the package. CHANGELOG.md is history and is not checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import importlib
+import inspect
+import pathlib
+import re
+import warnings
+
+import pytest
+
+from onpair._moved import MOVED
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "onpair"
+DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+
+DOTTED_ONPAIR = re.compile(r"(?<![\w.\-/])onpair(?:\.[A-Za-z_]\w*)+")
+FILE_PATH = re.compile(r"(?<![\w./])onpair/[\w/]*\w(?:\.py)?")
+ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc):`~?([^`<>]+?)`")
+BACKTICKED = re.compile(r"(?<!`)``?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?:\(\))?``?(?!`)")
+#: Roots of dotted names that belong to other libraries (or to examples: a learner, a spec).
+EXTERNAL = {"np", "numpy", "scipy", "sklearn", "river", "dask", "numba", "math", "rdp", "pld", "dp_accounting",
+            "pd", "pandas", "os", "sys", "json", "warnings", "streams", "matplotlib", "plt", "hypothesis",
+            "pytest", "importlib", "typing", "dataclasses", "argparse", "threading", "concurrent", "distributed",
+            "metric_learn", "diffprivlib", "stumpy", "zipfile", "hashlib", "collections", "itertools", "tests"}
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = sorted(_module_name(p) for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
+
+
+@functools.lru_cache(maxsize=None)
+def _module(name: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # an old path is not a name that exists
+        return importlib.import_module(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _definitions():
+    """Every name a module of onpair defines (functions, classes, methods, attributes assigned anywhere),
+    and the classes and functions by name."""
+    names, objects = set(), {}
+    for name in MODULES:
+        path = PACKAGE.parent / (name.replace(".", "/") + ".py")
+        if not path.exists():
+            path = PACKAGE.parent / name.replace(".", "/") / "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                if node.col_offset == 0:
+                    objects.setdefault(node.name, []).append(getattr(_module(name), node.name, None))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+    return names, objects
+
+
+@functools.lru_cache(maxsize=None)
+def _instance_attributes(cls) -> frozenset:
+    """What instances of ``cls`` hold: ``self.x = …`` in its methods, and its annotated fields."""
+    names = set()
+    for klass in cls.__mro__:
+        names.update(getattr(klass, "__annotations__", {}))
+        try:
+            tree = ast.parse(inspect.getsource(klass).lstrip())
+        except (OSError, TypeError, IndentationError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+    return frozenset(names)
+
+
+def _getattrs(obj, parts) -> bool:
+    for i, part in enumerate(parts):
+        if inspect.ismodule(obj) and f"{obj.__name__}.{part}" in MOVED:
+            return False  # an old path: it still imports, but the docs must cite the new one
+        if isinstance(obj, type) and part in {n for c in obj.__mro__ for n in vars(c)}:
+            obj = next(vars(c)[part] for c in obj.__mro__ if part in vars(c))
+            continue
+        if isinstance(obj, type) and part in _instance_attributes(obj):
+            return i == len(parts) - 1  # an instance's attribute: nothing further to look up
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
+def resolves(dotted: str, context=None) -> bool:
+    """Whether ``dotted`` names something in onpair: an absolute ``onpair.…`` path, a name in ``context``
+    (the docstring's module or class), a module of onpair by its trailing parts, or a class or function of
+    onpair and its attributes."""
+    parts = dotted.split(".")
+    if parts[0] == "onpair":
+        for k in range(len(parts), 0, -1):
+            name = ".".join(parts[:k])
+            if name in MODULES:
+                return _getattrs(_module(name), parts[k:])
+        return False
+    for scope in context or ():
+        if _getattrs(scope, parts):
+            return True
+    for k in range(len(parts), 0, -1):
+        suffix = "." + ".".join(parts[:k])
+        for name in MODULES:
+            if name.endswith(suffix) and _getattrs(_module(name), parts[k:]):
+                return True
+    return any(obj is not None and _getattrs(obj, parts[1:]) for obj in _definitions()[1].get(parts[0], ()))
+
+
+def _looks_like_onpair(dotted: str) -> bool:
+    """A backticked name the checker must resolve: one of onpair's modules or classes, or a private name."""
+    first = dotted.split(".")[0]
+    if first in EXTERNAL or hasattr(builtins, first):
+        return False
+    if first == "onpair" or first.startswith("_"):
+        return True
+    if "." in dotted and any(name.endswith("." + first) for name in MODULES):
+        return True
+    return "." in dotted and first in _definitions()[1]
+
+
+def problems_in_text(text: str, where: str, context=None, backticks=True) -> list:
+    found = []
+    for match in DOTTED_ONPAIR.finditer(text):
+        if not resolves(match.group(0).rstrip(".")):
+            found.append(f"{where}: {match.group(0)}")
+    for match in FILE_PATH.finditer(text):
+        path = ROOT / match.group(0)
+        if not path.exists():
+            found.append(f"{where}: {match.group(0)}")
+    for match in ROLE.finditer(text):
+        target = match.group(1).strip().rstrip("()")
+        if target.split(".")[0] in EXTERNAL or hasattr(builtins, target.split(".")[0]):
+            continue
+        if not resolves(target, context):
+            found.append(f"{where}: :role:`{target}`")
+    if backticks:
+        for match in BACKTICKED.finditer(text):
+            dotted = match.group(1)
+            if dotted.startswith("onpair") or not _looks_like_onpair(dotted):
+                continue
+            if "." not in dotted:
+                if dotted not in _definitions()[0]:
+                    found.append(f"{where}: `{dotted}`")
+            elif not resolves(dotted, context):
+                found.append(f"{where}: `{dotted}`")
+    return found
+
+
+def _docstrings():
+    """(where, docstring, context objects) of every module, class and function of onpair."""
+    for name in MODULES:
+        if name == "onpair._moved":
+            continue  # the table of old paths names them on purpose
+        module = _module(name)
+        path = pathlib.Path(module.__file__)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = str(path.relative_to(ROOT))
+        yield where, ast.get_docstring(tree) or "", (module,)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                owner = getattr(module, node.name, None)
+                scopes = (owner, module) if owner is not None else (module,)
+                yield f"{where}:{node.name}", ast.get_docstring(node) or "", scopes
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        yield f"{where}:{node.name}.{item.name}", ast.get_docstring(item) or "", scopes
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.col_offset == 0:
+                yield f"{where}:{node.name}", ast.get_docstring(node) or "", (module,)
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_the_docs_name_only_what_exists(path):
+    text = path.read_text(encoding="utf-8")
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        found += problems_in_text(line, f"{path.name}:{number}")
+    assert found == []
+
+
+def test_the_docstrings_name_only_what_exists():
+    found = []
+    for where, docstring, context in _docstrings():
+        found += problems_in_text(docstring, where, context)
+    assert found == []
+
+
+@pytest.mark.parametrize("text, bad", [
+    ("`_OnlinePairwiseLearner._smoothness`", True), ("`conversions._nudge`", True), ("`_plan_releases`", True),
+    ("`onpair.bounds.FeatureBounds`", True),  # an old path: it works, but the docs must cite the new one
+    ("onpair/learners/statistics.py", True), (":func:`onpair.privacy.no_such_function`", True),
+    ("`conversions.nudge_until`", False), ("`FeatureBounds.transform`", False), ("`np.linalg.norm`", False),
+    ("`onpair.core.bounds.FeatureBounds`", False), ("onpair/statistics/online.py", False),
+    ("`privacy.gaussian.sigmas_for_shares`", False), ("`learner.model`", False),
+])
+def test_the_checker_tells_a_stale_name_from_a_real_one(text, bad):
+    assert bool(problems_in_text(text, "example")) is bad
+
+
+# -- the guide's layout --------------------------------------------------------------------------------
+def _layout_section() -> str:
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    start = guide.index("### Layout")
+    block = guide[guide.index("```", start) + 3:]
+    return block[:block.index("```")]
+
+
+def _layout_paths() -> list:
+    """The paths the layout names under ``onpair/``: one per line, the first word of the line (``name/`` for
+    a package, whose modules follow on more indented lines; ``name.py`` for a module)."""
+    paths, stack, inside = [], [], False
+    for line in _layout_section().splitlines():
+        match = re.match(r"^( *)(\S+)", line)
+        if not match:
+            continue
+        indent, token = len(match.group(1)), match.group(2)
+        if indent == 0:
+            inside = token == "onpair/"
+            continue
+        if not inside or not re.fullmatch(r"\w+(?:\.py|/)", token):
+            continue  # outside onpair/, or the continuation of a description
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = (stack[-1][1] if stack else "") + token
+        paths.append(path)
+        if token.endswith("/"):
+            stack.append((indent, path))
+    return paths
+
+
+def test_the_guide_layout_is_the_tree():
+    """Every package and module of onpair/ has its line in docs/guide.md's layout, and every line names
+    one that exists."""
+    tree = set()
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE)
+        if path.name == "__init__.py" and relative.parent != pathlib.Path("."):
+            tree.add(f"{relative.parent.as_posix()}/")
+        else:
+            tree.add(relative.as_posix())
+    listed = _layout_paths()
+    assert len(listed) == len(set(listed)), "a path is listed twice"
+    assert sorted(tree - set(listed)) == [], "modules of onpair/ the guide's layout leaves out"
+    assert sorted(set(listed) - tree) == [], "the layout names what is not in the tree"
+
+
+def test_the_guide_layout_shows_the_default_learner_first():
+    """The statistics family (OnPairStats, the default learner) is the first package of the layout."""
+    packages = [path for path in _layout_paths() if path.endswith("/") and path.count("/") == 1]
+    assert packages[0] == "statistics/"
+    section = _layout_section()
+    assert section.index("OnPairStats") < min(section.index(n) for n in ("PairwiseGIGA", "OnPairStrC"))

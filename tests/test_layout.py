@@ -1,0 +1,241 @@
+"""The layout of the package (docs/guide.md, "Layout"): one package per algorithm family, no import circle,
+no module above 700 lines, no package driving another one's private names, registries instead of lists,
+and every old import path still working.
+
+The import graph is read from the source (``ast``), with every import a module makes, function-level
+imports included: a circle that only closes at run time is a circle too.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pathlib
+import warnings
+
+import pytest
+
+import onpair
+from onpair._moved import MOVED
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "onpair"
+MAX_LINES = 700
+#: The packages every family may use, private names included: the library's shared core and its root.
+SHARED = ("core", "")
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imports(name: str):
+    """(line, module imported, names imported from it) of every import of ``name``'s source, at any depth."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            yield node.lineno, source, tuple(alias.name for alias in node.names)
+
+
+def _target(source: str, imported: str | None = None) -> str | None:
+    """The module of onpair an import reaches: ``source.imported`` when that is a module, else the longest
+    prefix of ``source`` that is one."""
+    if imported is not None and f"{source}.{imported}" in MODULES:
+        return f"{source}.{imported}"
+    while source and source not in MODULES:
+        source = source.rpartition(".")[0]
+    return source or None
+
+
+def import_graph() -> dict:
+    graph = {name: set() for name in MODULES}
+    for name in MODULES:
+        for _, source, names in _imports(name):
+            if not (source == "onpair" or source.startswith("onpair.")):
+                continue
+            for target in {_target(source, n) for n in names} if names else {_target(source)}:
+                if target is not None and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def circles(graph: dict) -> list:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _family(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()) else ""
+
+
+# -- the graph -----------------------------------------------------------------------------------------
+def test_the_import_graph_of_onpair_has_no_circle():
+    graph = import_graph()
+    assert sum(len(edges) for edges in graph.values()) > 100  # the graph was read (every import counts)
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_function_level_import_is_an_edge():
+    graph = import_graph()
+    # core.stream imports persistence inside StreamLearner.save only
+    assert "onpair.persistence" in graph["onpair.core.stream"]
+
+
+def test_no_module_is_above_700_lines():
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_package_imports_another_packages_private_names():
+    """A family imports what another package makes public: a public name of a public module, or a name a
+    private module lists in its ``__all__`` (batch/_kernels.py's entry points). Only the shared core and the
+    package root are open to all (their private names are the library's own vocabulary: numba flags,
+    checks, compiled primitives)."""
+    found = []
+    for name in MODULES:
+        for line, source, names in _imports(name):
+            if not source.startswith("onpair") or _family(source) in SHARED or _family(source) == _family(name):
+                continue
+            private_module = any(_private(part) for part in source.split("."))
+            exported = getattr(importlib.import_module(source), "__all__", ()) if private_module else ()
+            for imported in names:
+                if _private(imported) or (private_module and imported not in exported):
+                    found.append(f"{name}:{line}: from {source} import {imported}")
+    assert found == []
+
+
+def test_the_private_import_check_sees_one():
+    assert _family("onpair.giga._kernels") == "giga" and _family("onpair.persistence") == ""
+    assert _family("onpair.core.bounds") == "core" and _family("onpair.statistics") == "statistics"
+
+
+# -- one package per family ----------------------------------------------------------------------------
+@pytest.mark.parametrize("family, classes", [
+    ("statistics", ["OnPairStats", "OffPairStats"]),
+    ("giga", ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OffPairStrC", "OffPairC"]),
+    ("batch", ["GradientPerturbedGD", "OutputPerturbedSGD"]),
+    ("objective", ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic"]),
+])
+def test_each_family_holds_its_learners_and_its_kernels(family, classes):
+    for name in classes:
+        assert getattr(onpair, name).__module__.startswith(f"onpair.{family}."), name
+    assert (PACKAGE / family / "_kernels.py").exists()
+    assert (PACKAGE / family / "audit_variants.py").exists()
+
+
+def test_every_public_class_lives_in_a_family_package():
+    for name in onpair.__all__:
+        obj = getattr(onpair, name)
+        if isinstance(obj, type) and name not in ("FeatureBounds", "PrivacyBudgetExceeded", "PrivacyWarning"):
+            assert _family(obj.__module__) in ("statistics", "giga", "batch", "objective"), name
+
+
+# -- registries instead of lists -----------------------------------------------------------------------
+def test_the_mechanisms_users_choose_are_the_continual_registry():
+    from onpair.privacy.continual import PrefixSumMechanism
+    from onpair.statistics.released import MECHANISMS
+
+    assert set(MECHANISMS) == set(PrefixSumMechanism.options())
+    assert PrefixSumMechanism.for_option("epochs").__name__ == "EpochTrees"
+    with pytest.raises(ValueError, match="mechanism must be one of"):
+        PrefixSumMechanism.for_option("banded_toeplitz")  # a kind (the state's tag), not a user's choice
+
+
+def test_every_distributed_estimator_implements_the_public_protocol():
+    pytest.importorskip("dask")
+    from onpair.distributed import PartitionedFit
+
+    with_fit = {name for name in onpair.__all__ if isinstance(getattr(onpair, name), type)
+                and isinstance(getattr(onpair, name)(), PartitionedFit)}
+    assert with_fit == {"OffPairStats", "GradientPerturbedGD"}
+
+
+# -- old import paths ----------------------------------------------------------------------------------
+def _old_imports():
+    """(module, name) of every ``from onpair.X import name`` the tests, bench scripts, demos, docs and README
+    used before the modules moved (tests/data/old_import_paths.txt, written once from that tree)."""
+    lines = (ROOT / "tests" / "data" / "old_import_paths.txt").read_text(encoding="utf-8").splitlines()
+    return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in lines if line.strip()]
+
+
+@pytest.mark.parametrize("module, name", _old_imports(), ids=lambda v: v)
+def test_an_import_path_used_before_the_layout_still_works(module, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        target = importlib.import_module(module)
+        if name:
+            assert hasattr(target, name) or importlib.import_module(f"{module}.{name}")
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_path_warns_and_gives_the_module_at_its_new_path(old):
+    import sys
+
+    new = MOVED[old]
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to"):
+        module = importlib.import_module(old)
+    if isinstance(new, str):
+        assert module is importlib.import_module(new)
+        assert module.__spec__.name == new  # the module keeps its own identity
+    else:  # a split module reads each name from the part that has it
+        for part in new:
+            some = next(n for n in vars(importlib.import_module(part)) if not n.startswith("__"))
+            assert getattr(module, some) is not None
+
+
+def test_the_moved_table_points_at_modules_that_exist():
+    for new in MOVED.values():
+        for name in [new] if isinstance(new, str) else new:
+            assert name in MODULES, name
