@@ -10,9 +10,10 @@ the class statistics), Huai et al.'s Alg. 3, 4
 Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
-from . import _moved
+from ._moved import install as _install_old_paths
+from ._moved import submodule as _moved_submodule
 
-_moved.install()  # the old paths of modules that moved into their family's package
+_install_old_paths()  # the old paths of modules that moved into their family's package
 
 from .core.bounds import FeatureBounds
 from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA  # first: the order of savable learners
@@ -29,4 +30,4 @@ __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats
 
 
 def __getattr__(name):
-    return _moved.submodule(__name__, name)
+    return _moved_submodule(__name__, name)

@@ -81,7 +81,7 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
         unchanged by :func:`load_learner`.
     wrapper : type or str, optional
         The wrapper class (or ``"module:QualName"``) that :func:`load` rebuilds with
-        ``wrapper._from_persisted(learner, extra)``. It must live in the ``onpair`` package.
+        ``wrapper.from_persisted(learner, extra)``. It must live in the ``onpair`` package.
 
     Raises
     ------
@@ -195,7 +195,7 @@ def load(path, *, consume=True):
 
     This is ``onpair.load``. Parameters, errors and the fork policy are those of
     :func:`load_learner`; a file written by a wrapper (``save_learner(..., wrapper=...)``) comes back
-    as ``wrapper._from_persisted(learner, extra)``.
+    as ``wrapper.from_persisted(learner, extra)``.
 
     Examples
     --------
@@ -210,7 +210,7 @@ def load(path, *, consume=True):
         if document["wrapper"] is None:
             return learner
         owner = _import_wrapper(document["wrapper"], path)
-        return owner._from_persisted(learner, document["extra"])
+        return owner.from_persisted(learner, document["extra"])
 
     return _load(path, consume, finish)
 
@@ -352,8 +352,8 @@ def _import_wrapper(name: str, path):
             owner = getattr(owner, part)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"{os.fspath(path)!r}: cannot import the wrapper {name!r} ({exc})") from None
-    if not callable(getattr(owner, "_from_persisted", None)):
-        raise ValueError(f"{os.fspath(path)!r}: wrapper {name!r} has no _from_persisted(learner, extra)")
+    if not callable(getattr(owner, "from_persisted", None)):
+        raise ValueError(f"{os.fspath(path)!r}: wrapper {name!r} has no from_persisted(learner, extra)")
     return owner
 
 

@@ -386,7 +386,7 @@ def test_toeplitz_variance_for_any_t_and_restarts():
 # -- blocks, state, generators ------------------------------------------------------------------------
 @pytest.mark.parametrize("cls, kwargs", CONFIGS, ids=IDS)
 def test_block_equals_singles_bit_for_bit(cls, kwargs, monkeypatch):
-    monkeypatch.setattr(continual.base, "_CHUNK_VALUES", 7)  # force many chunks inside one block
+    monkeypatch.setattr(continual.base, "CHUNK_VALUES", 7)  # force many chunks inside one block
     V = data(130, 3, seed=6)
     whole = make(cls, **kwargs)
     out_whole = run(whole, V, seed=9)
@@ -681,7 +681,7 @@ def test_calibrated_parameters_are_read_only(cls, name):
 def test_long_blocks_work_in_a_forked_child(monkeypatch):
     """A block of several chunks draws its next chunk in a helper thread; a forked child inherits the
     executor without its thread and must make its own (else it would wait forever)."""
-    monkeypatch.setattr(continual.base, "_CHUNK_VALUES", 30)
+    monkeypatch.setattr(continual.base, "CHUNK_VALUES", 30)
     V = data(100, 3)
     expected = run(make(BandedToeplitz), V, seed=4)  # the parent's helper thread now exists
     pid = os.fork()

@@ -50,7 +50,7 @@ def test_zero_noise_gives_exact_prefix_sums_across_epochs():
 
 
 def test_block_equals_singles_bit_for_bit(monkeypatch):
-    monkeypatch.setattr(continual.base, "_CHUNK_VALUES", 7)
+    monkeypatch.setattr(continual.base, "CHUNK_VALUES", 7)
     V = data(130, 3, seed=6)
     whole = make()
     out_whole = whole.add_block(V, np.random.default_rng(9), return_estimates=True)

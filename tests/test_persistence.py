@@ -575,7 +575,7 @@ class Wrapper:
         save_learner(self.learner, path, extra={"order": self.order, "labels": {"yes": 1}}, wrapper=type(self))
 
     @classmethod
-    def _from_persisted(cls, learner, extra):
+    def from_persisted(cls, learner, extra):
         return cls(learner, extra["order"])
 
 

@@ -161,7 +161,7 @@ def _as_seed_sequence(seed) -> np.random.SeedSequence:
 
 
 @contextlib.contextmanager
-def _numba_threads(threads):
+def numba_threads(threads):
     """Run with ``threads`` numba threads (restored afterwards); None leaves the setting alone."""
     if threads is None:
         yield
@@ -253,7 +253,7 @@ def audit(make_mechanism: Callable, D, D_prime, *, runs: int = 1000, statistic=N
     runs, delta, confidence = int(runs), float(delta), float(confidence)
     n_select = min(max(1, int(round(runs * selection_fraction))), runs - 1)
     seeds_D, seeds_D_prime = _as_seed_sequence(seed).spawn(2)
-    with _numba_threads(threads):
+    with numba_threads(threads):
         models_a = _run_many(make_mechanism, D, seeds_D.spawn(runs))
         models_b = _run_many(make_mechanism, D_prime, seeds_D_prime.spawn(runs))
     if statistic is None:

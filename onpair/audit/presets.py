@@ -20,7 +20,7 @@ from ..objective import audit_variants as objective_perturbation
 from ..privacy.gaussian import gaussian_sigma
 from ..statistics import audit_variants as statistics
 from ..statistics.audit_variants import MOMENT_WEIGHTS
-from .bound import DEFAULT_D, DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_N, AuditResult, _numba_threads, audit
+from .bound import DEFAULT_D, DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_N, AuditResult, numba_threads, audit
 from .datasets import metric_neighbouring_datasets, neighbouring_datasets, statistics_neighbouring_datasets
 
 
@@ -183,7 +183,7 @@ def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAUL
                    claimed_epsilon=epsilon, confidence=confidence, seed=root, algorithm=algorithm)
     result.details.update({"description": preset.description, "broken": preset.broken, "n": n, "d": d,
                            "data": data})
-    with _numba_threads(1):
+    with numba_threads(1):
         result.details.update(_reported(make_mechanism, D_prime))
     return result
 

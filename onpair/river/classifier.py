@@ -515,7 +515,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         """Resume a model written by :meth:`save` (``consume=False``: a read-only view, see
         :func:`onpair.persistence.load_learner`). It starts a new lineage."""
         learner, extra = load_learner(path, consume=consume)
-        return cls._from_persisted(learner, extra, path)
+        return cls.from_persisted(learner, extra, path)
 
     def _persisted_fields(self, path) -> dict:
         def plain(value, what):
@@ -545,7 +545,10 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         }
 
     @classmethod
-    def _from_persisted(cls, learner, extra, path=None):
+    def from_persisted(cls, learner, extra, path=None):
+        """The model around a ``learner`` that :func:`onpair.persistence.load` read with the ``extra`` fields
+        :meth:`save` wrote (the wrapper protocol of :mod:`onpair.persistence`); a ValueError for fields of
+        another wrapper or version."""
         where = "the snapshot" if path is None else repr(str(path))
         keys = {"version", "learner", "epsilon", "delta", "release_every", "unknown_features", "features",
                 "features_is_tuple", "learner_params", "order", "labels", "labels_fixed", "n_unknown_records",

@@ -9,12 +9,12 @@ import os
 
 #: Standard normals drawn per chunk of a block (2 MiB): bounds the scratch memory of a long block
 #: (two chunks) and sets the granularity at which drawing the noise overlaps the kernels.
-_CHUNK_VALUES = 1 << 18
+CHUNK_VALUES = 1 << 18
 
 _EXECUTOR = (None, None)  # (executor, pid of the process that created it)
 
 
-def _noise_executor():
+def noise_executor():
     """The one helper thread that draws the next chunk's normals while a kernel runs (created on
     first use, and again in a forked child, which inherits the executor but not its thread; used only
     by blocks of two chunks or more)."""
@@ -26,5 +26,5 @@ def _noise_executor():
     return executor
 
 
-def _fill_normals(rng, dest):
+def fill_normals(rng, dest):
     rng.standard_normal(out=dest)

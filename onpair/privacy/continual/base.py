@@ -16,8 +16,8 @@ import numpy as np
 from ..checks import check_positive, check_rho
 from ..exceptions import PrivacyBudgetExceeded
 from ._kernels import _first_row_beyond, _row_within
-from ._noise import _CHUNK_VALUES, _fill_normals, _noise_executor
-from .limits import MAX_ENTRY, MAX_RECORDS, _check_int, _check_real, _check_rng, _is_int
+from ._noise import CHUNK_VALUES, fill_normals, noise_executor
+from .limits import MAX_ENTRY, MAX_RECORDS, check_int, check_real, check_rng, is_int
 
 
 class PrefixSumMechanism(abc.ABC):
@@ -75,12 +75,12 @@ class PrefixSumMechanism(abc.ABC):
         return cls
 
     def __init__(self, *, dim, sensitivity, rho, horizon=None):
-        self._dim = _check_int(dim, "dim", maximum=2**31)
-        _check_real(sensitivity, "sensitivity")
+        self._dim = check_int(dim, "dim", maximum=2**31)
+        check_real(sensitivity, "sensitivity")
         self._sensitivity = check_positive(sensitivity, "sensitivity")
-        _check_real(rho, "rho")
+        check_real(rho, "rho")
         self._rho = check_rho(rho, "rho", allow_zero=False)
-        self._horizon = None if horizon is None else _check_int(horizon, "horizon")
+        self._horizon = None if horizon is None else check_int(horizon, "horizon")
         self._n_seen = 0
 
     # -- public read-only: the noise was calibrated to these, so they cannot be changed ---------------
@@ -160,7 +160,7 @@ class PrefixSumMechanism(abc.ABC):
         one, so a long block keeps up to two cores busy. The results do not depend on it.
         """
         V = self._check_block(V)
-        _check_rng(rng)
+        check_rng(rng)
         m = V.shape[0]
         out = np.empty((m, self.dim)) if return_estimates else None
         if m:
@@ -220,7 +220,7 @@ class PrefixSumMechanism(abc.ABC):
                 and self._n_seen < (MAX_RECORDS if self._horizon is None else self._horizon)
                 and isinstance(rng, np.random.Generator)):
             V = self._check_block(v, name="v")  # raises with the reason (a vector of another shape included)
-            _check_rng(rng)
+            check_rng(rng)
             self._feed(np.ascontiguousarray(V), rng, None)
             return
         self._add_checked_one(v, rng)
@@ -233,7 +233,7 @@ class PrefixSumMechanism(abc.ABC):
 
     def _feed(self, V, rng, out) -> None:
         m, k = V.shape
-        step = max(1, _CHUNK_VALUES // (k * self._rows_per_record))
+        step = max(1, CHUNK_VALUES // (k * self._rows_per_record))
         chunks = [(lo, min(m, lo + step)) for lo in range(0, m, step)]
         rows, t = [], self._n_seen
         for lo, hi in chunks:
@@ -249,13 +249,13 @@ class PrefixSumMechanism(abc.ABC):
             rng.standard_normal(out=buffers[0][:rows[0]])
             self._apply(np.ascontiguousarray(V), buffers[0][:rows[0]], out)
             return
-        executor = _noise_executor()
-        pending = executor.submit(_fill_normals, rng, buffers[0][:rows[0]])
+        executor = noise_executor()
+        pending = executor.submit(fill_normals, rng, buffers[0][:rows[0]])
         try:
             for i, (lo, hi) in enumerate(chunks):
                 pending.result()
                 Z = buffers[i % 2][:rows[i]]
-                pending = (executor.submit(_fill_normals, rng, buffers[(i + 1) % 2][:rows[i + 1]])
+                pending = (executor.submit(fill_normals, rng, buffers[(i + 1) % 2][:rows[i + 1]])
                            if i + 1 < len(chunks) else None)
                 self._apply(np.ascontiguousarray(V[lo:hi]), Z, None if out is None else out[lo:hi])
         finally:
@@ -293,7 +293,7 @@ class PrefixSumMechanism(abc.ABC):
         -------
         float
         """
-        t = self._n_seen if t is None else _check_int(t, "t", minimum=0, maximum=self.capacity)
+        t = self._n_seen if t is None else check_int(t, "t", minimum=0, maximum=self.capacity)
         return 0.0 if t == 0 else self._variance(t)
 
     @abc.abstractmethod
@@ -370,7 +370,7 @@ class PrefixSumMechanism(abc.ABC):
         except (TypeError, ValueError) as err:
             raise ValueError(f"params: {err}") from None
         n_seen = scalars["n_seen"]
-        if not _is_int(n_seen) or not 0 <= n_seen <= mech.capacity:
+        if not is_int(n_seen) or not 0 <= n_seen <= mech.capacity:
             raise ValueError(f"scalars['n_seen'] must be an integer in [0, {mech.capacity}], got {n_seen!r}")
         n_seen = int(n_seen)
         if not isinstance(arrays, dict):

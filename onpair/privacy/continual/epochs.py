@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .base import PrefixSumMechanism
-from .limits import MAX_RECORDS, _check_int, _check_rng, _check_state_size
+from .limits import MAX_RECORDS, check_int, check_rng, check_state_size
 from .tree import TreeAggregation
 
 
@@ -53,7 +53,7 @@ class EpochTrees(PrefixSumMechanism):
 
     def __init__(self, *, dim, sensitivity, rho, first_epoch=64, horizon=None):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
-        first_epoch = _check_int(first_epoch, "first_epoch", maximum=2**40)
+        first_epoch = check_int(first_epoch, "first_epoch", maximum=2**40)
         if first_epoch & (first_epoch - 1):
             raise ValueError(f"first_epoch must be a power of two, got {first_epoch!r}")
         self._first = first_epoch
@@ -61,7 +61,7 @@ class EpochTrees(PrefixSumMechanism):
         # largest one now, so that no epoch can fail to start in the middle of a block.
         # (an epoch is at most twice as long as the records before its end: up to 2·max(horizon, T₀))
         last = self.capacity if self.horizon is None else min(MAX_RECORDS, 2 * max(self.horizon, first_epoch))
-        _check_state_size(2 * (last.bit_length() + 1) * self.dim + self.dim,
+        check_state_size(2 * (last.bit_length() + 1) * self.dim + self.dim,
                           f"dim={self.dim!r} and trees of up to {last.bit_length()} levels")
         TreeAggregation(dim=1, sensitivity=self.sensitivity, rho=self.rho, horizon=last)
         self._completed = np.zeros(self.dim)
@@ -116,7 +116,7 @@ class EpochTrees(PrefixSumMechanism):
 
     def add_one(self, v, rng) -> None:
         V = self._check_block(v, name="v")
-        _check_rng(rng)
+        check_rng(rng)
         self._feed(np.ascontiguousarray(V), rng, None)
 
     def _noise_rows(self, t0, m):  # not used: _feed delegates to the epoch trees

@@ -23,33 +23,33 @@ MAX_ENTRY = 1e150
 MAX_STATE_FLOATS = 2**30
 
 
-def _is_int(value) -> bool:
+def is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _check_int(value, name: str, minimum: int = 1, maximum: int = MAX_RECORDS) -> int:
+def check_int(value, name: str, minimum: int = 1, maximum: int = MAX_RECORDS) -> int:
     """An integer argument: TypeError for a non-integer (bools included), ValueError outside the range."""
-    if not _is_int(value):
+    if not is_int(value):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     if not minimum <= value <= maximum:
         raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}], got {value!r}")
     return int(value)
 
 
-def _check_real(value, name: str) -> None:
+def check_real(value, name: str) -> None:
     if isinstance(value, (bool, np.bool_)) or not (
             isinstance(value, numbers.Real)
             or (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "fiu")):
         raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
 
 
-def _check_state_size(floats: int, what: str) -> None:
+def check_state_size(floats: int, what: str) -> None:
     if floats > MAX_STATE_FLOATS:
         raise ValueError(f"{what} give a state of {floats:,} floats ({floats * 8 / 2**30:,.1f} GiB), more than "
                          f"MAX_STATE_FLOATS = 2**30 (8 GiB): refused before allocating it")
 
 
-def _noise_scales(sensitivities, shares, sensitivity, rho) -> np.ndarray:
+def noise_scales(sensitivities, shares, sensitivity, rho) -> np.ndarray:
     """σ for each share (:func:`sigmas_for_shares`), refused unless every σ lies in [1/MAX_ENTRY, MAX_ENTRY]:
     beyond, the noise or its inverse variance would overflow (an extreme ``sensitivity`` or ``rho``)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
@@ -61,7 +61,7 @@ def _noise_scales(sensitivities, shares, sensitivity, rho) -> np.ndarray:
     return sigmas
 
 
-def _check_rng(rng) -> None:
+def check_rng(rng) -> None:
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"rng must be a numpy.random.Generator (the caller's own, e.g. np.random.default_rng(seed)), "

@@ -9,7 +9,7 @@ import numpy as np
 from ..gaussian import gaussian_rho
 from ._kernels import _toeplitz_add_block, _toeplitz_record, _toeplitz_release, _toeplitz_variance_advance
 from .base import PrefixSumMechanism
-from .limits import _check_int, _check_state_size, _noise_scales
+from .limits import check_int, check_state_size, noise_scales
 
 #: Default band of :class:`BandedToeplitz`, chosen from ``bench/continual.py`` (docs/continual_release.md):
 #: the largest band whose arithmetic still hides behind drawing the noise at k = 462 (about 120,000
@@ -40,7 +40,7 @@ def sqrt_toeplitz_coefficients(n):
     >>> sqrt_toeplitz_coefficients(4).tolist()
     [1.0, 0.5, 0.375, 0.3125]
     """
-    n = _check_int(n, "n")
+    n = check_int(n, "n")
     j = np.arange(1, n, dtype=np.float64)
     return np.concatenate(([1.0], np.cumprod((2.0 * j - 1.0) / (2.0 * j))))
 
@@ -94,13 +94,13 @@ class BandedToeplitz(PrefixSumMechanism):
 
     def __init__(self, *, dim, sensitivity, rho, band=DEFAULT_BAND, horizon=None):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
-        self._band_given = _check_int(band, "band", maximum=2**31)
+        self._band_given = check_int(band, "band", maximum=2**31)
         self._band = self._band_given if self.horizon is None else min(self._band_given, self.horizon)
         # the coefficients, the noise rows and the variance series' ring, the two running sums
-        _check_state_size(self._band * (self.dim + 2) + 2 * self.dim, f"dim={self.dim!r} and band={self._band!r}")
+        check_state_size(self._band * (self.dim + 2) + 2 * self.dim, f"dim={self.dim!r} and band={self._band!r}")
         self._c = sqrt_toeplitz_coefficients(self._band)
         self._kappa2 = math.fsum(self._c * self._c)
-        self._sigma_nominal = float(_noise_scales(np.array([self.sensitivity * math.sqrt(self.kappa2)]),
+        self._sigma_nominal = float(noise_scales(np.array([self.sensitivity * math.sqrt(self.kappa2)]),
                                                   np.array([self.rho]), self.sensitivity, self.rho)[0])
         self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
         self._ring = np.zeros((self._band - 1, self.dim))

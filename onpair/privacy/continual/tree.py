@@ -9,7 +9,7 @@ import numpy as np
 from ..gaussian import gaussian_rho
 from ._kernels import _tree_add_block, _tree_prefix
 from .base import PrefixSumMechanism
-from .limits import _check_state_size, _noise_scales
+from .limits import check_state_size, noise_scales
 
 #: Levels of an unbounded tree: record t ≤ 2^62 completes nodes up to level 62.
 _UNBOUNDED_LEVELS = 63
@@ -85,8 +85,8 @@ class TreeAggregation(PrefixSumMechanism):
             self._levels = _UNBOUNDED_LEVELS
             h = np.arange(1, self._levels + 1, dtype=np.float64)
             shares = self.rho * 6.0 / (math.pi ** 2 * h * h)
-        _check_state_size(2 * (self._levels + 1) * self.dim, f"dim={self.dim!r} and {self._levels} levels")
-        sigmas = _noise_scales(np.full(self._levels, self.sensitivity), shares, self.sensitivity, self.rho)
+        check_state_size(2 * (self._levels + 1) * self.dim, f"dim={self.dim!r} and {self._levels} levels")
+        sigmas = noise_scales(np.full(self._levels, self.sensitivity), shares, self.sensitivity, self.rho)
         self._sigmas = sigmas
         self._scales = sigmas.copy()  # what the kernel adds (tests set it to 0)
         ls_var = np.empty(self._levels)
