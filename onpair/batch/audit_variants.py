@@ -4,7 +4,7 @@ bounds) -> make(seed_sequence) -> (estimator, release)`` (:class:`onpair.audit.p
 
 from __future__ import annotations
 
-from ..core.audit_setup import AUDIT_RADIUS, offline_release
+from ..core.audit_setup import AUDIT_RADIUS, offline_maker
 from .gradient_perturbation import GradientPerturbedGD
 from .output_perturbation import OutputPerturbedSGD
 
@@ -21,14 +21,7 @@ def offline_setup(cls_name, task="auc", extra=None):
                 dict(T=1, radius=AUDIT_RADIUS, threshold=1.0, pair_weights=None) if metric else dict(T=1))
         else:  # Yang et al.: T = n, the smallest T for which their bound is stated
             cls, params = OutputPerturbedSGD, dict(T=n, loss="hinge")
-        if metric:
-            params["task"] = "metric"
-        params.update(extra or {})
-
-        def make(seed_sequence):
-            return cls(epsilon=epsilon, delta=delta, bounds=bounds, random_state=seed_sequence, **params), \
-                offline_release
-
-        return make
+        return offline_maker(cls, dict(params, **({"task": "metric"} if metric else {}), **(extra or {})),
+                             epsilon=epsilon, delta=delta, bounds=bounds)
 
     return build

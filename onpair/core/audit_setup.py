@@ -27,6 +27,16 @@ def offline_release(estimator, X, y):
     return estimator.fit(X, y).coef_
 
 
+def offline_maker(cls, params: dict, *, epsilon, delta, bounds):
+    """``make(seed_sequence) -> (estimator, offline_release)``: a fresh ``cls`` estimator per run, its noise
+    seeded by the run."""
+    def make(seed_sequence):
+        return cls(epsilon=epsilon, delta=delta, bounds=bounds, random_state=seed_sequence, **params), \
+            offline_release
+
+    return make
+
+
 def logistic_g(radius: float, metric: bool = False) -> float:
     """G(R) of the logistic loss of the AUC task, or of the metric task's with ``metric=True``."""
     from .losses import get_loss

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..core.audit_setup import AUDIT_RADIUS, int_seed, logistic_g, offline_release, online_release
+from ..core.audit_setup import AUDIT_RADIUS, int_seed, logistic_g, offline_maker, online_release
 from ..core.geometry import project_l2_ball
 from ..core.matrix_geometry import project_matrix, symmetric_noise
 from .offline import OffPairC, OffPairStrC
@@ -83,15 +83,8 @@ def offline_setup(cls_name, task="auc", extra=None):
             g = logistic_g(AUDIT_RADIUS, metric=metric)
             c = g / AUDIT_RADIUS * math.sqrt(n)
             cls, params = OffPairC, dict(radius=AUDIT_RADIUS, output="last", c=c)
-        if metric:
-            params["task"] = "metric"
-        params.update(extra or {})
-
-        def make(seed_sequence):
-            return cls(epsilon=epsilon, delta=delta, bounds=bounds, random_state=seed_sequence, **params), \
-                offline_release
-
-        return make
+        return offline_maker(cls, dict(params, **({"task": "metric"} if metric else {}), **(extra or {})),
+                             epsilon=epsilon, delta=delta, bounds=bounds)
 
     return build
 
