@@ -9,10 +9,10 @@ from ..core.losses import SQUARE
 from .augmented_rows import AugmentedRows
 from .labelled_buffer import LabelledBuffer
 from .split_history import SplitHistory
-from .square_loss_history import SquareStatistics
+from .square_loss_history import SquareLossHistory
 
 #: Every kind by its snapshot tag.
-HISTORY_KINDS = {cls.kind: cls for cls in (SplitHistory, SquareStatistics, LabelledBuffer, AugmentedRows)}
+HISTORY_KINDS = {cls.kind: cls for cls in (SplitHistory, SquareLossHistory, LabelledBuffer, AugmentedRows)}
 
 
 def history_class(task, loss, slots):
@@ -24,7 +24,7 @@ def history_class(task, loss, slots):
     >>> from onpair.giga.slots import SlotPolicy
     >>> auc = make_task("auc")
     >>> history_class(auc, auc.get_loss("square"), SlotPolicy("all")).__name__
-    'SquareStatistics'
+    'SquareLossHistory'
     >>> history_class(auc, auc.get_loss("logistic"), SlotPolicy("fifo", 8)).__name__
     'LabelledBuffer'
     """
@@ -33,7 +33,7 @@ def history_class(task, loss, slots):
     if slots.bounded:
         return LabelledBuffer
     if loss.code == SQUARE:
-        return SquareStatistics
+        return SquareLossHistory
     return SplitHistory
 
 

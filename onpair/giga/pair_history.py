@@ -8,7 +8,7 @@ kind (snapshot tag)         what is kept                           memory
 ==========================  =====================================  ===============================
 :class:`SplitHistory`       every record, positives and negatives  O(t·d), grows with the stream
   (``"full"``)              apart (AUC, logistic or hinge loss)
-:class:`SquareStatistics`   counts, sums and second moments per    O(d²): the square loss's exact
+:class:`SquareLossHistory`  counts, sums and second moments per    O(d²): the square loss's exact
   (``"statistics"``)        label (AUC, square loss)               full history
 :class:`LabelledBuffer`     s records and their ±1 labels (AUC,    O(s·d)
   (``"buffer"``)            FIFO or reservoir)

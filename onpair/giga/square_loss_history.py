@@ -8,7 +8,7 @@ from ._kernels import _giga_square_statistics, _giga_square_statistics_one
 from .pair_history import PairHistory
 
 
-class SquareStatistics(PairHistory):
+class SquareLossHistory(PairHistory):
     """Per label: the count m, S₁ = Σx and S₂ = Σxxᵀ of the records seen (AUC task, square loss).
 
     The square loss's round gradient against all past records of the other label needs only these:
@@ -18,7 +18,7 @@ class SquareStatistics(PairHistory):
     Examples
     --------
     >>> from onpair.giga.slots import SlotPolicy
-    >>> stats = SquareStatistics(3, SlotPolicy("all"))
+    >>> stats = SquareLossHistory(3, SlotPolicy("all"))
     >>> stats.second_moments.shape, stats.memory_bound
     ((2, 3, 3), 0)
     """

@@ -92,7 +92,7 @@ class OffPairStats(PairwiseEstimator):
             raise ValueError(str(exc)) from None
         return kind, weights, sensitivity
 
-    def _plan(self):
+    def _release_settings(self):
         """Every parameter checked, before any record is read: ``(kind, weights, sensitivity, n_classes)``."""
         kind, weights, sensitivity = self._validate_params()
         metric = self._metric_task()
@@ -109,7 +109,7 @@ class OffPairStats(PairwiseEstimator):
         return labels.astype(np.int64) if self._metric_task() else (labels > 0).astype(np.int64)
 
     def _fit_released(self, Z, labels, seed_sequence):
-        plan = self._plan()
+        plan = self._release_settings()
         total = statistics_total(Z, self._class_codes(labels), plan[3], plan[1])
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence)
 
@@ -119,12 +119,12 @@ class OffPairStats(PairwiseEstimator):
 
     def check_partitioned_fit(self):
         """The parameter checks of a distributed fit, before any task is submitted."""
-        self._plan()
+        self._release_settings()
 
     def fit_partitions(self, partitions, seed_sequence):
         """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
         its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
-        plan = self._plan()
+        plan = self._release_settings()
         total = partitions.sum(_partition_statistics, plan[3], np.asarray(plan[1], dtype=np.float64))
         return self._release(plan, total, partitions.n, partitions.dim, seed_sequence)
 
