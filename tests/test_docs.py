@@ -29,6 +29,7 @@ DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 DOTTED_ONPAIR = re.compile(r"(?<![\w.\-/])onpair(?:\.[A-Za-z_]\w*)+")
 FILE_PATH = re.compile(r"(?<![\w./])onpair/[\w/]*\w(?:\.py)?")
 ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc):`~?([^`<>]+?)`")
+RELATIVE_PATH = re.compile(r"`((?:\w+/)+\w+\.py)`")
 BACKTICKED = re.compile(r"(?<!`)``?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?:\(\))?``?(?!`)")
 #: Roots of dotted names that belong to other libraries (or to examples: a learner, a spec).
 EXTERNAL = {"np", "numpy", "scipy", "sklearn", "river", "dask", "numba", "math", "rdp", "pld", "dp_accounting",
@@ -152,6 +153,11 @@ def problems_in_text(text: str, where: str, context=None, backticks=True) -> lis
         path = ROOT / match.group(0)
         if not path.exists():
             found.append(f"{where}: {match.group(0)}")
+    for match in RELATIVE_PATH.finditer(text):  # `giga/offline.py`: under onpair/ or the repository
+        if match.group(1).split("/")[0] in EXTERNAL:
+            continue
+        if not ((PACKAGE / match.group(1)).exists() or (ROOT / match.group(1)).exists()):
+            found.append(f"{where}: `{match.group(1)}`")
     for match in ROLE.finditer(text):
         target = match.group(1).strip().rstrip("()")
         if target.split(".")[0] in EXTERNAL or hasattr(builtins, target.split(".")[0]):
@@ -216,6 +222,7 @@ def test_the_docstrings_name_only_what_exists():
     ("`conversions.nudge_until`", False), ("`FeatureBounds.transform`", False), ("`np.linalg.norm`", False),
     ("`onpair.core.bounds.FeatureBounds`", False), ("onpair/statistics/online.py", False),
     ("`privacy.gaussian.sigmas_for_shares`", False), ("`learner.model`", False),
+    ("`learners/onpairstrc.py`", True), ("`giga/onpairstrc.py`", False), ("`bench/continual.py`", False),
 ])
 def test_the_checker_tells_a_stale_name_from_a_real_one(text, bad):
     assert bool(problems_in_text(text, "example")) is bad
