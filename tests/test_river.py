@@ -97,10 +97,21 @@ def assert_same_state(before, after):
 
 
 # -- river's own checks ----------------------------------------------------------------------------
-@pytest.mark.parametrize("params", list(PrivatePairwiseClassifier._unit_test_params()),
-                         ids=lambda p: p.get("learner", "onpairstrc"))
-def test_river_check_estimator(params):
-    model = PrivatePairwiseClassifier(**params)
+def _river_configurations():
+    """(class, parameters) of every river adapter in onpair.river.__all__ that declares its test
+    configurations (river's ``_unit_test_params``; discovered, so a new adapter is checked the day it is
+    exported)."""
+    from public_api import river_classes
+
+    for cls in river_classes().values():
+        if "_unit_test_params" in vars(cls):
+            for params in cls._unit_test_params():
+                yield pytest.param(cls, params, id=f"{cls.__name__}-{params.get('learner', 'default')}")
+
+
+@pytest.mark.parametrize("cls, params", list(_river_configurations()))
+def test_river_check_estimator(cls, params):
+    model = cls(**params)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no clipping or schedule warning on river's check streams
         checks.check_estimator(model)
