@@ -128,6 +128,13 @@ def test_a_function_level_import_is_an_edge():
     assert "onpair.persistence" in graph["onpair.core.stream"]
 
 
+def test_core_imports_no_family_package():
+    """The families build on core, never the other way round."""
+    families = {"statistics", "giga", "batch", "objective", "river", "audit"}
+    graph = import_graph()
+    assert [(m, t) for m in graph if _family(m) == "core" for t in graph[m] if _family(t) in families] == []
+
+
 def test_no_module_is_above_700_lines():
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()}
     assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
