@@ -655,7 +655,7 @@ def label_sign(y, labels, declared, where) -> int:
     naming ``y`` and ``where``. Undeclared (river's binary domain): booleans and numbers equal to 0 or 1;
     declared: a label equal to one of the two."""
     if isinstance(y, (np.ndarray, list, tuple, dict, set)):
-        raise ValueError(f"y = {y!r} ({where}): a label must be a single value, not a {type(y).__name__}")
+        raise ValueError(f"y = {y!r} ({where}): labels must be single values, not a {type(y).__name__}")
     if declared:
         if _equals(y, labels[1]):
             return 1
