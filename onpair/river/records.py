@@ -221,7 +221,7 @@ class RecordMapper:
             "every release then depends on: those keys must be public (a one-hot key names the record's value, "
             "and a sparse record's key set is data). Pass features=[...], the public list of feature names from "
             "the data set's documentation. Until then privacy_report() lists 'features' and 'schedule' under "
-            "'curator_only'.", PrivacyWarning, stacklevel=stacklevel + 1)
+            "'curator_only'.", PrivacyWarning, stacklevel=stacklevel)
 
     def restore_counts(self, order, n_unknown, unknown_names, n_missing) -> None:
         """Counts read back from a snapshot (already checked by the caller)."""
