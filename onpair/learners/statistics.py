@@ -88,8 +88,9 @@ class OnPairStats(StreamLearner):
     ----------
     epsilon, delta : float, default 1.0 and 1e-5
         The (ε, δ)-DP guarantee for the whole stream (every release together). Neighbouring streams
-        differ in one record, replaced at the same position; a record replayed k times is protected as
-        a group of k.
+        differ in one record, replaced at the same position; a record replayed k times costs more:
+        ``privacy_report(passes=k)["record_level"]`` (exactly k·ρ over same-order passes of n ≥ band
+        records with the default mechanism).
     task : {"auc", "metric"}, default "auc"
         Bipartite ranking (labels −1/+1, 0/1 or booleans) or metric learning (class labels of the
         public domain ``classes``).

@@ -23,8 +23,9 @@ per-record order, so that a block equals its records fed one at a time, bit for 
 kernels (:mod:`onpair.privacy._continual_kernels`) only do the noise-free arithmetic.
 
 Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
-set) is k positions and is protected as a group of k: its cost is at most k²·ρ in zCDP (group
-privacy for a Gaussian mechanism: sensitivity kΔ).
+set) is k positions: its cost is at most k²·ρ in zCDP (group privacy for a Gaussian mechanism:
+sensitivity kΔ), and often less; :func:`onpair.privacy.replay.record_rho` gives it exactly from the
+encoder (k·ρ for copies farther apart than the band of the factorisation).
 
 The state (:meth:`PrefixSumMechanism.to_state`) holds noiseless partial sums and the noise itself:
 it is as secret as the raw stream. For the same reason a mechanism refuses to be copied or pickled
@@ -1008,8 +1009,10 @@ class EpochTrees(PrefixSumMechanism):
 
     Cost. Neighbouring streams differ in one record, which lies in exactly one epoch: only that epoch's
     tree sees a different input, and the trees draw independent noise, so the joint release is as
-    private as that one tree, ρ-zCDP (parallel composition over disjoint parts of the stream; the inputs
-    do not depend on earlier outputs). So any number of records costs ρ, and the error of a prefix is
+    private as that one tree, ρ-zCDP (parallel composition over disjoint parts of the stream). It holds
+    for adaptive inputs too (later records chosen after seeing earlier releases): given the releases so
+    far, every later epoch's tree is the same mechanism on the same inputs under both streams, so by
+    adaptive composition it adds nothing. So any number of records costs ρ, and the error of a prefix is
     that of a tree whose horizon is known: variance O(log² t), against O(t/b) for a band b and a
     larger constant for the unbounded tree with level shares ρ_h ∝ 1/h² (docs/continual_release.md).
 
