@@ -52,7 +52,8 @@ class PrivateStandardScaler(base.Transformer):
     --------
     >>> from river import datasets
     >>> from onpair.river import PrivateStandardScaler
-    >>> scaler = PrivateStandardScaler(bounds=(0.0, 1.0), epsilon=1.0, seed=0)
+    >>> from streams import PHISHING_FEATURES   # public: the data set's documented names
+    >>> scaler = PrivateStandardScaler(bounds=(0.0, 1.0), epsilon=1.0, features=PHISHING_FEATURES, seed=0)
     >>> for x, _ in datasets.Phishing().take(300):
     ...     scaler.learn_one(x)
     >>> out = scaler.transform_one(x)
