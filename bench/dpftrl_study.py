@@ -425,7 +425,8 @@ def main(argv=None):
         *markdown(one, f"### Phishing, one pass: progressive exact ROC AUC, δ = 1e-5, mean ± std over {args.seeds} "
                        "noise seeds (river's order)"),
         "",
-        *markdown(four, f"### Phishing, four passes (5,000 rounds; each record protected as a group of 4 at (ε, δ)): "
+        *markdown(four, f"### Phishing, four passes (5,000 rounds; each record protected as a group of 4 at (ε, δ): "
+                        "the ε columns are record-level here): "
                         f"progressive exact ROC AUC over all 5,000 scores, {args.seeds} noise seeds"),
         "",
         *markdown(p256, f"### Pima, n_train = 256, δ = 1/256: test AUC of the final model, {args.splits} splits"),

@@ -35,7 +35,10 @@ parts:
      Σ_i A_i x_i − Σ_j B_j x_j, a d-vector; a tree of additions gives the client the exact gradient sum,
      to which it adds the step's noise (docs/algorithms.md#gradient-perturbation;
      :mod:`onpair.batch.distributed_gradient` builds the graph). Only scores, pair weights (one number
-     per record and partition) and d-vectors cross the network, never a record.
+     per record and partition) and d-vectors cross the network, no record as such; but they are exact
+     (the noise is added on the client), and a record's scores under d or more linearly independent θ
+     determine it: the workers, the scheduler and the network must be trusted like the place where the
+     records are kept (docs/distributed.md).
 3. **Release, on the client**, by the estimator's own code (the same lines as the in-process fit), then
    every persisted partition and intermediate result is released from the cluster.
 

@@ -142,7 +142,7 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
     snapshot_written(learner)
 
 
-def load_learner(path, *, consume=True):
+def load_learner(path, *, consume=True, finish=None):
     """Load a learner saved by :func:`save_learner` (or ``learner.save``), with its ``extra``.
 
     Parameters
@@ -154,13 +154,16 @@ def load_learner(path, *, consume=True):
         resumed only once (see the module docstring, "Forks"). With ``consume=False`` the file is
         left in place and a private learner comes back read-only: it reports and scores, but
         ``learn_one``, ``learn_many`` and ``save`` raise ``RuntimeError``.
+    finish : callable, optional
+        ``finish(learner, extra)`` builds what to return (a wrapper rebuilding itself); it runs while the
+        file can still be put back, so an error it raises leaves the snapshot in place.
 
     Returns
     -------
     learner : PairwiseGIGA, OnPairStrC or OnPairC
         The learner, in the state it was saved in.
     extra : dict or None
-        What the wrapper passed to :func:`save_learner`.
+        What the wrapper passed to :func:`save_learner`. (With ``finish``: what it returns.)
 
     Raises
     ------
@@ -187,7 +190,9 @@ def load_learner(path, *, consume=True):
     ...
     RuntimeError: ...loaded with consume=False...
     """
-    return _load(path, consume, lambda learner, document: (learner, document["extra"]))
+    if finish is None:
+        return _load(path, consume, lambda learner, document: (learner, document["extra"]))
+    return _load(path, consume, lambda learner, document: finish(learner, document["extra"]))
 
 
 def load(path, *, consume=True):

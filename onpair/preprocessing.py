@@ -32,6 +32,7 @@ from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
 from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
 from .privacy.gaussian import gaussian_rho, gaussian_sigma
+from .privacy.reports import mark_curator_only
 
 #: Standardised values are clipped to [−CLIP, CLIP] by default: the public output bounds.
 DEFAULT_CLIP = 3.0
@@ -102,7 +103,8 @@ class PrivateStandardScaler:
         The noise; None: fresh OS entropy.
 
     ``privacy_report_`` holds the release's σ, ρ and sensitivity (public) and ``n_clipped``, the number of
-    records outside the bounds: computed from the data without noise, it is for the data curator only.
+    records outside the bounds: computed from the data without noise, it is for the data curator only
+    (listed under ``curator_only``).
 
     Examples
     --------
@@ -175,11 +177,11 @@ class PrivateStandardScaler:
         self.n_features_in_ = d
         self.output_bounds_ = (-float(self.clip), float(self.clip))
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
-        self.privacy_report_ = {"algorithm": "PrivateStandardScaler", "epsilon": float(self.epsilon),
-                                "delta": float(self.delta), "sensitivity": sensitivity, "sigma": sigma,
-                                "rho_budget": rho_budget,
-                                "rho_spent": min(gaussian_rho(sensitivity, sigma), rho_budget),
-                                "n_clipped": int(np.count_nonzero(np.any((X < lower) | (X > upper), axis=1)))}
+        self.privacy_report_ = mark_curator_only(
+            {"algorithm": "PrivateStandardScaler", "epsilon": float(self.epsilon), "delta": float(self.delta),
+             "sensitivity": sensitivity, "sigma": sigma, "rho_budget": rho_budget,
+             "rho_spent": min(gaussian_rho(sensitivity, sigma), rho_budget),
+             "n_clipped": int(np.count_nonzero(np.any((X < lower) | (X > upper), axis=1)))})
         return self
 
     def transform(self, X):

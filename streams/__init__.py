@@ -3,7 +3,7 @@
 * :class:`ArraySource`, :class:`CSVSource`, :class:`ARFFSource`, :class:`RiverSource`: arrays, text
   files (read one block at a time) and river's data sets, with one interface (:class:`Source`):
   iteration, ``iter_blocks(block_size)``, ``iter_dicts()``, ``len`` when known, and a ``report`` of what
-  was read and skipped;
+  was read and skipped; :data:`PHISHING_FEATURES`, the public feature names of river's Phishing;
 * :mod:`streams.uci`: Hepatitis, Pima, Diabetic Retinopathy Debrecen and WDBC, each with a spec that
   carries public feature bounds (``bounds=(spec.lower, spec.upper)``), labels in {−1, +1};
 * :mod:`streams.fetch`: the data directory (``$ONPAIR_DATA``, else ``~/.onpair/data``) and verified
@@ -24,13 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 from .fetch import ChecksumError, DownloadError, fetch, resolve_data_dir
-from .sources import (DEFAULT_BLOCK_SIZE, ARFFSource, ArraySource, CSVSource, RecordError, RecordTypeError,
-                      RiverSource, Source)
+from .sources import (DEFAULT_BLOCK_SIZE, PHISHING_FEATURES, ARFFSource, ArraySource, CSVSource, RecordError,
+                      RecordTypeError, RiverSource, Source)
 from .uci import SPECS, UCISource, UCISpec, get_spec, load
 
 __all__ = ["iter_blocks", "Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",
            "RecordTypeError", "UCISource", "UCISpec", "SPECS", "get_spec", "load", "fetch", "resolve_data_dir",
-           "ChecksumError", "DownloadError", "DEFAULT_BLOCK_SIZE"]
+           "ChecksumError", "DownloadError", "DEFAULT_BLOCK_SIZE", "PHISHING_FEATURES"]
 
 
 def iter_blocks(X, y, block_size: int = 1024):

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sized
 import numpy as np
 
 __all__ = ["Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",
-           "RecordTypeError", "DEFAULT_BLOCK_SIZE"]
+           "RecordTypeError", "DEFAULT_BLOCK_SIZE", "PHISHING_FEATURES"]
 
 DEFAULT_BLOCK_SIZE = 1024
 MAX_REPORTED_ERRORS = 100  # messages kept in report["errors"]; the counts are always complete
@@ -747,6 +747,13 @@ def _unquote(token: str) -> str:
     if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
         return token[1:-1]
     return token
+
+
+#: The feature names of river's ``datasets.Phishing`` (UCI's Website Phishing data set), in the order river
+#: lists them. They are public: documented by the data set, not read off its records. Declare them as a
+#: private river model's ``features=`` (with ``bounds=(0.0, 1.0)``, the features' documented range).
+PHISHING_FEATURES = ("empty_server_form_handler", "popup_window", "https", "request_from_other_domain",
+                     "anchor_from_other_domain", "is_popular", "long_url", "age_of_domain", "ip_in_url")
 
 
 class RiverSource(Source):

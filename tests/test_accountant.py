@@ -108,9 +108,23 @@ def test_epsilon_spent(method):
         acc.epsilon_spent(0.0, method)
 
 
-def test_epsilon_spent_default_is_tight():
+def test_epsilon_spent_default_is_the_learners_gaussian_conversion():
+    """One default everywhere (issue 20): the accountant, eps_from_rho and rho_from_dp convert with
+    "gaussian", as every learner reports; "tight" only when asked."""
+    import inspect
+
+    from onpair.privacy.conversions import rho_from_dp
+
     acc = ZCDPAccountant(2.0).spend(0.4)
-    assert acc.epsilon_spent(1e-5) == eps_from_rho(0.4, 1e-5, "tight")
+    assert acc.epsilon_spent(1e-5) == eps_from_rho(0.4, 1e-5, "gaussian") == eps_from_rho(0.4, 1e-5)
+    assert acc.view().epsilon_spent(1e-5) == acc.epsilon_spent(1e-5)
+    assert acc.epsilon_spent(1e-5) < eps_from_rho(0.4, 1e-5, "tight")
+    assert rho_from_dp(1.0, 1e-5) == rho_from_dp(1.0, 1e-5, "gaussian")
+    for function in (eps_from_rho, rho_from_dp, ZCDPAccountant.epsilon_spent, type(acc.view()).epsilon_spent):
+        assert inspect.signature(function).parameters["method"].default == "gaussian", function
+    from onpair import OnPairStats, OnPairStrC
+    for learner in (OnPairStats(n_features=2), OnPairStrC(n_features=2)):  # their defaults, unchanged
+        assert learner.privacy_report()["accounting"] == "gaussian", learner
 
 
 def test_repr():

@@ -3,15 +3,19 @@
 An offline estimator fits once and releases once: ``fit(X, y)`` validates everything, computes the
 private model into local variables, and only then sets the fitted attributes, so a failed fit leaves
 the estimator as it was. After ``fit`` the estimator holds no records and no internal iterate. What
-to share is ``coef_`` with the public bounds: the estimator object itself also keeps ``random_state``
-(from which a seeded noise can be recomputed and subtracted), ``classes_`` (label values) and the
-curator-only ``n_clipped_``, so only a fit with ``random_state=None`` and those attributes removed is
-safe to hand out whole.
+to share is ``coef_`` with the public bounds, and the public part of ``privacy_report_``
+(:func:`onpair.privacy.reports.public_report`). The estimator object itself also keeps
+``random_state`` (from which a seeded noise can be recomputed and subtracted), ``classes_`` (label
+values: read off ``y`` unless ``classes=`` declared them), the curator-only ``n_clipped_``, and a report
+whose ``curator_only`` key names the fields computed from the data without noise (``n_clipped`` in every
+estimator; ``solver_steps``, ``gradient_norm`` and the objective-perturbation ``stopping_rule`` in the
+logistic ones). So only a fit with ``random_state=None``, ``classes_`` and ``n_clipped_`` removed and the
+report's curator-only fields removed is safe to hand out whole.
 
 Fitted attributes: ``coef_`` (the released parameter, shape (n_features,)), ``classes_`` (the two
 labels, ``classes_[1]`` is the positive class), ``n_features_in_``, ``privacy_report_`` (the keys of the
-online learners' ``privacy_report()``), ``bounds_`` (the public feature map), ``n_clipped_`` (records
-clipped to the bounds: curator-only, not private).
+online learners' ``privacy_report()``, and ``curator_only``), ``bounds_`` (the public feature map),
+``n_clipped_`` (records clipped to the bounds: curator-only, not private).
 """
 
 from __future__ import annotations

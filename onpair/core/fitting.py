@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ._validation import as_feature_block, is_frame
+from ..privacy.reports import mark_curator_only
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 
 
@@ -84,7 +85,7 @@ def fit_bounds(estimator, n_features: int) -> FeatureBounds:
 def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     """Assign the fitted attributes, all at once and only after the release: a failed fit leaves the
     estimator untouched. Returns the estimator."""
-    report = dict(report, n_clipped=n_clipped)
+    report = mark_curator_only(dict(report, n_clipped=n_clipped))
     coef = np.asarray(coef, dtype=np.float64)
     if is_metric_task(estimator):
         d = n_features

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 import warnings
 
 import numpy as np
@@ -29,6 +30,8 @@ from ._validation import as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
 from .snapshot import register_learner
+from ..privacy.replay import record_level
+from ..privacy.reports import mark_curator_only
 
 #: The random streams of a learner, in the order they are spawned from its SeedSequence.
 RNG_NAMES = ("init", "noise", "buffer")
@@ -339,15 +342,18 @@ class StreamLearner:
         """Models released so far (0 for a non-private learner, which releases nothing)."""
         return 0
 
-    def privacy_report(self) -> dict:
+    def privacy_report(self, passes=1, order="same") -> dict:
         """What a non-private learner can say: it protects nothing.
 
         Keys: ``algorithm``, ``private`` (False), ``n_seen``, ``n_clipped`` (curator-only: from the data
-        without noise), ``buffer`` and ``status``.
+        without noise), ``buffer``, ``status``, ``record_level`` (ε ∞ whatever ``passes`` and ``order``,
+        which are checked as the private learners check them) and ``curator_only`` (the names of the
+        curator-only fields, :mod:`onpair.privacy.reports`).
         """
-        return {"algorithm": type(self).__name__, "private": False, "n_seen": self._t,
-                "n_clipped": self._n_clipped, "buffer": self._buffer_description(),
-                "status": "not private: the non-private twin protects nothing"}
+        return mark_curator_only({"algorithm": type(self).__name__, "private": False, "n_seen": self._t,
+                                  "n_clipped": self._n_clipped, "buffer": self._buffer_description(),
+                                  "status": "not private: the non-private twin protects nothing",
+                                  "record_level": record_level(math.inf, None, None, passes, order)})
 
     def _buffer_description(self):
         return None

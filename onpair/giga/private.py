@@ -22,6 +22,8 @@ import numpy as np
 
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
+from ..privacy.replay import record_level
+from ..privacy.reports import mark_curator_only
 from ..privacy.schedule import ReleaseSchedule
 from ..core._validation import check_positive
 from .online import OnlinePairwiseLearner
@@ -266,16 +268,22 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
     def __deepcopy__(self, memo):
         self.__reduce_ex__(2)
 
-    def privacy_report(self) -> dict:
+    def privacy_report(self, passes=1, order="same") -> dict:
         """What has been spent and released so far.
 
         Keys: ``rho_budget``, ``rho_spent``, ``rho_remaining``, ``epsilon_spent`` (at the learner's δ, with
-        its conversion), ``releases`` (one dict per release: ``round``, ``sensitivity``, ``sigma``, ``rho``),
-        and ``epsilon``, ``delta``, ``accounting``, ``mode``, ``n_seen``, ``frozen``, ``status``,
-        ``schedule``, ``n_clipped``, ``noise_dominated`` (the last release's norm is at most the noise's
-        typical norm σ·√dim: the model is mostly noise; public). ``n_clipped`` counts records clipped to the declared bounds: it is
-        computed from the private data without noise, so it is for the data curator only and must not
-        be published with the model.
+        its conversion; the cost of one **stream position**), ``releases`` (one dict per release: ``round``,
+        ``sensitivity``, ``sigma``, ``rho``), and ``epsilon``, ``delta``, ``accounting``, ``mode``, ``n_seen``,
+        ``frozen``, ``status``, ``schedule``, ``n_clipped``, ``noise_dominated`` (the last release's norm is
+        at most the noise's typical norm σ·√dim: the model is mostly noise; public), ``record_level`` and
+        ``curator_only``. ``n_clipped`` counts records clipped to the declared bounds: it is computed from
+        the private data without noise, so it is for the data curator only and must not be published with
+        the model; ``curator_only`` lists it (:func:`onpair.privacy.reports.public_report` drops it).
+
+        ``record_level`` is the cost of a **record** learned ``passes`` times (k passes over a data set):
+        for these output-perturbed learners the group bound k²ρ whatever ``order``
+        (:func:`onpair.privacy.replay.record_level`): ``{"passes", "order", "rho", "epsilon", "delta",
+        "bound"}``.
         """
         last = self._schedule.frozen_after()
         frozen = last is not None and self._t >= last
@@ -289,7 +297,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         if noise_dominated:
             status += ("; the released model is dominated by noise (its norm is below the noise's typical norm "
                        "σ·√dim): more records, a larger ε or one release at the end (release_at=[n]) help")
-        return {
+        return mark_curator_only({
             "algorithm": type(self).__name__,
             "mode": self._mode,
             "accounting": self._accounting,
@@ -308,7 +316,8 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             "sensitivity_now": self._log.ledger_bound,
             "n_clipped": self._n_clipped,
             "noise_dominated": noise_dominated,
-        }
+            "record_level": record_level(rho_spent, self._delta, self._accounting, passes, order),
+        })
 
     def _noise_dominated(self) -> bool:
         """Whether the last release is no longer than the noise alone typically is: ‖ŵ‖ ≤ σ·√dim (public

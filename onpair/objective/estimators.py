@@ -141,6 +141,9 @@ class _PerturbedLogistic(PairwiseEstimator):
             "noise_quantile": noise_quantile(delta_objective, objective.noise_dim),
             "curvature_rank": rank, "curvature_trace": trace,
             "stopping_rule": f"‖∇J(θ)‖ ≤ {tolerance:.3g}", "solver_steps": steps, "gradient_norm": gradient_norm,
+            # The exact minimiser's tolerance scales with ‖b‖, and b = −∇F(θ; D) − Λθ at the released θ: a
+            # function of the records, not of the release. AMP's γ is a public parameter.
+            "curator_only": [] if amp else ["stopping_rule"],
         }
         return theta, report
 
@@ -222,17 +225,33 @@ _COMMON_ATTRIBUTES = """
         per noise draw with its sensitivity and σ; the ρ keys are None: this is not a zCDP composition),
         and ``lam`` (used), ``lam_requested``, ``lam_raised``, ``epsilon_curvature``, ``epsilon_noise``,
         ``epsilon_output``, ``gradient_sensitivity``, ``noise_dim``, ``curvature_rank``, ``curvature_trace``,
-        ``stopping_rule``, ``solver_steps``, ``gradient_norm``.
-    classes_, n_features_in_, bounds_, n_clipped_ : as for every offline estimator."""
+        ``stopping_rule``, ``solver_steps``, ``gradient_norm``, ``curator_only``. ``solver_steps`` and
+        ``gradient_norm`` (for AMP: before the output noise) depend on the records, as does objective
+        perturbation's ``stopping_rule`` (its tolerance scales with ‖b‖, a function of the records at the
+        released point): they are listed under ``curator_only``, with ``n_clipped``, and stay with the
+        data curator.
+    classes_, n_features_in_, bounds_, n_clipped_ : as for every offline estimator.
+
+    Raises
+    ------
+    SolverDidNotConverge
+        (:mod:`onpair.objective.functions`) when the solver misses its stopping rule within 100 Newton
+        steps: nothing is released. Whether it converges, and the message (‖∇J‖, the step count), depend on
+        the records: the exception is a data-dependent observable outside the guarantee, for the curator
+        only (do not let it, or a retry loop around it, reach anyone else)."""
 
 
 class ObjectivePerturbedLogistic(_PerturbedLogistic):
     __doc__ = """Logistic regression (pointwise or pairwise AUC) by objective perturbation, Gaussian noise.
 
-    Releases the minimiser of ``J(θ) = scale·[F(θ; D) + (Λ/2)‖θ‖² + bᵀθ]`` on all of R^p, b ~ N(0, σ²I),
-    solved by Newton's method until ‖∇J‖ ≤ 10⁻¹⁰·max(1, scale·‖b‖) (the exact minimiser to floating point;
-    a run that does not get there raises and releases nothing). (ε, δ) = ε_curv(Λ) + ε_noise(σ), proven
-    in :mod:`onpair.objective.functions`.
+    Perturbs ``J(θ) = scale·[F(θ; D) + (Λ/2)‖θ‖² + bᵀθ]`` on all of R^p, b ~ N(0, σ²I), and releases the
+    point θ̂ that Newton's method reaches when ‖∇J(θ̂)‖ ≤ 10⁻¹⁰·max(1, scale·‖b‖), within that tolerance
+    over λ of the exact minimiser θ* (a run that does not get there raises
+    :class:`onpair.objective.functions.SolverDidNotConverge` and releases nothing). The bound
+    (ε, δ) = ε_curv(Λ) + ε_noise(σ) of :mod:`onpair.objective.functions`
+    is proven for **θ***, the exact minimiser; θ̂ is its floating-point stand-in, with no proof of its own
+    (the gap is of the order of rounding, and a function of the records). For a guarantee proven for the
+    point actually released by an inexact solver, use :class:`ApproxMinimaPerturbedLogistic`.
 """ + _COMMON_PARAMETERS + "\n" + _COMMON_ATTRIBUTES + """
 
     Notes

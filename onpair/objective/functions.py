@@ -46,7 +46,8 @@ Constants per objective (records mapped into the unit ball by the public bounds)
 runs damped Newton steps and stops when ‖∇J(θ)‖₂ ≤ :data:`EXACT_TOLERANCE`·max(1, scale·‖b‖) (the
 floating-point stand-in for the exact minimiser: then ‖θ − θ*‖ ≤ tol/λ). Approximate minima perturbation
 stops as soon as ‖∇J(θ)‖₂ ≤ γ and pays for the rest with output noise. A solver that does not meet its
-rule within :data:`MAX_NEWTON_STEPS` raises :class:`SolverDidNotConverge`, and nothing is released.
+rule within :data:`MAX_NEWTON_STEPS` raises :class:`SolverDidNotConverge`, and nothing is released. That
+exception depends on the records: it is a data-dependent observable outside the guarantee (curator-only).
 """
 
 from __future__ import annotations
@@ -72,7 +73,16 @@ PAIR_BLOCK = 512
 
 
 class SolverDidNotConverge(RuntimeError):
-    """The solver did not meet its stopping rule: nothing is released (the guarantee needs the rule)."""
+    """The solver did not meet its stopping rule: nothing is released (the guarantee needs the rule).
+
+    **A data-dependent observable.** Whether the solver meets its rule within :data:`MAX_NEWTON_STEPS`
+    steps, and the ‖∇J‖ and step count the message gives, depend on the records (and on the noise b, which
+    is not released): the exception is outside the guarantee, like a curator-only report field. Keep it
+    with the data curator; a published "the fit failed" (or a retry with other parameters that anyone can
+    observe) is a release that no ε accounts for. Approximate minima perturbation
+    (:class:`onpair.ApproxMinimaPerturbedLogistic`) is the option whose proof covers an inexact solver's
+    point; it too raises when even its looser rule ‖∇J‖ ≤ γ is not met.
+    """
 
 
 class PointwiseLogistic:

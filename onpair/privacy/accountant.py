@@ -177,16 +177,17 @@ class ZCDPAccountant:
         """list of (str, float): accepted spends in order (a copy)."""
         return list(self._history)
 
-    def epsilon_spent(self, delta, method="tight"):
+    def epsilon_spent(self, delta, method="gaussian"):
         """Epsilon of (epsilon, delta)-DP implied by the spends so far.
 
         Parameters
         ----------
         delta : float
             Target delta, 0 < delta < 1.
-        method : {"tight", "lemma3", "gaussian"}, optional
-            Conversion; see :func:`onpair.privacy.conversions.eps_from_rho`.
-            ``"gaussian"`` is only valid if every spend was a Gaussian release.
+        method : {"gaussian", "tight", "lemma3"}, optional
+            Conversion; see :func:`onpair.privacy.conversions.eps_from_rho`
+            (the same default). ``"gaussian"`` is only valid if every spend
+            was a Gaussian release; ``"tight"`` holds for any zCDP spend.
 
         Returns
         -------
@@ -323,7 +324,7 @@ class AccountantView:
     def history(self):
         return self._accountant.history
 
-    def epsilon_spent(self, delta, method="tight"):
+    def epsilon_spent(self, delta, method="gaussian"):
         """ε of the ρ spent so far at ``delta`` (see :meth:`ZCDPAccountant.epsilon_spent`)."""
         return self._accountant.epsilon_spent(delta, method)
 

@@ -21,6 +21,12 @@ see docs/algorithms.md#zcdp) and reports or accepts budgets in
     (Balle & Wang 2018).  Do not use it for a rho that comes from anything
     other than Gaussian noise.
 
+``"gaussian"`` is the default of :func:`eps_from_rho`, :func:`rho_from_dp`
+and :meth:`onpair.privacy.ZCDPAccountant.epsilon_spent`, and the accounting
+of every learner (its ``accounting`` parameter): their releases are Gaussian
+mechanisms and post-processing of them. Pass ``method="tight"`` for a rho
+that is only known to bound a general zCDP mechanism.
+
 All conversions are *conservative under floating point*: ``eps_from_rho``
 never reports less than the true epsilon of the chosen bound and
 ``rho_from_dp`` never returns a rho whose epsilon (by the same method)
@@ -191,7 +197,7 @@ def _eps_gaussian(rho, delta, log_inv_delta):
     return nudge_until(eps, lambda e: h(e) <= 0.0, up=True)
 
 
-def eps_from_rho(rho, delta, method="tight"):
+def eps_from_rho(rho, delta, method="gaussian"):
     """Epsilon of (epsilon, delta)-DP implied by rho-zCDP.
 
     Parameters
@@ -200,10 +206,14 @@ def eps_from_rho(rho, delta, method="tight"):
         zCDP parameter, finite and >= 0 (rho = 0 gives epsilon = 0).
     delta : float
         Target delta, 0 < delta < 1.
-    method : {"tight", "lemma3", "gaussian"}, optional
-        Conversion (see the module docstring).  ``"tight"`` (default) and
-        ``"lemma3"`` hold for any rho-zCDP mechanism; ``"gaussian"`` is exact
-        but only valid when all of rho comes from Gaussian mechanisms.
+    method : {"gaussian", "tight", "lemma3"}, optional
+        Conversion (see the module docstring).  ``"gaussian"`` (default, the
+        conversion every learner of the library reports with) is exact, and
+        valid only when all of rho comes from (adaptive) compositions of
+        Gaussian mechanisms, post-processing included: the releases of every
+        learner and estimator with a zCDP ledger are.  For a general
+        rho-zCDP mechanism (one whose rho is a bound, not a sum of Gaussian
+        costs) use ``"tight"``; ``"lemma3"`` is the looser closed form.
 
     Returns
     -------
@@ -219,9 +229,9 @@ def eps_from_rho(rho, delta, method="tight"):
     --------
     >>> round(eps_from_rho(0.1, 1e-5, method="lemma3"), 4)
     2.246
-    >>> round(eps_from_rho(0.1, 1e-5), 4)
+    >>> round(eps_from_rho(0.1, 1e-5, method="tight"), 4)
     1.9142
-    >>> round(eps_from_rho(0.1, 1e-5, method="gaussian"), 4)
+    >>> round(eps_from_rho(0.1, 1e-5), 4)   # "gaussian", the default
     1.7601
     """
     rho = check_rho(rho)
@@ -243,7 +253,7 @@ def eps_from_rho(rho, delta, method="tight"):
 # --------------------------------------------------------------------------
 
 
-def rho_from_dp(epsilon, delta, method="tight"):
+def rho_from_dp(epsilon, delta, method="gaussian"):
     """Largest zCDP rho whose conversion gives (epsilon, delta)-DP.
 
     Parameters
@@ -252,10 +262,12 @@ def rho_from_dp(epsilon, delta, method="tight"):
         Target epsilon, finite and > 0.
     delta : float
         Target delta, 0 < delta < 1.
-    method : {"tight", "lemma3", "gaussian"}, optional
+    method : {"gaussian", "tight", "lemma3"}, optional
         Conversion (see the module docstring); the inverse of
-        :func:`eps_from_rho` with the same method.  ``"gaussian"`` is only
-        valid if every release charged to this rho is a Gaussian mechanism.
+        :func:`eps_from_rho` with the same method, and the same default.
+        ``"gaussian"`` (default) is only valid if every release charged to
+        this rho is a Gaussian mechanism; ``"tight"`` for a general
+        rho-zCDP mechanism.
 
     Returns
     -------
@@ -281,9 +293,9 @@ def rho_from_dp(epsilon, delta, method="tight"):
     --------
     >>> round(rho_from_dp(1.0, 1e-5, method="lemma3"), 5)
     0.02082
-    >>> round(rho_from_dp(1.0, 1e-5), 5)
+    >>> round(rho_from_dp(1.0, 1e-5, method="tight"), 5)
     0.03056
-    >>> round(rho_from_dp(1.0, 1e-5, method="gaussian"), 5)
+    >>> round(rho_from_dp(1.0, 1e-5), 5)   # "gaussian", the default
     0.03593
     """
     epsilon = check_epsilon(epsilon)

@@ -5,7 +5,9 @@
 * :class:`MetricTransformer` and :func:`metric_distance` (:mod:`onpair.river.metric`): a learned
   metric as a river transformer and as a distance for river's k-NN;
 * :class:`PrivateStandardScaler` (:mod:`onpair.river.scaler`): standardisation with privately released
-  means and variances, the private alternative to river's ``StandardScaler``.
+  means and variances, the private alternative to river's ``StandardScaler``;
+* :func:`pipeline_report` (:mod:`onpair.river.composition`): the record-level total of every onpair model
+  in a river pipeline (their zCDP costs add).
 
 Both read dict records through one mapper (:mod:`onpair.river.records`: feature order, missing and
 undeclared keys, value checks) and keep a lineage of clones (:mod:`onpair.river.lineage`). They read
@@ -16,5 +18,7 @@ bounds map. This is the only package of onpair that imports river; ``import onpa
 from .classifier import PrivatePairwiseClassifier
 from .metric import MetricTransformer, metric_distance
 from .scaler import PrivateStandardScaler
+from .composition import pipeline_report
 
-__all__ = ["PrivatePairwiseClassifier", "MetricTransformer", "metric_distance", "PrivateStandardScaler"]
+__all__ = ["PrivatePairwiseClassifier", "MetricTransformer", "metric_distance", "PrivateStandardScaler",
+           "pipeline_report"]

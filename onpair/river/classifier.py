@@ -8,9 +8,14 @@ works with ``river.evaluate.progressive_val_score``, pipelines and metrics, and 
 
 Labels
 ------
-Booleans, 0/1 or −1/+1, mixed freely; anything else is a ``ValueError`` with nothing changed.
-``predict_proba_one`` answers with the labels seen: the first negative label learned and the first
-positive one (``{False: …, True: …}`` until then, which compares equal to 0 and 1).
+The label domain is **public**, never read off the stream (a key or a type taken from the first
+labels seen would tell which labels arrived). Without ``classes=`` it is river's binary one:
+``predict_proba_one`` has exactly the keys ``False`` and ``True`` (bool objects), ``predict_one``
+returns a bool, and the labels accepted are booleans and 0/1 (which compare equal to them). With
+``classes=(negative, positive)`` (``classes[1]`` is positive, as in the offline estimators) the keys
+and predictions are exactly those two objects, and a label is accepted when it equals one of them:
+declare ``classes=(-1, 1)`` for −1/+1 labels. A label outside the domain (a −1 without ``classes=``,
+a string, 2, NaN) is a ``ValueError``: nothing changed, nothing spent.
 
 Predictions
 -----------
@@ -46,16 +51,18 @@ The guarantee covers what the model receives. A data-dependent step in front of 
 (``river.preprocessing.StandardScaler``, ``MinMaxScaler``, anything that learns statistics from the stream)
 is not private: its statistics leak, and each record then moves the features of every later
 record, so the per-record analysis no longer holds. Put only fixed, data-independent maps in front,
-and declare bounds for *their* output. A meta-model that learns one record several times (river's
-bagging draws Poisson weights and calls ``learn_one`` k times) protects that record only as a
-group of k records.
+and declare bounds for *their* output (:class:`onpair.river.PrivateStandardScaler` is the private
+scaler; :func:`onpair.river.pipeline_report` adds up the costs of a pipeline's onpair models). Passes
+over a data set learn each record k times: ``privacy_report(passes=k)`` gives its cost. A meta-model
+that learns one record several times per member protects it only as a group: river's bagging draws
+Poisson weights and calls ``learn_one`` k ~ Poisson(1) times, which no finite k bounds, so no ε covers
+it, and the ``lineage`` total (which assumes each member learned each record once) does not hold.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -64,6 +71,8 @@ from river import base, utils
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
 from ..core.bounds import BOUNDS_ADVICE
+from ..privacy.reports import mark_curator_only
+from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
 
@@ -78,8 +87,10 @@ RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 AUTO_BUFFER = ("reservoir", 64)
 #: Learner arguments the wrapper sets itself (from its own parameters).
 _OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features")
-#: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`.
-_SAVE_VERSION = 1
+#: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`: 2 holds
+#: the public label domain (``classes``); 1 held the labels first seen in the stream (``labels``,
+#: ``labels_fixed``), which :meth:`PrivatePairwiseClassifier.load` maps onto a public domain.
+_SAVE_VERSION = 2
 #: The wrapper tag its snapshots carry (the module the class was first defined in; ``onpair.load``
 #: imports it by this name, and the files of earlier versions hold it).
 SAVE_TAG = "onpair.river:PrivatePairwiseClassifier"
@@ -111,7 +122,14 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
     norm_bound : float, optional
         Public bound on ‖x‖₂ instead of a box.
     features : sequence, optional
-        The feature names, in order. Default: the sorted keys of the first record learned.
+        The **public** feature names, in order (from the data set's documentation). Default: the sorted
+        keys of the first record learned, which a private model warns about (a ``PrivacyWarning``): those
+        keys are the record's, and its report then lists ``features`` and ``schedule`` as curator-only.
+    classes : (negative, positive), optional
+        The **public** label domain; ``classes[1]`` is the positive class. Default: river's binary domain,
+        ``False``/``True`` (0/1 accepted as equal to them). Required for any other labels, e.g.
+        ``classes=(-1, 1)``. The keys of ``predict_proba_one`` and the values of ``predict_one`` are these
+        objects, whatever labels the stream brought.
     buffer : "auto", ("reservoir", s), ("fifo", s) or None, default "auto"
         The pairwise history of the record-keeping learners: a bounded buffer of s past records keeps
         memory flat (river checks it; "auto" is ("reservoir", 64)); None keeps the whole history, whose
@@ -133,17 +151,22 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
     --------
     >>> from river import datasets, evaluate, metrics
     >>> from onpair.river import PrivatePairwiseClassifier
-    >>> model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=0)
+    >>> from streams import PHISHING_FEATURES   # the public feature names of river's Phishing
+    >>> model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0)
     >>> metric = evaluate.progressive_val_score(datasets.Phishing(), model, metrics.ROCAUC())
     >>> bool(metric.get() > 0.8)
     True
     >>> report = model.privacy_report()
     >>> report["epsilon_spent"] <= 1.0, report["releases"][0]["nodes_released"], report["features"][:2]
-    (True, 1250, ['age_of_domain', 'anchor_from_other_domain'])
+    (True, 1250, ['empty_server_form_handler', 'popup_window'])
+    >>> report["curator_only"]
+    ['n_clipped', 'n_missing_feature_records', 'n_unknown_feature_records', 'unknown_features']
+    >>> model.predict_proba_one({"https": 1.0}).keys()
+    dict_keys([False, True])
     """
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
-                 features=None, buffer="auto", release_every=None, unknown_features="ignore",
+                 features=None, classes=None, buffer="auto", release_every=None, unknown_features="ignore",
                  seed=None, learner_params=None):
         self.learner = learner
         self.epsilon = epsilon
@@ -151,6 +174,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self.bounds = bounds
         self.norm_bound = norm_bound
         self.features = features
+        self.classes = classes
         self.buffer = buffer
         self.release_every = release_every
         self.unknown_features = unknown_features
@@ -169,8 +193,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
                 "PrivatePairwiseClassifier needs the public bounds of the features: pass bounds=(lower, upper) "
                 "(scalars or per-feature arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's "
                 f"Phishing), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
-        self._labels = (False, True)  # (negative, positive): the first of each learned
-        self._labels_fixed = [False, False]
+        self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._lineage = Lineage()
         self._lineage.add(self._inner)
@@ -233,44 +256,22 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         }
 
     # -- records -----------------------------------------------------------------------------------
-    def _label(self, y, where):
-        """(±1, the label as a plain Python value), or a ValueError."""
-        if type(y) is bool:
-            return (1 if y else -1), y
-        if isinstance(y, np.bool_):
-            return (1 if y else -1), bool(y)
-        if isinstance(y, numbers.Real):
-            try:
-                v = float(y)
-            except OverflowError:
-                v = math.nan
-            if v == 1.0 or v == 0.0 or v == -1.0:
-                plain = y.item() if isinstance(y, np.generic) else y
-                return (1 if v == 1.0 else -1), plain
-        raise ValueError(f"y = {y!r} ({where}): labels must be booleans, 0/1 or -1/+1")
-
-    def _commit_labels(self, sign_label_pairs):
-        labels = list(self._labels)
-        for sign, label in sign_label_pairs:
-            k = 1 if sign > 0 else 0
-            if not self._labels_fixed[k]:
-                labels[k] = label
-                self._labels_fixed[k] = True
-            if all(self._labels_fixed):
-                break
-        self._labels = tuple(labels)
+    def _label(self, y, where) -> int:
+        """The sign (±1) of a label of the public domain, or a ValueError naming it (nothing is kept of it)."""
+        return label_sign(y, self._labels, self.classes is not None, where)
 
     # -- learning ----------------------------------------------------------------------------------
     def learn_one(self, x, y):
-        """Learn one record: ``x`` a dict of features, ``y`` a boolean, 0/1 or −1/+1.
+        """Learn one record: ``x`` a dict of features, ``y`` a label of the public domain (a boolean or 0/1
+        without ``classes=``; one of ``classes`` otherwise).
 
-        A failed call (bad value, bad label, undeclared key with ``unknown_features="raise"``, or an
-        error of the learner) changes nothing and spends no budget.
+        A failed call (bad value, label outside the domain, undeclared key with ``unknown_features="raise"``,
+        or an error of the learner) changes nothing and spends no budget.
         """
-        if type(y) is bool:  # the common label, before _label's checks
-            sign, label = (1 if y else -1), y
+        if type(y) is bool and self.classes is None:  # the common label, before _label's checks
+            sign = 1 if y else -1
         else:
-            sign, label = self._label(y, f"stream position {self._inner.n_seen + 1}")
+            sign = self._label(y, f"stream position {self._inner.n_seen + 1}")
         records = self._records
         order = records.order
         found = records.fast_vector(x)  # None: the general path decides (and says why)
@@ -278,13 +279,13 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             where = f"stream position {self._inner.n_seen + 1}"
             order, feature_set = records.order_for(x, where)
             found = records.vector(x, where, order, feature_set)
+            if records.order is None and self._inner.private:
+                records.warn_order_from_record(type(self).__name__)
         vector, unknown, missing = found
         self._inner.learn_one(vector, sign)
         # Committed only once the learner has accepted the record.
         if unknown or missing or records.order is None:
             records.commit(order, unknown, missing, 1)
-        if not self._labels_fixed[sign > 0]:
-            self._commit_labels([(sign, label)])
 
     def learn_many(self, X, y):
         """Learn a data frame of records (pandas, or any frame river's ``utils.dataframe`` reads),
@@ -300,16 +301,15 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             return
         offset = self._inner.n_seen
         signs = np.empty(len(labels), dtype=np.int8)
-        plain = []
         for i, value in enumerate(labels):
-            signs[i], label = self._label(value, f"row {i}, stream position {offset + i + 1}")
-            plain.append(label)
+            signs[i] = self._label(value, f"row {i}, stream position {offset + i + 1}")
         records = self._records
         order = records.order if records.order is not None else sorted_keys(frame.columns)
         block, unknown, missing = records.block(frame, order, offset)
+        if records.order is None and self._inner.private:
+            records.warn_order_from_record(type(self).__name__)
         self._inner.learn_many(block, signs)
         records.commit(order, unknown, missing, len(frame))
-        self._commit_labels(zip(signs.tolist(), plain))
 
     # -- prediction --------------------------------------------------------------------------------
     def _released(self):
@@ -387,14 +387,15 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         return utils.dataframe.to_native_frame({negative: 1.0 - p, positive: p}, like=frame)
 
     def predict_many(self, X):
-        """The label of each row: the positive one where p > 1 − p, as ``predict_one``."""
+        """The label of each row: the positive one where p > 1 − p, as ``predict_one`` (a series of the
+        public labels: booleans without ``classes=``)."""
         frame, p = self._proba_many(X)
         negative, positive = self._labels
         chosen = p > 1.0 - p
-        if isinstance(negative, bool) and isinstance(positive, bool):
-            labels = chosen if positive else ~chosen
+        if self.classes is None:
+            labels = chosen  # exactly False/True
         else:
-            labels = np.where(chosen, positive, negative)
+            labels = [positive if c else negative for c in chosen.tolist()]
         return utils.dataframe.to_native_series(labels, name=None, like=frame)
 
     # -- what may be shown -------------------------------------------------------------------------
@@ -427,8 +428,9 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             return np.zeros((0, 0))
         return self._inner.released_models
 
-    def privacy_report(self) -> dict:
-        """The learner's report (:meth:`onpair.OnPairStrC.privacy_report`) and the wrapper's fields.
+    def privacy_report(self, passes=1, order="same") -> dict:
+        """The learner's report (:meth:`onpair.OnPairStats.privacy_report`, or
+        :meth:`onpair.OnPairStrC.privacy_report`) and the wrapper's fields.
 
         Added keys: ``private``, ``learner``, ``features`` (the order, or None),
         ``n_unknown_feature_records`` and ``unknown_features`` (records that carried undeclared
@@ -436,17 +438,29 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         declared key was missing and read as 0) and ``lineage`` (the model and its clones together:
         ``members``, ``non_private_members``, ``rho_spent``, ``delta``, ``epsilon_spent``).
 
-        Like ``n_clipped``, the three record counts and the names come from the private data
-        without noise (a one-hot key names a value): they are for the data curator only.
+        ``curator_only`` names the fields computed from the data without noise: ``n_clipped``, the three
+        record counts and the names (a one-hot key names a value), and, when the feature order was read
+        off the first record (``features=None``), ``features`` and ``schedule`` (which shows the
+        dimension). They are for the data curator only (:func:`onpair.privacy.reports.public_report`).
+
+        ``passes`` and ``order`` give ``record_level``, the cost of a record learned ``passes`` times
+        (``progressive_val_score(data * k, model)``: k passes in the same order, ``order="same"``; the
+        default learner's is then exact, e.g. record-level ε 2.15 for four passes of Phishing at
+        ε = 1; ``order="any"`` or an output-perturbed learner: the group bound k²ρ). ``epsilon_spent`` is
+        the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
+        each learning a record **once** (one position each): it does not cover a meta-model that learns a
+        record several times per member (river's bagging, a Poisson number of times, which has no
+        upper bound), nor passes (``record_level`` does, per model; :func:`onpair.river.pipeline_report`
+        adds up a pipeline's models).
         """
         inner = self._inner
-        report = inner.privacy_report()
+        report = inner.privacy_report(passes, order)
         if inner.private:
             lineage = self._lineage.report(report["delta"], report["accounting"])
         else:
             lineage = self._lineage.report()
         report.update(private=bool(inner.private), learner=self.learner, **self._records.report(), lineage=lineage)
-        return report
+        return mark_curator_only(report, self._records.curator_fields())
 
     # -- clones, copies, pickles -------------------------------------------------------------------
     def _started(self) -> bool:
@@ -503,7 +517,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     # -- persistence -------------------------------------------------------------------------------
     def save(self, path) -> None:
-        """Write the model (learner state, feature order, labels, counters) to ``path`` atomically.
+        """Write the model (learner state, feature order, label domain, counters) to ``path`` atomically.
 
         :meth:`load` (or ``onpair.load``) resumes it exactly; the snapshot resumes once
         (:mod:`onpair.persistence`). Feature names must be strings or numbers.
@@ -511,11 +525,18 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         save_learner(self._inner, path, extra=self._persisted_fields(path), wrapper=SAVE_TAG)
 
     @classmethod
-    def load(cls, path, *, consume=True):
+    def load(cls, path, *, consume=True, classes=None):
         """Resume a model written by :meth:`save` (``consume=False``: a read-only view, see
-        :func:`onpair.persistence.load_learner`). It starts a new lineage."""
-        learner, extra = load_learner(path, consume=consume)
-        return cls.from_persisted(learner, extra, path)
+        :func:`onpair.persistence.load_learner`). It starts a new lineage.
+
+        ``classes`` declares the public label domain of a snapshot written by an earlier version (format 1),
+        whose prediction keys were the first labels the stream brought. Without it such a snapshot loads
+        with river's binary domain (keys ``False``/``True``) when its labels were booleans or 0/1, and is
+        refused otherwise (a −1 label was learned: pass ``classes=(-1, 1)``); the file is then left in
+        place. For a snapshot of this version ``classes``, if given, must be the domain it was saved with.
+        """
+        return load_learner(path, consume=consume,
+                            finish=lambda learner, extra: cls.from_persisted(learner, extra, path, classes=classes))
 
     def _persisted_fields(self, path) -> dict:
         def plain(value, what):
@@ -535,26 +556,28 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             "unknown_features": self.unknown_features,
             "features": None if self.features is None else [plain(f, "feature") for f in self.features],
             "features_is_tuple": isinstance(self.features, tuple),
+            "classes": None if self.classes is None else [plain(v, "class") for v in self.classes],
+            "classes_is_tuple": isinstance(self.classes, tuple),
             "learner_params": None if self.learner_params is None else sorted(self.learner_params),
             "order": order,
-            "labels": [plain(v, "label") for v in self._labels],
-            "labels_fixed": list(self._labels_fixed),
             "n_unknown_records": records.n_unknown_records,
             "unknown_names": [n if isinstance(n, (str, int, float, bool)) else repr(n) for n in records.unknown_names],
             "n_missing_records": records.n_missing_records,
         }
 
     @classmethod
-    def from_persisted(cls, learner, extra, path=None):
+    def from_persisted(cls, learner, extra, path=None, classes=None):
         """The model around a ``learner`` that :func:`onpair.persistence.load` read with the ``extra`` fields
         :meth:`save` wrote (the wrapper protocol of :mod:`onpair.persistence`); a ValueError for fields of
-        another wrapper or version."""
+        another wrapper or version. ``classes``: as for :meth:`load`."""
         where = "the snapshot" if path is None else repr(str(path))
-        keys = {"version", "learner", "epsilon", "delta", "release_every", "unknown_features", "features",
-                "features_is_tuple", "learner_params", "order", "labels", "labels_fixed", "n_unknown_records",
-                "unknown_names", "n_missing_records"}
-        if not isinstance(extra, dict) or set(extra) != keys or extra["version"] != _SAVE_VERSION:
+        common = {"version", "learner", "epsilon", "delta", "release_every", "unknown_features", "features",
+                  "features_is_tuple", "learner_params", "order", "n_unknown_records", "unknown_names",
+                  "n_missing_records"}
+        keys = {1: common | {"labels", "labels_fixed"}, 2: common | {"classes", "classes_is_tuple"}}
+        if not isinstance(extra, dict) or set(extra) != keys.get(extra.get("version")):
             raise ValueError(f"{where}: not a {cls.__name__} snapshot (missing or unexpected wrapper fields)")
+        classes = persisted_classes(extra, classes, where)
         if LEARNERS.get(extra["learner"]) is not type(learner):
             raise ValueError(f"{where}: holds a {type(learner).__name__}, not the {extra['learner']!r} learner")
         if learner.private and any(extra[k] != getattr(learner, k, None) for k in ("epsilon", "delta", "release_every")):
@@ -565,8 +588,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         params = {
             "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"],
             "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
-            "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")), "release_every": extra["release_every"],
-            "unknown_features": extra["unknown_features"], "seed": learner.seed,
+            "classes": classes, "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")),
+            "release_every": extra["release_every"], "unknown_features": extra["unknown_features"], "seed": learner.seed,
             "learner_params": None if extra["learner_params"] is None else
             {k: getattr(learner, k) for k in extra["learner_params"]},
         }
@@ -582,16 +605,12 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             raise ValueError(f"{where}: the feature order does not match the learner's {dim} features")
         if order is None and learner.n_seen:
             raise ValueError(f"{where}: the learner has seen records but the snapshot has no feature order")
-        labels, fixed = extra["labels"], extra["labels_fixed"]
         counts = (extra["n_unknown_records"], extra["n_missing_records"])
-        if (not isinstance(labels, list) or len(labels) != 2 or not isinstance(fixed, list) or len(fixed) != 2
-                or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)
+        if (not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)
                 or not isinstance(extra["unknown_names"], list)):
             raise ValueError(f"{where}: malformed wrapper fields")
         model._inner = learner
         model._records.restore_counts(order, counts[0], extra["unknown_names"], counts[1])
-        model._labels = tuple(labels)
-        model._labels_fixed = [bool(f) for f in fixed]
         model._lineage = Lineage()
         model._lineage.add(model._inner)
         return model

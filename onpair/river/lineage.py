@@ -4,6 +4,12 @@
 with its own budget**. So that clones made for you (river's ensembles and model selection,
 ``check_estimator``) never go unnoticed, a model, its clones, their clones and their copies share one
 lineage, whose report adds up the ρ they spent: the guarantee for a record that all of them saw.
+
+**What the total assumes.** Each member's ρ is the cost of a record it learned **once** (one stream
+position), and zCDP costs add over members. A member that learned the record at k positions costs its
+``privacy_report(passes=k)["record_level"]["rho"]`` instead. River's bagging learns each record
+k ~ Poisson(1) times per member, with no upper bound: the lineage total does not cover it (no finite ε
+does), and neither does anything else here.
 """
 
 from __future__ import annotations

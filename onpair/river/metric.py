@@ -16,6 +16,7 @@ from river import base
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..core.matrix_geometry import metric_factor
+from ..privacy.reports import mark_curator_only
 from .lineage import Lineage
 from .records import RecordMapper, has_array_bounds, sorted_keys
 
@@ -120,8 +121,10 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         A learner built with ``task="metric"``; its ``bounds`` must be **public** (never computed
         from the data). The transformer learns through it (it is not copied).
     features : sequence, optional
-        The feature names, in order. Default: the sorted keys of the first record learned. Needed
-        with array bounds, and for a learner that has learned already (the order it learned in).
+        The **public** feature names, in order. Default: the sorted keys of the first record learned
+        (a private learner then warns, and the report lists ``features`` and ``schedule`` as
+        curator-only: those keys are the record's). Needed with array bounds, and for a learner that has
+        learned already (the order it learned in).
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
     prefix : str, default "metric_"
@@ -187,6 +190,8 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         records = self._records
         order, feature_set = records.order_for(x, where)
         vector, unknown, missing = records.vector(x, where, order, feature_set)
+        if records.order is None and learner.private:
+            records.warn_order_from_record(type(self).__name__)
         learner.learn_one(vector, y)
         # Committed only once the learner has accepted the record.
         records.commit(order, unknown, missing, 1)
@@ -225,17 +230,18 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         """The learner's visible W (d×d; for a private learner, the last released one)."""
         return self.learner.model
 
-    def privacy_report(self) -> dict:
-        """The learner's report (private learners) with the record counts of
-        :meth:`PrivatePairwiseClassifier.privacy_report` (``features``, ``n_unknown_feature_records``,
+    def privacy_report(self, passes=1, order="same") -> dict:
+        """The learner's report (``passes`` and ``order`` as there: ``record_level``) with the record counts
+        of :meth:`PrivatePairwiseClassifier.privacy_report` (``features``, ``n_unknown_feature_records``,
         ``unknown_features``, ``n_missing_feature_records``: from the data without noise, for the
-        data curator only)."""
+        data curator only, and listed under ``curator_only`` with ``features`` and ``schedule`` when the
+        feature order was read off the first record)."""
         learner = self.learner
-        report = learner.privacy_report()
+        report = learner.privacy_report(passes, order)
         lineage = (self._lineage.report(report["delta"], report["accounting"]) if learner.private
                    else self._lineage.report())
         report.update(private=bool(learner.private), lineage=lineage, **self._records.report())
-        return report
+        return mark_curator_only(report, self._records.curator_fields())
 
     def clone(self, new_params=None, include_attributes=False):
         """A new transformer around a **new, unfitted learner** with the same parameters.

@@ -5,7 +5,11 @@ The rules (:class:`RecordMapper`), for :class:`~onpair.river.PrivatePairwiseClas
 
 * **Feature order.** Given up front (``features=[...]``), or fixed by the first record learned: its
   keys, sorted, so that the order in which a dict lists its keys never matters. The order never
-  changes afterwards.
+  changes afterwards. The keys must be public: read off the first record, they are that record's
+  (with one-hot dicts, ``'city=Paris'`` names its value; with sparse dicts, which keys it has set the
+  dimension). So a private model without ``features=`` warns once (a ``PrivacyWarning``) when the first
+  record fixes the order, and its report lists ``features`` and ``schedule`` (which shows the dimension)
+  under ``curator_only``. Declare ``features=[...]`` from the data set's documentation instead.
 * **A missing key reads as 0** (river's convention for sparse records), in the raw units of the
   feature, *before* the public bounds map. If 0 lies outside the declared bounds the value is
   clipped like any other out-of-bounds value (and counted in ``n_clipped``).
@@ -29,9 +33,13 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import warnings
 
 import numpy as np
 from river import utils
+
+from ..privacy.exceptions import PrivacyWarning
+from ..privacy.reports import ORDER_FIELDS
 
 UNKNOWN_FEATURE_POLICIES = ("ignore", "raise")
 #: At most this many undeclared feature names are kept for the report (bounded memory).
@@ -64,6 +72,7 @@ class RecordMapper:
             raise ValueError(f"unknown_features must be one of {UNKNOWN_FEATURE_POLICIES}, got {unknown_features!r}")
         self.raise_unknown = unknown_features == "raise"
         self._fix_order(check_features(features))
+        self.declared = self.order is not None  # False: the first record learned fixes the order
         self.n_unknown_records = 0
         self.unknown_names = {}  # insertion-ordered set, at most MAX_UNKNOWN_NAMES names
         self.n_missing_records = 0
@@ -194,6 +203,25 @@ class RecordMapper:
             "unknown_features": list(self.unknown_names),
             "n_missing_feature_records": self.n_missing_records,
         }
+
+    def curator_fields(self) -> tuple:
+        """The report fields that the feature order makes curator-only: ``features`` and ``schedule`` (the
+        release's description, which shows the dimension) unless the order was declared (``features=``).
+        A function of the parameters only (not of whether a record has been learned yet)."""
+        return () if self.declared else ORDER_FIELDS
+
+    def warn_order_from_record(self, owner: str, stacklevel: int = 3) -> None:
+        """The one warning of a private model whose first record is about to fix the feature order (issued
+        before anything changes, so that ``-W error`` leaves the model as it was). The message holds no
+        key: the keys are the record's."""
+        if self.declared or self.order is not None:
+            return
+        warnings.warn(
+            f"{owner}: features=None, so the first record's keys fix the feature order and the dimension, which "
+            "every release then depends on: those keys must be public (a one-hot key names the record's value, "
+            "and a sparse record's key set is data). Pass features=[...], the public list of feature names from "
+            "the data set's documentation. Until then privacy_report() lists 'features' and 'schedule' under "
+            "'curator_only'.", PrivacyWarning, stacklevel=stacklevel)
 
     def restore_counts(self, order, n_unknown, unknown_names, n_missing) -> None:
         """Counts read back from a snapshot (already checked by the caller)."""

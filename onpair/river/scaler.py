@@ -8,7 +8,8 @@ and clips to [−clip, clip], the public bounds to give the model after it:
 
     PrivateStandardScaler(bounds=(lower, upper), epsilon=0.5) | PrivatePairwiseClassifier(bounds=(-3, 3), epsilon=1)
 
-is (0.5 + 1)-ish DP in total: the zCDP budgets add (``privacy_report()["rho_spent"]`` is the scaler's).
+is (0.5 + 1)-ish DP in total: the zCDP budgets add (``privacy_report()["rho_spent"]`` is the scaler's;
+:func:`onpair.river.pipeline_report` adds them up for a whole pipeline).
 Before its first record the scaler maps the public box's centre to 0 and its edges to ±1.
 """
 
@@ -23,6 +24,8 @@ from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity,
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import BandedToeplitz
 from ..privacy.conversions import eps_from_rho, rho_from_dp
+from ..privacy.replay import record_level
+from ..privacy.reports import mark_curator_only
 from .records import RecordMapper, has_array_bounds
 
 __all__ = ["PrivateStandardScaler"]
@@ -38,7 +41,8 @@ class PrivateStandardScaler(base.Transformer):
     epsilon, delta : float, default 0.5 and 1e-5
         The scaler's own guarantee for the whole stream.
     features : sequence, optional
-        The feature names, in order; default the sorted keys of the first record.
+        The **public** feature names, in order; default the sorted keys of the first record (the scaler
+        then warns: those keys are the record's, and they fix the output's keys and the sensitivity).
     clip : float, default 3.0
         Outputs are clipped to [−clip, clip].
     seed : int, optional
@@ -48,7 +52,8 @@ class PrivateStandardScaler(base.Transformer):
     --------
     >>> from river import datasets
     >>> from onpair.river import PrivateStandardScaler
-    >>> scaler = PrivateStandardScaler(bounds=(0.0, 1.0), epsilon=1.0, seed=0)
+    >>> from streams import PHISHING_FEATURES   # public: the data set's documented names
+    >>> scaler = PrivateStandardScaler(bounds=(0.0, 1.0), epsilon=1.0, features=PHISHING_FEATURES, seed=0)
     >>> for x, _ in datasets.Phishing().take(300):
     ...     scaler.learn_one(x)
     >>> out = scaler.transform_one(x)
@@ -97,6 +102,7 @@ class PrivateStandardScaler(base.Transformer):
         where = f"stream position {self.n_seen + 1}"
         order, feature_set = self._records.order_for(x, where)
         vector, unknown, missing = self._records.vector(x, where, order, feature_set)
+        self._records.warn_order_from_record(type(self).__name__)
         if self._mechanism is None:
             self._setup(len(order))
         u = unit_range(vector[None, :], *self._box)[0]
@@ -137,21 +143,26 @@ class PrivateStandardScaler(base.Transformer):
         """(−clip, clip): the public bounds of the outputs, for the model after the scaler."""
         return (-float(self.clip), float(self.clip))
 
-    def privacy_report(self) -> dict:
-        """The scaler's own spend: ``rho_budget``, ``rho_spent`` (committed with the first record),
-        ``epsilon_spent``, ``delta``, ``n_seen``, ``schedule`` (the mechanism's description), and the record
+    def privacy_report(self, passes=1, order="same") -> dict:
+        """The scaler's own spend: ``rho_budget``, ``rho_spent`` (committed with the first record; one stream
+        position), ``epsilon_spent``, ``delta``, ``accounting`` ("gaussian": one Gaussian mechanism),
+        ``n_seen``, ``schedule`` (the mechanism's description), ``record_level`` (a record learned ``passes``
+        times, as :meth:`onpair.OnPairStats.privacy_report`: exact for same-order passes), the record
         mapper's counts (``features``, ``n_unknown_feature_records``, ``unknown_features``,
-        ``n_missing_feature_records``): computed from the data without noise, those are for the data curator
-        only. The feature key set itself must be public: give ``features=``, or make sure the first record's
-        keys are (they fix the output's keys and the sensitivity 2√d)."""
+        ``n_missing_feature_records``) and ``curator_only``. The counts are computed from the data without
+        noise: they are for the data curator only, and listed under ``curator_only``. The feature key set
+        itself must be public: give ``features=`` (without it the first record's keys fix the output's keys
+        and the sensitivity 2√d, the scaler warns, and ``features`` and ``schedule`` are curator-only)."""
         spent = 0.0
         if self.n_seen:
             spent = min(float(self._mechanism.describe()["rho_spent_bound"]), self._rho)
-        return {"algorithm": "PrivateStandardScaler", "epsilon": self.epsilon, "delta": self.delta,
-                "rho_budget": self._rho, "rho_spent": spent,
-                "epsilon_spent": float(eps_from_rho(spent, self.delta, method="gaussian")) if spent else 0.0,
-                "n_seen": self.n_seen, "schedule": None if self._mechanism is None else self._mechanism.describe(),
-                **self._records.report()}
+        return mark_curator_only(
+            {"algorithm": "PrivateStandardScaler", "epsilon": self.epsilon, "delta": self.delta,
+             "accounting": "gaussian", "rho_budget": self._rho, "rho_spent": spent,
+             "epsilon_spent": float(eps_from_rho(spent, self.delta, method="gaussian")) if spent else 0.0,
+             "n_seen": self.n_seen, "schedule": None if self._mechanism is None else self._mechanism.describe(),
+             "record_level": record_level(spent, self.delta, "gaussian", passes, order, self._mechanism, self.n_seen),
+             **self._records.report()}, self._records.curator_fields())
 
     @classmethod
     def _unit_test_params(cls):

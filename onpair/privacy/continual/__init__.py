@@ -23,8 +23,9 @@ per-record order, so that a block equals its records fed one at a time, bit for 
 kernels (:mod:`onpair.privacy.continual._kernels`) only do the noise-free arithmetic.
 
 Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
-set) is k positions and is protected as a group of k: its cost is at most k²·ρ in zCDP (group
-privacy for a Gaussian mechanism: sensitivity kΔ).
+set) is k positions: its cost is at most k²·ρ in zCDP (group privacy for a Gaussian mechanism:
+sensitivity kΔ), and often less; :func:`onpair.privacy.replay.record_rho` gives it exactly from the
+encoder (k·ρ for copies farther apart than the band of the factorisation).
 
 The state (:meth:`PrefixSumMechanism.to_state`) holds noiseless partial sums and the noise itself:
 it is as secret as the raw stream. For the same reason a mechanism refuses to be copied or pickled

@@ -21,8 +21,10 @@ class EpochTrees(PrefixSumMechanism):
 
     Cost. Neighbouring streams differ in one record, which lies in exactly one epoch: only that epoch's
     tree sees a different input, and the trees draw independent noise, so the joint release is as
-    private as that one tree, ρ-zCDP (parallel composition over disjoint parts of the stream; the inputs
-    do not depend on earlier outputs). So any number of records costs ρ, and the error of a prefix is
+    private as that one tree, ρ-zCDP (parallel composition over disjoint parts of the stream). It holds
+    for adaptive inputs too (later records chosen after seeing earlier releases): given the releases so
+    far, every later epoch's tree is the same mechanism on the same inputs under both streams, so by
+    adaptive composition it adds nothing. So any number of records costs ρ, and the error of a prefix is
     that of a tree whose horizon is known: variance O(log² t), against O(t/b) for a band b and a
     larger constant for the unbounded tree with level shares ρ_h ∝ 1/h² (docs/continual_release.md).
 

@@ -1,0 +1,105 @@
+"""One record-level total for a river pipeline of onpair models (zCDP budgets add; nobody adds them by hand).
+
+``PrivateStandardScaler(...) | PrivatePairwiseClassifier(...)`` spends two budgets on every record: the
+scaler's release, then the classifier's on records mapped through that release (a public map once the
+release is made, so the classifier's own analysis holds; adaptive composition). In zCDP the costs add,
+ρ = ρ_scaler + ρ_classifier, also for a record learned ``passes`` times (each model's ``record_level``).
+:func:`pipeline_report` walks a pipeline (nested pipelines and ``TransformerUnion`` included), asks every
+onpair model for its record-level cost, and converts the sum once.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..privacy.conversions import eps_from_rho
+from .classifier import PrivatePairwiseClassifier
+from .metric import MetricTransformer
+from .scaler import PrivateStandardScaler
+
+__all__ = ["pipeline_report"]
+
+#: The river models of onpair whose reports :func:`pipeline_report` adds up.
+ONPAIR_MODELS = (PrivatePairwiseClassifier, MetricTransformer, PrivateStandardScaler)
+
+
+def _is_onpair(model) -> bool:
+    # type(), not isinstance(): a river Pipeline passes isinstance checks for the class of its last step.
+    return issubclass(type(model), ONPAIR_MODELS)
+
+
+def _steps(model, name):
+    """(name, step) of every leaf of a river pipeline, ``TransformerUnion`` or single model, in order."""
+    children = getattr(model, "steps", None)
+    if children is None:
+        children = getattr(model, "transformers", None)  # a TransformerUnion
+    if _is_onpair(model) or not hasattr(children, "items"):
+        yield name, model
+        return
+    for child_name, child in children.items():
+        yield from _steps(child, f"{name}/{child_name}" if name else str(child_name))
+
+
+def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
+    """The record-level privacy cost of every onpair model in a river pipeline, and their total.
+
+    Parameters
+    ----------
+    pipeline : river ``compose.Pipeline``, ``compose.TransformerUnion`` or a single model
+        Walked recursively; onpair's river models (:class:`PrivateStandardScaler`,
+        :class:`PrivatePairwiseClassifier`, :class:`MetricTransformer`) are accounted.
+    passes, order :
+        As for each model's ``privacy_report``: a record learned ``passes`` times, in the same order each
+        pass (exact cost) or in any order (the group bound).
+    delta : float, optional
+        δ of the total's ε; default the smallest δ of the private models (any δ in (0, 1) is valid: the
+        total is a zCDP guarantee, converted once).
+
+    Returns
+    -------
+    dict
+        ``members`` (per onpair model: ``step``, ``algorithm``, ``private``, and at the record level ``rho``,
+        ``epsilon``, ``delta``, ``accounting``), ``other_steps`` (the names of the steps that are not onpair models: their
+        privacy is not accounted, and a step that learns from the stream, e.g. river's ``StandardScaler``,
+        voids the guarantee of everything after it), ``passes``, ``order``, ``rho`` (Σ of the members'
+        record-level ρ; ∞ with a non-private member), ``delta``, ``accounting`` ("gaussian" when every
+        member reports with it: a composition of Gaussian mechanisms; "tight" otherwise), ``epsilon`` and
+        ``curator_only`` (empty: every field is a function of the parameters and n).
+
+    Examples
+    --------
+    >>> from river import datasets
+    >>> from onpair.river import PrivatePairwiseClassifier, PrivateStandardScaler, pipeline_report
+    >>> from streams import PHISHING_FEATURES
+    >>> model = (PrivateStandardScaler(bounds=(0.0, 1.0), epsilon=0.5, features=PHISHING_FEATURES, seed=0)
+    ...          | PrivatePairwiseClassifier(bounds=(-3.0, 3.0), epsilon=1.0, features=PHISHING_FEATURES, seed=0))
+    >>> for x, y in datasets.Phishing().take(100):
+    ...     model.learn_one(x, y)
+    >>> report = pipeline_report(model)
+    >>> [m["step"] for m in report["members"]], round(report["epsilon"], 2)   # ρ add up, ε do not
+    (['PrivateStandardScaler', 'PrivatePairwiseClassifier'], 1.15)
+    """
+    members, others = [], []
+    for name, step in _steps(pipeline, ""):
+        if not _is_onpair(step):
+            others.append(name or type(step).__name__)
+            continue
+        report = step.privacy_report(passes, order)
+        level = report["record_level"]
+        members.append({"step": name or type(step).__name__, "algorithm": report["algorithm"],
+                        "private": bool(report.get("private", True)), "rho": level["rho"],
+                        "epsilon": level["epsilon"], "delta": level["delta"],
+                        "accounting": report.get("accounting")})
+    if not members:
+        raise ValueError(f"no onpair model in {type(pipeline).__name__}: nothing to account")
+    private = [m for m in members if m["private"]]
+    if delta is None:
+        delta = min((m["delta"] for m in private), default=None)
+    rho = math.inf if len(private) < len(members) else math.fsum(m["rho"] for m in members)
+    accounting = "gaussian" if all(m["accounting"] == "gaussian" for m in private) else "tight"
+    if math.isinf(rho):
+        epsilon = math.inf
+    else:
+        epsilon = float(eps_from_rho(rho, delta, method=accounting)) if rho > 0 else 0.0
+    return {"members": members, "other_steps": others, "passes": passes, "order": order, "rho": rho, "delta": delta, "accounting": accounting, "epsilon": epsilon,
+            "curator_only": []}
