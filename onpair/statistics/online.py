@@ -30,9 +30,10 @@ from ._kernels import _auc_square_model
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
                     released_model)
 from .released import MECHANISMS, ReleasedStatistics
+from .warmup import WarmupLearning
 
 
-class OnPairStats(StreamLearner, saved=True):
+class OnPairStats(WarmupLearning, StreamLearner, saved=True):
     """Online (ε, δ)-DP pairwise learner on continually released class statistics.
 
     After every record the learner releases the prefix sum of the per-class statistics (counts, sums,
@@ -92,6 +93,16 @@ class OnPairStats(StreamLearner, saved=True):
         False gives the non-private twin: the exact statistics, no noise.
     seed : int, optional
         For reproducible experiments only.
+    discover_bounds : bool, int or dict, default False
+        Find the box privately inside the declared (loose) ``bounds`` from a warm-up of the stream, with a
+        public share of the one budget (:mod:`onpair.core.discovery`): True (a warm-up of
+        m = min(records_needed(d, 0.2ρ), 1,000) records, 20 % of ρ), a warm-up length m, or a dict
+        (``warmup``, ``rho_share``, the finder's parameters). The first m records are held inside the learner,
+        unreleased (a snapshot holds them; the model meanwhile is the data-independent prior: scores 0),
+        then the finder runs on them and they and every later record are learned in the box it found; a later
+        record outside it is clipped to it (part of the mechanism, counted in the curator-only ``n_clipped``,
+        no warning). ``finish_warmup()`` ends a warm-up early (a stream shorter than m). Recommended whenever
+        the documentation gives no tight range (docs/guide.md, "Which bounds do I declare"); needs a box.
 
     Examples
     --------
@@ -111,7 +122,8 @@ class OnPairStats(StreamLearner, saved=True):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
                  weights=DEFAULT_WEIGHTS, mechanism="toeplitz", band=None, horizon=None, bounds=None,
-                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None):
+                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None,
+                 discover_bounds=False):
         self.epsilon = epsilon
         self.delta = delta
         self.task = task
@@ -127,6 +139,7 @@ class OnPairStats(StreamLearner, saved=True):
         self.n_features = n_features
         self.accounting = accounting
         self.seed = seed
+        self.discover_bounds = discover_bounds
         if not isinstance(private, (bool, np.bool_)):
             raise TypeError(f"private must be True or False, got {private!r}")
         self.private = bool(private)
@@ -161,6 +174,7 @@ class OnPairStats(StreamLearner, saved=True):
         self._accountant = ZCDPAccountant(self._rho_budget)
         self._budget_committed = False
         self._setup_stream(bounds, norm_bound, n_features, seed)
+        self._setup_discovery(discover_bounds, self._horizon)
         self._stats = None
         self._frozen_warned = False
         self._model_cache = None
@@ -203,13 +217,14 @@ class OnPairStats(StreamLearner, saved=True):
     def _n_classes(self) -> int:
         return 2 if self._classes is None else len(self._classes)
 
-    def _new_state(self, dim: int) -> ReleasedStatistics:
-        """A fresh release state for ``dim`` features (nothing of the learner changes; a ValueError names
-        the features, the weights and the mechanism's parameter when the release cannot be built)."""
+    def _new_state(self, dim: int, rho=None) -> ReleasedStatistics:
+        """A fresh release state for ``dim`` features with the budget ``rho`` (default: the model's share)
+        (nothing of the learner changes; a ValueError names the features, the weights and the mechanism's
+        parameter when the release cannot be built)."""
         try:
             return ReleasedStatistics.build(
                 dim=dim, n_classes=self._n_classes, weights=self._weights,
-                rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
+                rho=(self._model_rho(dim) if rho is None else rho) if self.private else None, mechanism=self.mechanism, band=self.band,
                 horizon=self._horizon_value())
         except ValueError as exc:
             raise ValueError(f"the release of the statistics of {dim} features in {self._n_classes} classes "
@@ -232,13 +247,14 @@ class OnPairStats(StreamLearner, saved=True):
             self._task.label_one(y, self._t)
         stats = self._stats
         if (stats is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self._dim,)
-                and self._bounds.kind == "box" and not self._read_only and not self._capacity_reached()):
+                and self._bounds.kind == "box" and not self._read_only and not self._holding
+                and not self._capacity_reached()):
             # The common round without the block machinery: a finite record (clipped to the box once the
             # clipping warning has been issued: the first clipped record takes the general path, which warns),
             # a known class; the same row and the same noise as the block path, bit for bit.
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
             if code is not None:
-                clip = self._warned_clipping
+                clip = self._warned_clipping or self._silent_clip
                 status = stats.add_box_one(x, self._bounds.box_rows(self._dim), code, self._noise_rng, clip)
                 if status == 0 or (status == 1 and clip):
                     self._t += 1
@@ -275,9 +291,7 @@ class OnPairStats(StreamLearner, saved=True):
         learned = m if capacity is None else max(0, min(m, capacity - self._learned()))
         pending = self._pending_warnings(n_clipped, m)
         if learned < m and not self._frozen_warned:
-            pending.append((
-                f"OnPairStats: the horizon of {capacity} records is reached; later records are not learned and "
-                "the model stays at the last release (see privacy_report()).", PrivacyWarning, self._mark_frozen))
+            pending.append(self._frozen_warning(capacity))
         fresh = self._new_state(Z.shape[1]) if self._stats is None else None  # may fail: nothing changed yet
         self._issue(pending)
         if fresh is not None:
@@ -288,6 +302,10 @@ class OnPairStats(StreamLearner, saved=True):
         self._commit_budget()
         return self
 
+    def _frozen_warning(self, capacity: int):
+        return (f"OnPairStats: the horizon of {capacity} records is reached; later records are not learned and "
+                "the model stays at the last release (see privacy_report()).", PrivacyWarning, self._mark_frozen)
+
     def _commit_budget(self) -> None:
         """Spend the release's cost once, with its first record (nothing here raises: the cost was planned
         to fit the budget when the mechanism was built)."""
@@ -295,7 +313,7 @@ class OnPairStats(StreamLearner, saved=True):
             return
         if self.private and self._learned() > 0:
             self._budget_committed = True
-            cost = min(float(self._stats.mechanism.describe()["rho_spent_bound"]), self._rho_budget)
+            cost = min(float(self._stats.mechanism.describe()["rho_spent_bound"]), self._model_rho(self._dim))
             self._accountant.spend(cost, label="continual release of the class statistics")
 
     def _mark_frozen(self) -> None:
@@ -362,28 +380,33 @@ class OnPairStats(StreamLearner, saved=True):
         return {"private": self.private, "task": self._task.name, "classes": None if self._classes is None else
                 list(self._classes), "model": self._model_kind, "lam": self._lam, "weights": list(self._weights),
                 "mechanism": self.mechanism, "band": self.band, "horizon": self._horizon_value(),
-                "bounds": self._bounds.to_dict(), "epsilon": self._epsilon, "delta": self._delta,
-                "accounting": self.accounting, "rho_budget": self._rho_budget}
+                "epsilon": self._epsilon, "delta": self._delta, "accounting": self.accounting,
+                "rho_budget": self._rho_budget, **self._discovery_settings()}
 
     def _export_own(self, state, arrays):
         state["frozen_warned"] = self._frozen_warned
         if self._dim is not None:
             self._stats.export(state, arrays)
+        if self._range is not None:
+            self._range.export(state, arrays)
 
     def _own_state_keys(self, dim):
-        return ["frozen_warned"] + (["statistics"] if dim is not None else [])
+        return (["frozen_warned"] + (["statistics"] if dim is not None else [])
+                + (["range_discovery"] if self._range is not None else []))
 
     def _restore_own(self, state, reader, t, dim):
         frozen = reader.boolean(state["frozen_warned"], "frozen_warned")
+        self._restore_discovery(state, reader, t, dim)
         if dim is not None:
             if self._dim is None:
                 self._init_state(dim)
             capacity = self._horizon_value()
-            learned = t if capacity is None else min(t, capacity)
+            learned = 0 if self._holding else t if capacity is None else min(t, capacity)
             self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
         self._frozen_warned = frozen
         self._accountant = ZCDPAccountant(self._rho_budget)
         self._budget_committed = False
+        self._spend_discovery()
         self._commit_budget()
 
     @property
@@ -428,7 +451,7 @@ class OnPairStats(StreamLearner, saved=True):
         if noise_dominated:
             status += ("; the released statistics are dominated by noise (the class means' difference is no "
                        "longer than its noise): more records or a larger ε help")
-        return mark_curator_only({
+        return mark_curator_only(self._discovery_report({
             "algorithm": type(self).__name__,
             "mode": "continual",
             "accounting": self.accounting,
@@ -449,9 +472,9 @@ class OnPairStats(StreamLearner, saved=True):
             "n_clipped": self._n_clipped,
             "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
             "noise_dominated": noise_dominated,
-            "record_level": record_level(rho_spent, self._delta, self.accounting, passes, order, mechanism,
-                                         self._t),
-        })
+            "record_level": record_level(self._model_spent(rho_spent), self._delta, self.accounting, passes, order,
+                                         mechanism, self._t),
+        }, passes, order))
 
     def _noise_dominated(self) -> bool:
         """Whether the released class means' difference is no longer than its noise typically is:

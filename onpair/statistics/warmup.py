@@ -1,0 +1,197 @@
+"""The warm-up of :class:`onpair.OnPairStats` with ``discover_bounds=``: hold, discover, then learn.
+
+:class:`WarmupLearning` is the part of the online statistics learner that range discovery adds
+(:mod:`onpair.core.discovery` has the parameter, the held records and the budget's split). While the
+warm-up lasts, records are validated and **held** (a failed call holds nothing), the clipping warning speaks
+of the declared box, nothing is released or spent, and the model is the one of an empty release: the
+data-independent prior (a zero vector for the AUC task: every score 0, river's probability 0.5). The record
+that fills the warm-up (the m-th; or :meth:`WarmupLearning.finish_warmup` on a shorter stream) runs the
+finder on the held records, spends its cost, replaces the bounds map by the discovered box, and learns the
+held records in it as one block, then the rest of its own block: exactly what one ``learn_many`` or m
+``learn_one`` calls give, bit for bit. Later records outside the discovered box are clipped to it without a
+warning (the box holds the bulk of the data, not all of it: clipping is part of the mechanism) and counted
+in the curator-only ``n_clipped``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.discovery import RangeWarmup, declared_box, discovery_setting, found_bounds, model_rho, report_rows
+from ..privacy.conversions import eps_from_rho
+
+
+class WarmupLearning:
+    """Range discovery for a learner on released statistics (a mixin of :class:`onpair.OnPairStats`).
+
+    The host provides ``_codes``, ``_new_state``, ``_commit_budget``, ``_accountant``, ``_rho_budget``,
+    ``_stats``, ``_frozen_warning`` and the :class:`onpair.core.stream.StreamLearner` state.
+    """
+
+    def _setup_discovery(self, discover_bounds, horizon) -> None:
+        """Check ``discover_bounds`` and build the warm-up (before the release state, whose ρ it sets)."""
+        setting = discovery_setting(discover_bounds, type(self).__name__)
+        self._range = None
+        self._holding = False  # records are being held (the warm-up is not over)
+        self._silent_clip = False  # records are learned in a discovered box: clipping is the mechanism's
+        if setting is None:
+            return
+        if not self.private:
+            raise ValueError("discover_bounds is for a private learner: the non-private twin (private=False) has no "
+                             "budget to share; give it the bounds to compare with")
+        declared_box(self._bounds, type(self).__name__)
+        if setting.warmup is not None and horizon is not None and setting.warmup > horizon:
+            raise ValueError(f"discover_bounds' warm-up of {setting.warmup} records exceeds horizon={horizon}")
+        self._range = RangeWarmup(setting, self._bounds, self._rho_budget, self._seed_sequence, horizon)
+        self._holding = True
+
+    def _model_rho(self, dim) -> float:
+        """The ρ of the release of the statistics: all of ρ, or what the finder leaves of it."""
+        return self._rho_budget if self._range is None else self._range.planned_model_rho(dim)
+
+    # -- learning ----------------------------------------------------------------------------------
+    def _learn_block(self, X, labels):
+        if not self._holding or X.shape[0] == 0:
+            return super()._learn_block(X, labels)
+        if self._read_only:
+            raise RuntimeError(self._read_only)
+        codes = self._codes(labels)  # a label outside the domain: a ValueError, nothing held
+        warm = self._range
+        room = warm.room(X.shape[1])
+        k = min(room, X.shape[0])
+        outside = int(np.count_nonzero(warm.declared.transform(X[:k])[1]))
+        if k < room:
+            pending = super()._pending_warnings(outside, k)
+            fresh = self._new_state(X.shape[1]) if self._stats is None else None  # may fail: nothing changed yet
+            self._issue(pending)
+            if fresh is not None:
+                self._stats, self._dim = fresh, X.shape[1]
+            warm.hold(X, codes)
+            self._t += k
+            return self
+        self._end_warmup(X[:k], codes[:k], outside, X.shape[0] - k)
+        if k < X.shape[0]:
+            super()._learn_block(X[k:], labels[k:])
+        return self
+
+    def finish_warmup(self):
+        """End the warm-up now: the finder runs on the records held so far (fewer than the warm-up's m: a
+        short stream), and they are learned in the box it finds. The number of records held is public (it
+        is ``n_seen``). With no record held the declared box is kept and nothing is spent; too few records
+        for any level of the finder (:func:`onpair.privacy.ranges.planned_levels`) also keep it, at cost 0,
+        and the model then gets the whole budget. A learner without ``discover_bounds``, or whose warm-up is
+        over, is left as it is.
+
+        Returns
+        -------
+        self
+        """
+        if not self._holding:
+            return self
+        if self._read_only:
+            raise RuntimeError(self._read_only)
+        if self._dim is None:  # nothing held and no number of features: the declared box, nothing spent
+            self._range.commit(None, self._range.rng)
+            self._holding = False
+            return self
+        self._end_warmup(np.empty((0, self._dim)), np.empty(0, dtype=np.int64), 0, 0)
+        return self
+
+    def _end_warmup(self, X, codes, outside: int, n_after: int) -> None:
+        """Discover on the held records and ``X``, then learn them in the box found (every check and warning
+        first: a failure, warnings as errors included, changes nothing)."""
+        warm = self._range
+        records, all_codes, found, rng = warm.prepare(X, codes)
+        dim = records.shape[1]
+        bounds = warm.declared if found is None else found_bounds(found)
+        fresh = self._new_state(dim, model_rho(self._rho_budget, found))
+        Z, clipped = bounds.transform(records)
+        pending = super()._pending_warnings(outside, X.shape[0])
+        capacity = self._horizon_value()
+        if capacity is not None and records.shape[0] + n_after > capacity and not self._frozen_warned:
+            pending.append(self._frozen_warning(capacity))
+        self._issue(pending)
+        warm.commit(found, rng)
+        self._holding = False
+        self._silent_clip = found is not None
+        self._bounds = bounds
+        self._stats, self._dim = fresh, dim
+        self._model_cache = None
+        if found is not None and found.rho > 0.0:
+            self._accountant.spend(found.rho, label="range discovery (warm-up histograms)")
+        self._stats.add(Z, all_codes, self._noise_rng)
+        self._t += X.shape[0]
+        self._n_clipped += int(np.count_nonzero(clipped))
+        self._commit_budget()
+
+    def _pending_warnings(self, n_clipped: int, m: int) -> list:
+        if self._silent_clip:  # the discovered box holds the bulk of the data: clipping to it is the mechanism
+            return []
+        return super()._pending_warnings(n_clipped, m)
+
+    # -- snapshots and reports -------------------------------------------------------------------------
+    def _discovery_settings(self) -> dict:
+        """The settings' entries of discovery: the declared bounds, and the resolved ``discover_bounds``."""
+        if self._range is None:
+            return {"bounds": self._bounds.to_dict()}
+        return {"bounds": self._range.declared.to_dict(), "discover_bounds": self._range.setting.describe()}
+
+    def _restore_discovery(self, state, reader, t: int, dim) -> None:
+        """The warm-up of a snapshot (before the release state, whose ρ it sets)."""
+        if self._range is None:
+            return
+        self._range.restore(state, reader, t, dim, self._n_classes)
+        self._holding = not self._range.done
+        self._silent_clip = self._range.found is not None
+        self._bounds = self._range.bounds()
+        if self._dim is not None:
+            self._stats = self._new_state(self._dim)  # the ρ the restored discovery leaves
+
+    def _spend_discovery(self) -> None:
+        """Spend the finder's cost again on a fresh accountant (a snapshot's restore)."""
+        if self._range is not None and self._range.found is not None and self._range.found.rho > 0.0:
+            self._accountant.spend(self._range.found.rho, label="range discovery (warm-up histograms)")
+
+    def _snapshot_written(self) -> None:
+        super()._snapshot_written()
+        if self._range is not None and self.private and self.seed is None:
+            self._range.detach()
+
+    def _discovery_report(self, report: dict, passes, order) -> dict:
+        """``report`` with the finder's releases first, ``range_discovery`` (the public description: the
+        setting, m, the box found, its cost) and the record-level cost of the finder added."""
+        if self._range is None:
+            return report
+        found = self._range.found
+        report["releases"] = report_rows(found) + report["releases"]
+        report["range_discovery"] = self._range.describe(self._dim)
+        if self._holding:
+            report["status"] = (f"warm-up: {self._range.n_held} of {self._range.length(self._dim)} records held "
+                                "(nothing released yet; predictions are the data-independent prior)"
+                                if self._dim is not None else "warm-up: no record yet")
+        rho_range = 0.0 if found is None else float(found.rho)
+        level = report["record_level"]  # the host computed it from the model's spend alone (_model_spent)
+        if rho_range > 0.0 and not math.isinf(level["rho"]):
+            copies = self._finder_copies(passes, order)
+            level["rho"] = report["rho_spent"] if passes == 1 else level["rho"] + copies ** 2 * rho_range
+            level["epsilon"] = float(eps_from_rho(level["rho"], level["delta"], method=self.accounting))
+            level["bound"] += (f"; the range finder's cost for {copies} cop{'y' if copies == 1 else 'ies'} of the "
+                               "record in its block")
+        return report
+
+    def _model_spent(self, rho_spent: float) -> float:
+        """What the release of the statistics spent of ``rho_spent`` (the finder's cost taken out)."""
+        found = None if self._range is None else self._range.found
+        return rho_spent if found is None else max(0.0, rho_spent - found.rho)
+
+    def _finder_copies(self, passes: int, order: str) -> int:
+        """How many copies of one record the finder's block of m records may hold over ``passes`` passes:
+        ⌈m/n⌉ (at most k) for same-order passes of n records, k in any order."""
+        if passes == 1:
+            return 1
+        if order != "same":
+            return passes
+        n = self._t // passes
+        return min(passes, -(-self._range.found.n_records // max(n, 1)))
