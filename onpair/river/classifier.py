@@ -86,7 +86,8 @@ RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 #: The buffer the record-keeping learners get with ``buffer="auto"``: flat memory (river checks it).
 AUTO_BUFFER = ("reservoir", 64)
 #: Learner arguments the wrapper sets itself (from its own parameters).
-_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features")
+_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features",
+                  "discover_bounds")
 #: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`: 2 holds
 #: the public label domain (``classes``); 1 held the labels first seen in the stream (``labels``,
 #: ``labels_fixed``), which :meth:`PrivatePairwiseClassifier.load` maps onto a public domain.
@@ -146,6 +147,13 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
         ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
         (everything but the parameters above).
+    discover_bounds : bool, int or dict, default False
+        With the default learner ("stats"): find the box privately inside the loose declared ``bounds`` from
+        the first m records, with a share of the one budget (:class:`onpair.OnPairStats`, ``discover_bounds``;
+        True: m = min(records_needed(d, 0.2ρ), 1,000), 20 % of ρ). Those records are held unreleased and
+        ``predict_proba_one`` gives 0.5 for both labels until the m-th record; later records outside the box
+        found are clipped to it. :meth:`finish_warmup` ends the warm-up of a stream shorter than m.
+        Recommended whenever the documentation gives no tight range (README, "Which bounds do I declare").
 
     Examples
     --------
@@ -167,7 +175,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
                  features=None, classes=None, buffer="auto", release_every=None, unknown_features="ignore",
-                 seed=None, learner_params=None):
+                 seed=None, learner_params=None, discover_bounds=False):
         self.learner = learner
         self.epsilon = epsilon
         self.delta = delta
@@ -180,6 +188,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self.unknown_features = unknown_features
         self.seed = seed
         self.learner_params = learner_params
+        self.discover_bounds = discover_bounds
         if not isinstance(learner, str) or learner not in LEARNERS:
             raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
 
@@ -223,6 +232,10 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
                 raise ValueError("buffer and release_every are for the learners that keep records "
                                  f"({', '.join(RECORD_LEARNERS)}); learner={self.learner!r} keeps none and "
                                  "releases after every record")
+            kwargs.update(discover_bounds=self.discover_bounds)
+        if self.learner in RECORD_LEARNERS and not (self.discover_bounds is None or self.discover_bounds is False):
+            raise ValueError(f"discover_bounds is for the default learner 'stats'; learner={self.learner!r} takes "
+                             "the declared bounds as they are")
         if cls is not PairwiseGIGA:
             kwargs.update(epsilon=self.epsilon, delta=self.delta)
         return cls(**kwargs)
@@ -235,6 +248,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         # streams, through the private path (noise, accountant, ledger) with a small buffer; the last is
         # the non-private twin, on which the pickling checks also run.
         yield {"epsilon": 1.0, "bounds": (0.0, 1.0)}
+        yield {"epsilon": 1.0, "bounds": (-100.0, 100.0), "discover_bounds": 40}
         yield {"learner": "onpairstrc", "epsilon": 1.0, "bounds": (0.0, 1.0), "buffer": ("reservoir", 16),
                "release_every": 10}
         yield {"learner": "onpairc", "epsilon": 2.0, "bounds": (0.0, 1.0), "buffer": ("fifo", 8),
@@ -286,6 +300,19 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         # Committed only once the learner has accepted the record.
         if unknown or missing or records.order is None:
             records.commit(order, unknown, missing, 1)
+
+    def finish_warmup(self):
+        """End the range-discovery warm-up now (a stream shorter than its m records): the box is found on
+        the records held so far (:meth:`onpair.OnPairStats.finish_warmup`). Without ``discover_bounds``, or
+        once the warm-up is over, nothing happens.
+
+        Returns
+        -------
+        self
+        """
+        if hasattr(self._inner, "finish_warmup"):
+            self._inner.finish_warmup()
+        return self
 
     def learn_many(self, X, y):
         """Learn a data frame of records (pandas, or any frame river's ``utils.dataframe`` reads),
@@ -590,6 +617,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
             "classes": classes, "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")),
             "release_every": extra["release_every"], "unknown_features": extra["unknown_features"], "seed": learner.seed,
+            "discover_bounds": getattr(learner, "discover_bounds", False),
             "learner_params": None if extra["learner_params"] is None else
             {k: getattr(learner, k) for k in extra["learner_params"]},
         }

@@ -15,11 +15,14 @@ import warnings
 
 import numpy as np
 
-from ..core.estimator import PairwiseEstimator, non_private_report, release_report
+from ..core._validation import is_dask_collection
+from ..core.discovery import declared_box, discover, discovery_setting, found_bounds, model_rho, range_seed_sequence, \
+    report_rows
+from ..core.estimator import PairwiseEstimator, non_private_report, release_report, warn_clipped
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
-from ..privacy.gaussian import gaussian_rho, gaussian_sigma
+from ..privacy.gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho
 from ._kernels import statistics_total
 from .model import DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model
 
@@ -58,6 +61,14 @@ class OffPairStats(PairwiseEstimator):
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
         The noise; None draws fresh OS entropy (a seed is for reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Spend a public share of the budget finding, privately, the box that holds the bulk of the first m
+        records inside the declared (loose) ``bounds`` (:mod:`onpair.core.discovery`: True is m =
+        min(records_needed(d, 0.2ρ), 1,000, n), 20 % of ρ; an integer is m; a dict sets ``warmup``,
+        ``rho_share`` and the finder's parameters), then release the statistics of all n records mapped by
+        that box with the rest: ρ_range + ρ_model ≤ ρ(ε, δ) (the "gaussian" conversion, exact for the two
+        Gaussian mechanisms together). Records outside the box found are clipped to it (part of the
+        mechanism; ``n_clipped_`` counts them). In-memory data only; needs a box.
 
     Examples
     --------
@@ -71,7 +82,7 @@ class OffPairStats(PairwiseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", model_type=None, lam="auto", weights=DEFAULT_WEIGHTS,
-                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None):
+                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None, discover_bounds=False):
         self._store_params(locals())
 
     def _validate_params(self):
@@ -120,6 +131,9 @@ class OffPairStats(PairwiseEstimator):
     def check_partitioned_fit(self):
         """The parameter checks of a distributed fit, before any task is submitted."""
         self._release_settings()
+        if self._discovery() is not None:
+            raise ValueError("discover_bounds needs the records in memory (a fit on Dask data takes the declared "
+                             "bounds as they are)")
 
     def fit_partitions(self, partitions, seed_sequence):
         """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
@@ -128,14 +142,57 @@ class OffPairStats(PairwiseEstimator):
         total = partitions.sum(_partition_statistics, plan[3], np.asarray(plan[1], dtype=np.float64))
         return self._release(plan, total, partitions.n, partitions.dim, seed_sequence)
 
-    def _release(self, plan, total, n, dim, seed_sequence):
-        """One Gaussian release of the exact ``total`` (the only place noise is drawn), and its model."""
+    def fit(self, X, y):
+        """Fit as :meth:`onpair.core.estimator.PairwiseEstimator.fit`; with ``discover_bounds`` the box is
+        found on the first m records first (a share of the budget), and the statistics of all n records are
+        released in it with the rest."""
+        setting = self._discovery()
+        if setting is None:
+            return super().fit(X, y)
+        if is_dask_collection(X) or is_dask_collection(y):
+            self.check_partitioned_fit()
+        if not self.private:
+            raise ValueError("discover_bounds is for a private fit: the non-private twin (private=False) has no "
+                             "budget to share; give it the bounds to compare with")
+        plan = self._release_settings()
+        metric = self._metric_task()
+        X, labels, classes = self._validate_training_data(X, y, metric=metric, classes=self.classes)
+        n, d = X.shape
+        declared = declared_box(self._make_bounds(d), type(self).__name__)
+        seed_sequence = self._seed_sequence()
+        rho = rho_from_dp(self.epsilon, self.delta, method="gaussian")
+        m = setting.length(d, rho, limit=n)
+        finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seed_sequence)))
+        found = discover(setting, X[:m], declared, rho, finder_rng)
+        bounds = found_bounds(found)
+        warn_clipped(declared, int(np.count_nonzero(declared.transform(X)[1])), stacklevel=2)
+        Z, clipped = bounds.transform(X)  # clipping to the box found is the mechanism's: no warning
+        total = statistics_total(Z, self._class_codes(labels), plan[3], plan[1])
+        coef, report = self._release(plan, total, n, d, seed_sequence, found=found, rho=rho)
+        return self._set_fitted(coef, report, classes, d, bounds, int(np.count_nonzero(clipped)))
+
+    def _discovery(self):
+        """The resolved ``discover_bounds`` (None: no discovery); a bad value is a ValueError (scikit-learn's
+        convention for parameters)."""
+        try:
+            return discovery_setting(self.discover_bounds, type(self).__name__)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+
+    def _release(self, plan, total, n, dim, seed_sequence, found=None, rho=None):
+        """One Gaussian release of the exact ``total`` (the only place noise is drawn), and its model; after a
+        range discovery (``found``, of the budget ``rho``) with what the finder left of ρ."""
         kind, weights, sensitivity, n_classes = plan
         if self.private and self.delta >= 1.0 / n:
             warnings.warn(f"delta = {self.delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random "
                           "record in the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning,
                           stacklevel=4)
-        if self.private:
+        if self.private and found is not None:
+            sigma = sigma_for_rho(sensitivity, model_rho(rho, found))
+            noise_rng = np.random.Generator(np.random.PCG64(seed_sequence))
+            total = total + sigma * noise_rng.standard_normal(total.shape[0])
+            variance = sigma ** 2
+        elif self.private:
             sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
             noise_rng = np.random.Generator(np.random.PCG64(seed_sequence))
             total = total + sigma * noise_rng.standard_normal(total.shape[0])
@@ -152,11 +209,18 @@ class OffPairStats(PairwiseEstimator):
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
         # root finders: the report caps Δ²/(2σ²) at the budget it was calibrated to (as OffPairStrC does).
-        rho = min(gaussian_rho(sensitivity, sigma), rho_budget)
+        cap = rho_budget if found is None else model_rho(rho_budget, found)
+        rows = report_rows(found)
         report = release_report(
             algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
-            mode="statistics", sensitivity=sensitivity, sigma=sigma, rho=rho, rho_budget=rho_budget, rounds=n,
+            mode="statistics", sensitivity=[r["sensitivity"] for r in rows] + [sensitivity],
+            sigma=[r["sigma"] for r in rows] + [sigma], rho=[r["rho"] for r in rows] +
+            [min(gaussian_rho(sensitivity, sigma), cap)], rho_budget=rho_budget, rounds=[0] * len(rows) + [n],
             extra=dict(extra, private=True))
+        if found is not None:
+            for row, finder_row in zip(report["releases"], rows):
+                row.update(what=finder_row["what"], level=finder_row["level"], bins=finder_row["bins"])
+            report["range_discovery"] = dict(found.describe(), lower=found.lower.tolist(), upper=found.upper.tolist())
         return coef, report
 
 
