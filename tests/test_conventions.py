@@ -14,12 +14,12 @@ import warnings
 import numpy as np
 import pytest
 
-from public_api import OFFLINE, ONLINE, make_offline, make_online
+from public_api import OFFLINE_CASES, ONLINE_CASES, make_offline, make_online
 
 # Every public estimator and learner (discovered from onpair.__all__: a new class is covered the day it is
-# exported).
-ESTIMATORS = {name: (lambda name=name: make_offline(name)) for name in OFFLINE}
-LEARNERS = {name: (lambda name=name: make_online(name)) for name in ONLINE}
+# exported), and each once more with every shared switch it takes (public_api.SWITCHES: discover_bounds).
+ESTIMATORS = {name: (lambda name=name: make_offline(name)) for name in OFFLINE_CASES}
+LEARNERS = {name: (lambda name=name: make_online(name)) for name in ONLINE_CASES}
 SKLEARN_TYPE_MESSAGE = re.compile("argument must be .* string.* number")  # check_dtype_object's pattern
 
 

@@ -49,7 +49,7 @@ from onpair import (ApproxMinimaPerturbedLogistic, FeatureBounds, ObjectivePertu
                     OutputPerturbedSGD, PairwiseGIGA)
 from onpair.cli import main as cli_main
 from learner_state import assert_same_state, state_of
-from public_api import OFFLINE, make_offline, make_online
+from public_api import OFFLINE, OFFLINE_CASES, ONLINE_CASES, make_offline, make_online
 from public_api import ONLINE as PUBLIC_ONLINE
 from onpair.metrics import pairwise_risk, roc_auc
 from onpair.privacy import ReleaseSchedule, ZCDPAccountant, eps_from_rho, gaussian_sigma, rho_from_dp
@@ -122,8 +122,9 @@ ESTIMATORS = {
     "ApproxMinimaPerturbedLogistic": lambda: ApproxMinimaPerturbedLogistic(
         bounds=(0, 1), objective="pairwise", random_state=0),
 }
-# Every other public estimator, discovered from onpair.__all__ (covered the day it is exported).
-ESTIMATORS.update({name: (lambda name=name: make_offline(name)) for name in OFFLINE if name not in ESTIMATORS})
+# Every other public estimator, discovered from onpair.__all__ (covered the day it is exported), and each once
+# more with every shared switch it takes (public_api.SWITCHES: discover_bounds).
+ESTIMATORS.update({name: (lambda name=name: make_offline(name)) for name in OFFLINE_CASES if name not in ESTIMATORS})
 ONLINE = {
     "OnPairStrC": lambda: OnPairStrC(bounds=(0, 1), n=400, release_every=8, seed=0),
     "OnPairC": lambda: OnPairC(bounds=(0, 1), n=400, release_every=8, seed=0),
@@ -132,8 +133,8 @@ ONLINE = {
     "PairwiseGIGA-hinge-unit-ball": lambda: PairwiseGIGA(loss="hinge"),
 }
 # Every other public online learner, discovered from onpair.__all__ (covered the day it is exported; the
-# river wrappers take dict records: see the module docstring).
-ONLINE.update({name: (lambda name=name: make_online(name)) for name in PUBLIC_ONLINE if name not in ONLINE})
+# river wrappers take dict records: see the module docstring), and each with every shared switch it takes.
+ONLINE.update({name: (lambda name=name: make_online(name)) for name in ONLINE_CASES if name not in ONLINE})
 
 
 def fitted(name):

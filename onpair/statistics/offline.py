@@ -143,9 +143,16 @@ class OffPairStats(PairwiseEstimator):
         return self._release(plan, total, partitions.n, partitions.dim, seed_sequence)
 
     def fit(self, X, y):
-        """Fit as :meth:`onpair.core.estimator.PairwiseEstimator.fit`; with ``discover_bounds`` the box is
-        found on the first m records first (a share of the budget), and the statistics of all n records are
-        released in it with the rest."""
+        """Fit on ``X`` (n, d) with labels ``y`` and release one private model, as
+        :meth:`onpair.core.estimator.PairwiseEstimator.fit` (at least 2 records: with 0 records or 1 a
+        ``ValueError``, and the estimator is left as it was). With ``discover_bounds`` the box is found on the
+        first m records first (a share of the budget), and the statistics of all n records are released in it
+        with the rest.
+
+        Returns
+        -------
+        self
+        """
         setting = self._discovery()
         if setting is None:
             return super().fit(X, y)

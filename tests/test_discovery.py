@@ -1,0 +1,494 @@
+"""Range discovery in the learners: ``discover_bounds=`` (onpair.core.discovery, onpair.statistics.warmup).
+
+The warm-up boundary (learn_one = learn_many bit for bit wherever the blocks cut the stream), what is
+predicted and reported during the warm-up, failed calls that change nothing (during the warm-up and on the
+call that ends it, warnings as errors included), snapshots at every stage, the cost of the learner and the
+finder together against dp-accounting, the record-level cost of passes, the parameter's checks, the
+offline estimator and the river classifier. The finder itself is tested in tests/test_ranges.py; the
+hostile-input, convention and persistence suites run every class that takes ``discover_bounds`` once more
+with it (tests/public_api.py, ``SWITCHES``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting import pld
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import onpair
+from learner_state import assert_same_state, state_of
+from onpair import OffPairStats, OnPairStats
+from onpair.core.discovery import DEFAULT_SHARE, MAX_AUTO_WARMUP, discovery_setting, range_seed_sequence
+from onpair.metrics import roc_auc
+from onpair.privacy import eps_from_rho, rho_from_dp
+from onpair.privacy.ranges import find_bounds, records_needed
+from onpair.privacy.statistics_sensitivity import statistics_sensitivity
+
+SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=25)
+RHO = rho_from_dp(1.0, 1e-5, method="gaussian")
+LOOSE = (0.0, 1000.0)
+
+
+def stream(n=900, d=3, seed=0):
+    """Two Gaussian classes in a 1-wide region of [0, 1000] (1/1000 of the declared box)."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    X = 400.0 + 0.5 + 0.12 * rng.standard_normal((n, d)) + 0.08 * y[:, None]
+    return X, y
+
+
+def learner(**params):
+    return OnPairStats(**{"epsilon": 1.0, "bounds": LOOSE, "seed": 3, "discover_bounds": 200, **params})
+
+
+def quiet(call, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return call(*args, **kwargs)
+
+
+# -- the parameter --------------------------------------------------------------------------------------------
+
+def test_the_setting_of_each_form():
+    assert discovery_setting(False) is None and discovery_setting(None) is None
+    auto = discovery_setting(True)
+    assert auto.warmup is None and auto.share == DEFAULT_SHARE
+    assert auto.length(9, RHO) == records_needed(9, 0.2 * RHO) == 388
+    assert auto.length(60, RHO) == MAX_AUTO_WARMUP and auto.length(9, RHO, limit=100) == 100
+    assert discovery_setting(250).length(9, RHO) == 250
+    custom = discovery_setting({"warmup": "auto", "rho_share": 0.1, "bins": [16, 16], "margin": 2})
+    assert custom.share == 0.1 and custom.finder["bins"] == (16, 16) and custom.finder["margin"] == 2
+    assert custom.length(4, RHO) == records_needed(4, 0.1 * RHO, bins=(16, 16))
+
+
+@pytest.mark.parametrize("value, error, words", [
+    (0, ValueError, "warm-up length"), (-3, ValueError, "warm-up length"), (2.5, TypeError, "discover_bounds"),
+    ("yes", TypeError, "discover_bounds"), ([100], TypeError, "discover_bounds"),
+    ({"warmup": 0}, ValueError, "warm-up"), ({"warmup": 1.5}, TypeError, "warm-up"),
+    ({"rho_share": 0.0}, ValueError, "rho_share"), ({"rho_share": 1.0}, ValueError, "rho_share"),
+    ({"rho_share": "a"}, TypeError, "rho_share"), ({"bins": (1,)}, ValueError, "bins"),
+    ({"levels": 5}, ValueError, "levels"), ({"beta": 2.0}, ValueError, "beta"), ({"colour": 1}, ValueError, "colour")])
+def test_a_bad_value_names_the_parameter(value, error, words):
+    with pytest.raises(error, match=words):
+        OnPairStats(bounds=LOOSE, discover_bounds=value)
+    with pytest.raises(ValueError, match=words):  # scikit-learn's convention: at fit, a ValueError
+        OffPairStats(bounds=LOOSE, discover_bounds=value).fit(*stream(20))
+
+
+def test_what_discovery_needs():
+    with pytest.raises(ValueError, match="declared box"):
+        OnPairStats(norm_bound=5.0, discover_bounds=True)
+    with pytest.raises(ValueError, match="declared box"):
+        OnPairStats(discover_bounds=True)  # the default unit ball is not a box
+    with pytest.raises(ValueError, match="private"):
+        OnPairStats(bounds=LOOSE, private=False, discover_bounds=True)
+    with pytest.raises(ValueError, match="horizon"):
+        OnPairStats(bounds=LOOSE, horizon=100, discover_bounds=200)
+    with pytest.raises(ValueError, match="private"):
+        OffPairStats(bounds=LOOSE, private=False, discover_bounds=True).fit(*stream(20))
+    short = OnPairStats(bounds=LOOSE, horizon=100, discover_bounds=True, n_features=3)
+    assert short._range.length(3) == 100  # the automatic warm-up stops at the horizon
+
+
+# -- the warm-up boundary -------------------------------------------------------------------------------------
+
+def test_during_the_warm_up_nothing_is_released():
+    X, y = stream()
+    model = learner(n_features=3)
+    prior = model.model
+    model.learn_many(X[:150], y[:150])
+    report = model.privacy_report()
+    assert model.n_seen == 150 and model.n_releases == 0 and report["rho_spent"] == 0.0
+    assert [r["nodes_released"] for r in report["releases"]] == [0] and "warm-up: 150 of 200" in report["status"]
+    assert np.array_equal(model.model, prior) and np.array_equal(model.model, np.zeros(3))
+    assert np.array_equal(model.decision_function(X[:5]), np.zeros(5))  # the data-independent prior
+    assert model.feature_bounds.to_dict() == {"lower": 0.0, "upper": 1000.0}
+    model.learn_many(X[150:210], y[150:210])
+    report = model.privacy_report()
+    assert model.n_releases == 210 and report["range_discovery"]["done"]
+    assert 0 < report["rho_spent"] <= report["rho_budget"]
+    lower, upper = model.feature_bounds.lower, model.feature_bounds.upper
+    assert np.all(upper - lower < 50) and np.all(lower >= 0) and np.all(upper <= 1000)
+    assert report["range_discovery"]["lower"] == lower.tolist()
+
+
+def _run(blocks, X, y, **params):
+    model = learner(**params)
+    start = 0
+    for stop in blocks + [len(y)]:
+        if stop - start == 1:
+            model.learn_one(X[start], y[start])
+        else:
+            model.learn_many(X[start:stop], y[start:stop])
+        start = stop
+    return model
+
+
+@SETTINGS
+@given(cuts=st.lists(st.integers(0, 400), max_size=6), task=st.sampled_from(["auc", "metric"]))
+def test_learn_one_equals_learn_many_across_the_boundary(cuts, task):
+    """Any cut of the stream into blocks (single records through learn_one) gives the learner that one
+    learn_many gives, bit for bit: the same box, statistics, generators, report."""
+    X, y = stream(400)
+    params = {} if task == "auc" else {"task": "metric", "classes": [-1, 1]}
+    whole = quiet(_run, [], X, y, **params)
+    pieces = quiet(_run, sorted(set(cuts)), X, y, **params)
+    assert_same_state(state_of(whole), state_of(pieces))
+
+
+def test_one_at_a_time_equals_one_block():
+    X, y = stream(300)
+    single = learner()
+    for i in range(300):
+        single.learn_one(X[i], y[i])
+    assert_same_state(state_of(learner().learn_many(X, y)), state_of(single))
+
+
+def test_the_finder_has_its_own_random_stream():
+    """The model's noise comes from the same stream as without discovery (the same draws, in the same
+    order), and the finder's box is the one find_bounds gives with the learner's spawned stream."""
+    X, y = stream(400)
+    with_discovery = learner().learn_many(X, y)
+    plain = OnPairStats(epsilon=1.0, bounds=LOOSE, seed=3).learn_many(X, y)
+    assert with_discovery._noise_rng.bit_generator.state == plain._noise_rng.bit_generator.state
+    rng = np.random.Generator(np.random.PCG64(range_seed_sequence(np.random.SeedSequence(3))))
+    found = find_bounds(X[:200], 0.0, 1000.0, 0.2 * RHO, random_state=rng)
+    np.testing.assert_array_equal(with_discovery.feature_bounds.lower, found.lower)
+    np.testing.assert_array_equal(with_discovery.feature_bounds.upper, found.upper)
+
+
+def test_later_records_outside_the_box_are_clipped_and_counted_without_a_warning():
+    X, y = stream(400)
+    model = learner().learn_many(X[:200], y[:200])
+    clipped_before = model.privacy_report()["n_clipped"]
+    far = X[200:260].copy()
+    far[:, 0] = 900.0  # inside the declared box, outside the discovered one
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.learn_many(far, y[200:260])
+        model.learn_one(far[0], 1)
+    assert model.privacy_report()["n_clipped"] == clipped_before + 61
+
+
+def test_records_outside_the_declared_box_warn_during_the_warm_up():
+    X, y = stream(300)
+    X[5, 1] = 5000.0
+    model = learner()
+    with pytest.warns(UserWarning, match="declared feature bounds"):
+        model.learn_many(X[:100], y[:100])
+
+
+# -- failed calls change nothing ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stage", [0, 50, 199])
+@pytest.mark.parametrize("bad", ["label", "nan", "shape"])
+def test_a_failed_call_changes_nothing(stage, bad):
+    """During the warm-up and on the call that would end it: nothing held, discovered, spent or drawn."""
+    X, y = stream(400)
+    model = learner().learn_many(X[:stage], y[:stage]) if stage else learner()
+    block, labels = X[stage:stage + 60].copy(), y[stage:stage + 60].copy()
+    if bad == "label":
+        labels = labels.astype(object)
+        labels[-1] = "spam"
+    elif bad == "nan":
+        block[-1, 2] = np.nan
+    else:
+        block = block[:, :2] if stage else block[:, :, None]  # a fresh learner takes any d: a 3-D block then
+    before = state_of(model)
+    with pytest.raises((ValueError, TypeError)):
+        model.learn_many(block, labels)
+    with pytest.raises((ValueError, TypeError)):
+        model.learn_one(block[-1], labels[-1])
+    assert_same_state(before, state_of(model))
+
+
+def test_a_warning_raised_as_an_error_at_the_boundary_changes_nothing():
+    X, y = stream(400)
+    model = learner().learn_many(X[:150], y[:150])
+    block = X[150:260].copy()
+    block[10, 0] = -50.0  # outside the declared box: the clipping warning, an error here
+    before = state_of(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning):
+            model.learn_many(block, y[150:260])
+    assert_same_state(before, state_of(model))
+    quiet(model.learn_many, block, y[150:260])
+    assert model.privacy_report()["range_discovery"]["done"]
+
+
+def test_the_frozen_warning_is_issued_before_anything_changes():
+    X, y = stream(400)
+    model = learner(horizon=250).learn_many(X[:150], y[:150])
+    before = state_of(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(onpair.PrivacyWarning):
+            model.learn_many(X[150:300], y[150:300])
+    assert_same_state(before, state_of(model))
+
+
+# -- a stream shorter than the warm-up --------------------------------------------------------------------------
+
+def test_finish_warmup_discovers_on_what_is_held():
+    X, y = stream(400)
+    model = learner().learn_many(X[:120], y[:120]).finish_warmup()
+    report = model.privacy_report()
+    assert report["range_discovery"]["done"] and report["range_discovery"]["n_records"] == 120
+    assert model.n_releases == 120 and report["rho_spent"] > 0
+    assert model.finish_warmup() is model and model.privacy_report() == report  # done: nothing more
+    model.learn_many(X[120:], y[120:])
+    assert model.n_releases == 400
+
+
+def test_finish_warmup_with_too_few_records_gives_the_model_the_whole_budget():
+    X, y = stream(10)
+    model = learner().learn_many(X[:3], y[:3]).finish_warmup()
+    report = model.privacy_report()
+    assert report["range_discovery"]["rho_spent"] == 0.0  # no level can clear its threshold: the declared box
+    assert model.feature_bounds.lower.tolist() == [0.0] * 3 and model.feature_bounds.upper.tolist() == [1000.0] * 3
+    assert report["rho_spent"] == pytest.approx(report["rho_budget"], rel=1e-8)  # the mechanism's own margin
+
+
+def test_finish_warmup_with_nothing_held_keeps_the_declared_box():
+    model = learner().finish_warmup()
+    assert model.privacy_report()["rho_spent"] == 0.0 and model.feature_bounds.kind == "box"
+    model.learn_many(*stream(50))
+    assert model.privacy_report()["rho_spent"] == pytest.approx(RHO, rel=1e-8)
+    assert OnPairStats(bounds=LOOSE).finish_warmup().n_seen == 0  # no discovery: nothing to do
+
+
+# -- snapshots ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stops", [(0,), (1,), (120,), (199,), (200,), (120, 199, 250)])
+def test_a_snapshot_at_any_stage_resumes_exactly(stops, tmp_path):
+    X, y = stream(400)
+    whole = learner().learn_many(X, y)
+    model, start = learner(), 0
+    for stop in stops:
+        model.learn_many(X[start:stop], y[start:stop])
+        model.save(tmp_path / "s")
+        resumed = onpair.load(tmp_path / "s")
+        assert_same_state(state_of(model), state_of(resumed))
+        model, start = resumed, stop
+    model.learn_many(X[start:], y[start:])
+    assert_same_state(state_of(whole), state_of(model))
+
+
+def test_the_river_classifier_resumes_mid_warm_up(tmp_path):
+    from onpair.river import PrivatePairwiseClassifier
+    X, y = stream(300)
+    names = ["a", "b", "c"]
+    rows = [(dict(zip(names, map(float, x))), bool(label > 0)) for x, label in zip(X, y)]
+
+    def make():
+        return PrivatePairwiseClassifier(bounds=LOOSE, features=names, seed=1, discover_bounds=200)
+    whole, half = make(), make()
+    for x, label in rows:
+        whole.learn_one(x, label)
+    for x, label in rows[:120]:
+        assert half.predict_proba_one(x) == {False: 0.5, True: 0.5}  # the prior during the warm-up
+        half.learn_one(x, label)
+    with pytest.raises(TypeError):
+        __import__("copy").deepcopy(half)  # it holds records: no copies
+    half.save(tmp_path / "c")
+    resumed = onpair.load(tmp_path / "c")
+    assert resumed.discover_bounds == 200
+    for x, label in rows[120:]:
+        resumed.learn_one(x, label)
+    assert np.array_equal(resumed.model, whole.model)
+    assert resumed.predict_proba_one(rows[0][0]) == whole.predict_proba_one(rows[0][0]) != {False: 0.5, True: 0.5}
+
+
+def test_an_unseeded_learner_detaches_the_finders_stream_when_saved(tmp_path):
+    X, y = stream(100)
+    model = OnPairStats(bounds=LOOSE, discover_bounds=200).learn_many(X, y)
+    before = model._range.rng.bit_generator.state
+    model.save(tmp_path / "u")
+    assert model._range.rng.bit_generator.state != before
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda s, a: s["range_discovery"].update(n_held=s["range_discovery"]["n_held"] - 1), "range_discovery"),
+    (lambda s, a: s["range_discovery"].update(done=True), "range_discovery"),
+    (lambda s, a: a.__setitem__("range_discovery.codes", a["range_discovery.codes"] + 5), "class code"),
+])
+def test_an_edited_warm_up_is_refused(edit, match, tmp_path):
+    from onpair.core.snapshot import learner_document, rebuild_learner
+    X, y = stream(100)
+    model = learner().learn_many(X[:50], y[:50])
+    arrays = {}
+    name, params, config, scalars = learner_document(model, arrays, tmp_path / "x")
+    edit(scalars, arrays)
+    with pytest.raises(ValueError, match=match):
+        rebuild_learner(OnPairStats, {"params": params, "config": config, "state": scalars}, arrays, "x")
+
+
+def test_an_edited_discovery_is_refused(tmp_path):
+    from onpair.core.snapshot import learner_document, rebuild_learner
+    X, y = stream(300)
+    model = learner().learn_many(X, y)
+    for key, change in [("rho", lambda v: v * 0.5), ("sigmas", lambda v: [s * 2 for s in v])]:
+        arrays = {}
+        name, params, config, scalars = learner_document(model, arrays, tmp_path / "x")
+        found = scalars["range_discovery"]["found"]
+        found[key] = change(found[key])
+        with pytest.raises(ValueError, match="range_discovery"):
+            rebuild_learner(OnPairStats, {"params": params, "config": config, "state": scalars}, arrays, "x")
+    arrays = {}
+    name, params, config, scalars = learner_document(model, arrays, tmp_path / "x")
+    arrays["range_discovery.lower"] = arrays["range_discovery.lower"] - 2000.0  # outside the declared box
+    with pytest.raises(ValueError, match="inside the declared"):
+        rebuild_learner(OnPairStats, {"params": params, "config": config, "state": scalars}, arrays, "x")
+
+
+# -- the cost -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d, warmup", [(3, 200), (12, 500)])
+def test_the_cost_of_learner_and_finder_against_dp_accounting(d, warmup):
+    """Brute force: each finder level's sensitivity √(2d) is attained by the worst replacement (first bin ↔
+    last bin of every feature, checked here on the declared box), the model's release is a Gaussian
+    mechanism of noise multiplier σ/(Δκ); their composition, accounted by dp-accounting's PLD accountant,
+    gives the ε the report gives, at most the ε asked for; and the zCDP costs add up to rho_spent ≤ ρ."""
+    from onpair.privacy.ranges import range_histograms
+    X, y = stream(warmup + 100, d=d)
+    model = learner(discover_bounds=warmup).learn_many(X, y)
+    report = model.privacy_report()
+    finder = [r for r in report["releases"] if r["what"] == "range histogram"]
+    (release,) = [r for r in report["releases"] if r["what"] != "range histogram"]
+    assert len(finder) == model._range.found.params["levels_run"] >= 1
+    worst = 0.0
+    lower, upper = np.zeros(d), np.full(d, 1000.0)
+    base = X[:warmup].copy()
+    for first in (0.0, 500.0, 1000.0):
+        for second in (0.0, 999.0, 1000.0, 400.5):
+            A, B = base.copy(), base.copy()
+            A[0], B[0] = first, second
+            diff = range_histograms(B, lower, upper, 32) - range_histograms(A, lower, upper, 32)
+            worst = max(worst, float(np.sum(diff.astype(float) ** 2)))
+    assert worst == 2 * d
+    for row in finder:
+        assert row["sensitivity"] ** 2 == pytest.approx(worst) and row["rho"] == pytest.approx(
+            worst / (2 * row["sigma"] ** 2), rel=1e-12)
+    delta_stats = statistics_sensitivity(0.8, 1.0, 0.6)
+    model_rho = delta_stats ** 2 * release["kappa2"] / (2 * release["sigma"] ** 2)
+    assert release["rho"] == pytest.approx(model_rho, rel=1e-9)
+    assert report["rho_spent"] == pytest.approx(sum(r["rho"] for r in finder) + release["rho"], rel=1e-12)
+    assert report["rho_spent"] <= report["rho_budget"] == RHO
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    events = [dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]) for r in finder]
+    events.append(dp_accounting.GaussianDpEvent(release["sigma"] / (delta_stats * math.sqrt(release["kappa2"]))))
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    theirs = accountant.get_epsilon(1e-5)
+    assert report["epsilon_spent"] == pytest.approx(theirs, abs=3e-3)
+    assert theirs <= 1.0 + 3e-3
+
+
+def test_the_record_level_cost_of_passes():
+    X, y = stream(300)
+    model = learner()
+    for _ in range(2):
+        model.learn_many(X, y)  # two same-order passes of n = 300 ≥ m = 200: the finder saw each record once
+    rho_range = model._range.found.rho
+    level = model.privacy_report(passes=2)["record_level"]
+    plain = OnPairStats(epsilon=1.0, bounds=LOOSE, seed=3)
+    for _ in range(2):
+        plain.learn_many(X, y)
+    scale = (RHO - rho_range) * (1 - 1e-12) / RHO  # the model's share: its record-level cost scales with it
+    assert level["rho"] == pytest.approx(plain.privacy_report(passes=2)["record_level"]["rho"] * scale + rho_range,
+                                         rel=1e-6)
+    short = learner()
+    for _ in range(3):
+        short.learn_many(X[:100], y[:100])  # n = 100 < m = 200: two copies of a record in the finder's block
+    found = short._range.found
+    level = short.privacy_report(passes=3)["record_level"]
+    assert "2 copies" in level["bound"]
+    anywhere = short.privacy_report(passes=3, order="any")["record_level"]
+    assert anywhere["rho"] == pytest.approx(9 * short.privacy_report()["rho_spent"], rel=1e-9)
+    assert found.rho > 0 and level["rho"] >= 4 * found.rho
+
+
+# -- what it buys (one seeded stream; the benchmarks are in bench/ranges.py) --------------------------------------
+
+def test_a_loose_box_with_discovery_gets_most_of_the_tight_box_back():
+    X, y = stream(3000, d=5, seed=7)
+    test_X, test_y = stream(2000, d=5, seed=8)
+    scores = {}
+    for name, params in {"tight": {"bounds": (399.5, 401.5), "discover_bounds": False},
+                         "loose": {"discover_bounds": False}, "discovered": {"discover_bounds": True}}.items():
+        model = quiet(learner(**params).learn_many, X, y)
+        scores[name] = roc_auc(test_y, model.decision_function(test_X))
+    assert scores["loose"] < 0.65 and scores["discovered"] > scores["tight"] - 0.05, scores
+
+
+# -- offline ----------------------------------------------------------------------------------------------------
+
+def test_offpairstats_finds_the_box_on_the_first_records():
+    X, y = stream(3000, d=5, seed=1)
+    est = OffPairStats(bounds=LOOSE, random_state=4, discover_bounds=500).fit(X, y)
+    report = est.privacy_report_
+    assert report["range_discovery"]["n_records"] == 500 and len(report["releases"]) == 4
+    assert report["rho_spent"] <= report["rho_budget"] and report["epsilon_spent"] <= 1.0
+    seq = np.random.SeedSequence(4)
+    found = find_bounds(X[:500], 0.0, 1000.0, 0.2 * RHO,
+                        random_state=np.random.Generator(np.random.PCG64(range_seed_sequence(seq))))
+    np.testing.assert_array_equal(est.bounds_.lower, found.lower)
+    loose = OffPairStats(bounds=LOOSE, random_state=4).fit(X, y)
+    assert est.score(X, y) > loose.score(X, y) + 0.1
+    assert est.n_clipped_ > 0  # the box holds the bulk, not all: clipping is the mechanism's, counted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and not warned about
+        OffPairStats(bounds=LOOSE, random_state=4, discover_bounds=500).fit(X, y)
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.ComposedDpEvent(
+        [dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]) for r in report["releases"]]))
+    assert accountant.get_epsilon(1e-5) == pytest.approx(report["epsilon_spent"], abs=3e-3)
+
+
+def test_offpairstats_with_fewer_records_than_the_warm_up_uses_them_all():
+    X, y = stream(120)
+    est = OffPairStats(bounds=LOOSE, random_state=0, discover_bounds=True).fit(X, y)
+    assert est.privacy_report_["range_discovery"]["n_records"] == 120
+
+
+def test_offpairstats_refuses_discovery_on_dask_data():
+    da = pytest.importorskip("dask.array", reason="the dask extra is not installed")
+    X, y = stream(100)
+    with pytest.raises(ValueError, match="in memory"):
+        OffPairStats(bounds=LOOSE, discover_bounds=True).fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
+
+
+# -- river ------------------------------------------------------------------------------------------------------
+
+def test_the_river_classifier_passes_discovery_to_the_default_learner_only():
+    from onpair.river import PrivatePairwiseClassifier
+    model = PrivatePairwiseClassifier(bounds=LOOSE, features=["a"], discover_bounds=True)
+    assert model._inner._range is not None and model.clone().discover_bounds is True
+    with pytest.raises(ValueError, match="discover_bounds"):
+        PrivatePairwiseClassifier(learner="onpairstrc", bounds=LOOSE, discover_bounds=True)
+    with pytest.raises(ValueError, match="learner_params"):
+        PrivatePairwiseClassifier(bounds=LOOSE, learner_params={"discover_bounds": True})
+    short = PrivatePairwiseClassifier(bounds=LOOSE, features=["a", "b", "c"], seed=0, discover_bounds=200)
+    X, y = stream(50)
+    for x, label in zip(X, y):
+        short.learn_one(dict(zip("abc", map(float, x))), bool(label > 0))
+    assert short.finish_warmup().privacy_report()["range_discovery"]["n_records"] == 50
+
+
+def test_a_snapshot_written_before_discovery_existed_loads(tmp_path):
+    """Files without the parameter resume with discover_bounds=False (core.snapshot.LEGACY_PARAMS)."""
+    from onpair.core.snapshot import learner_document, rebuild_learner
+    X, y = stream(100)
+    model = OnPairStats(bounds=(399.0, 402.0), seed=0).learn_many(X, y)
+    arrays = {}
+    name, params, config, scalars = learner_document(model, arrays, tmp_path / "x")
+    del params["discover_bounds"]
+    resumed = rebuild_learner(OnPairStats, {"params": params, "config": config, "state": scalars}, arrays, "x")
+    assert resumed.discover_bounds is False
+    assert_same_state(state_of(model), state_of(resumed))
