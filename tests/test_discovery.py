@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair.core.discovery import DEFAULT_SHARE, MAX_AUTO_WARMUP, discovery_setting, range_seed_sequence
+from onpair.core.discovery import (DEFAULT_SHARE, MAX_AUTO_WARMUP, MIN_AUTO_WARMUP, discovery_setting,
+                                   range_seed_sequence)
 from onpair.metrics import roc_auc
 from onpair.privacy import eps_from_rho, rho_from_dp
 from onpair.privacy.ranges import find_bounds, records_needed
@@ -59,12 +60,13 @@ def test_the_setting_of_each_form():
     assert discovery_setting(False) is None and discovery_setting(None) is None
     auto = discovery_setting(True)
     assert auto.warmup is None and auto.share == DEFAULT_SHARE
-    assert auto.length(9, RHO) == records_needed(9, 0.2 * RHO) == 388
+    assert auto.length(9, RHO) == MIN_AUTO_WARMUP > records_needed(9, 0.2 * RHO) == 388
+    assert auto.length(20, RHO) == records_needed(20, 0.2 * RHO) == 579
     assert auto.length(60, RHO) == MAX_AUTO_WARMUP and auto.length(9, RHO, limit=100) == 100
     assert discovery_setting(250).length(9, RHO) == 250
     custom = discovery_setting({"warmup": "auto", "rho_share": 0.1, "bins": [16, 16], "margin": 2})
     assert custom.share == 0.1 and custom.finder["bins"] == (16, 16) and custom.finder["margin"] == 2
-    assert custom.length(4, RHO) == records_needed(4, 0.1 * RHO, bins=(16, 16))
+    assert custom.length(40, RHO) == records_needed(40, 0.1 * RHO, bins=(16, 16)) > MIN_AUTO_WARMUP
 
 
 @pytest.mark.parametrize("value, error, words", [

@@ -30,8 +30,9 @@ from ._config import NJIT_OPTIONS
 BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or norm_bound=) from its documentation "
                  "or the features' physical ranges (streams.uci.get_spec(name).bounds for the bundled UCI sets); "
                  "never from the data: bounds=(X.min(0), X.max(0)) or a StandardScaler in front of the model leak "
-                 "the records and void the guarantee (onpair.preprocessing.PrivateStandardScaler standardises "
-                 "privately).")
+                 "the records and void the guarantee. Where only a generous range is known, declare it with "
+                 "discover_bounds=True (OnPairStats, OffPairStats, the river classifier): the data's box is then found "
+                 "privately, within the same budget.")
 
 
 @njit(**NJIT_OPTIONS)

@@ -1,0 +1,384 @@
+"""Range discovery (issue 24) through the library's ``discover_bounds=``: the targets, the default, the scaler.
+
+Protocol (every section): ε = 1, δ = 1e-5 for the whole pipeline (finder and model together: the library
+splits the one budget); OnPairStats with its defaults (the continual mechanism printed in the section's
+header) unless said otherwise; a **loose box** is the tight (documented) box widened 1,000× about its
+centre, or with the data at a random position inside it ("off-centre": per feature, the tight box's
+position drawn uniformly in the middle 90 % of the loose one, seeded); "discovered" is the loose box with
+``discover_bounds=True`` (m = min(max(records_needed(d, 0.2ρ), 500), 1,000) records held, 20 % of ρ) or
+with the warm-up m given; "tight + discover_bounds=True" asks what discovery costs where the box is tight. **Progressive AUC**: each record scored by the model released before it (the prior, a
+score of 0, during the warm-up), then learned; AUC over every record of the stream, and over the records
+after the first m ("after m").
+
+1. ``streams``: 10,000 records, seeds 0…S−1: two Gaussian classes (35 % positive, separation 1.5, data in
+   [0, 1]^d at 3 standard deviations: bench/statistics_defaults.py's generator; d = 5 and 20) and
+   streams.synthetic's "binary" layout (d = 9, data in [−1, 1]^9, the last 8 uniform noise).
+2. ``uci``: Pima, WDBC, Retinopathy, Hepatitis (streams.uci, documented bounds as the tight box) in a seeded
+   random order per seed, and river's Phishing (bounds (0, 1)) through PrivatePairwiseClassifier with
+   river's progressive ROCAUC; the warm-up is ``True`` and, for these short streams, m = 250 (Hepatitis:
+   m = 60); a stream shorter than m ends its warm-up with ``finish_warmup()`` (all its predictions are the
+   prior then).
+3. ``imagesegments``: the documented bounds (streams.image_segments) as the declared box, with and without
+   discovery, against the oracle box of the data's 0.5–99.5 % quantiles (not private: a yardstick); 7
+   classes, one-vs-rest AUC (mean over the classes) of the square models built from the released class
+   statistics: (i) progressive over river's order with OnPairStats(task="metric", classes=...); (ii) one
+   Gaussian release of the statistics of a random 80 % (20 splits), test AUC on the other 20 %, the box found
+   on the first 500 training records with 20 % of ρ (:func:`onpair.core.discovery.discover`).
+4. ``scaler``: river's PrivateStandardScaler | PrivatePairwiseClassifier(bounds=(−3, 3)) against the model
+   alone, on Phishing (bounds (0, 1)) and on the Gaussian stream (d = 5, 2,000 records) in a 1,000× box
+   (off-centre); budget shares scaler 0.3 / model 0.7 (ρ), and the model alone with discovery.
+
+Results: printed, and written into the section ``## Range discovery (issue 24)`` of bench/results.md.
+
+Run: ``.venv/bin/python bench/ranges.py [--sections streams,uci,imagesegments,scaler] [--seeds 5]
+[--quick] [--no-write]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT.parent))
+
+from onpair import OnPairStats  # noqa: E402
+from onpair.core.bounds import FeatureBounds  # noqa: E402
+from onpair.core.discovery import discover, discovery_setting, found_bounds, model_rho  # noqa: E402
+from onpair.metrics import roc_auc  # noqa: E402
+from onpair.privacy import eps_from_rho, rho_from_dp  # noqa: E402
+
+SECTION = "## Range discovery (issue 24)"
+EPSILON, DELTA = 1.0, 1e-5
+RHO = rho_from_dp(EPSILON, DELTA, method="gaussian")
+LOOSE = 1000.0
+TARGET_GAP = 0.03  # issue 24: within 0.03 AUC of tight bounds
+DEFAULT_GAP = 0.02  # issue 24: within 0.02 → recommend discovery whenever no tight range is documented
+
+
+def loose_box(lower, upper, d, place, seed):
+    """The tight box widened LOOSE× (public): centred, or with the tight box at a random position."""
+    lower, upper = np.broadcast_to(lower, (d,)).astype(float), np.broadcast_to(upper, (d,)).astype(float)
+    width = (upper - lower) * LOOSE
+    where = np.full(d, 0.5) if place == "centred" else np.random.default_rng([seed, 5]).uniform(0.05, 0.95, d)
+    new_lower = lower - where * (width - (upper - lower))
+    return new_lower, new_lower + width
+
+
+def progressive(X, y, bounds, seed, discover_bounds=False, **params):
+    """Progressive AUC over the stream and after the warm-up, and the learner (predict, then learn)."""
+    learner = OnPairStats(epsilon=EPSILON, delta=DELTA, bounds=bounds, seed=seed, discover_bounds=discover_bounds,
+                          n_features=X.shape[1], **params)
+    n = len(y)
+    scores = np.zeros(n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(n):
+            scores[i] = float(learner.feature_bounds.map_one(X[i]) @ learner.model)
+            learner.learn_one(X[i], int(y[i]))
+        learner.finish_warmup()
+    m = 0 if learner._range is None else learner.privacy_report()["range_discovery"]["warmup"]
+    labels = y > 0
+    after = roc_auc(labels[m:], scores[m:]) if 0 < m < n and 0 < labels[m:].sum() < n - m else float("nan")
+    return roc_auc(labels, scores), after, learner
+
+
+def gaussian_stream(seed, d, n):
+    from statistics_defaults import synthetic
+    X, y = synthetic(seed, d, n, 0.0, 3.0)
+    return X, y, (0.0, 1.0)
+
+
+def binary_stream(seed, n):
+    from streams.synthetic import BOUNDS, noise_feature_classes
+    X, y = noise_feature_classes("binary", n, seed=seed)
+    return X, np.where(y > 0, 1, -1), BOUNDS
+
+
+def _mean(values):
+    v = np.asarray(values, dtype=float)
+    return f"{np.nanmean(v):.3f} ± {np.nanstd(v):.3f}"
+
+
+def streams_table(seeds: int, quick: bool, summary: list) -> list:
+    n = 3000 if quick else 10_000
+    cases = [("Gaussian classes, d = 5", lambda s: gaussian_stream(s, 5, n), (500,)),
+             ("binary layout, d = 9", lambda s: binary_stream(s, n), (500,)),
+             ("Gaussian classes, d = 20", lambda s: gaussian_stream(s, 20, n), (500, 1000))]
+    lines = [f"| stream ({n:,} records, {seeds} seeds) | box | progressive AUC | after m | gap to tight | m | "
+             "range ρ share |", "|---|---|---|---|---|---|---|"]
+    for name, make, warmups in cases:
+        rows = {}
+        for seed in range(seeds):
+            X, y, (lo, hi) = make(seed)
+            d = X.shape[1]
+            rows.setdefault("tight", []).append(progressive(X, y, (lo, hi), seed)[:2] + (0, 0.0))
+            auc, after, learner = progressive(X, y, (lo, hi), seed, discover_bounds=True)
+            info = learner.privacy_report()["range_discovery"]
+            rows.setdefault("tight + discover_bounds=True", []).append((auc, after, info["warmup"],
+                                                                         info["rho_spent"] / RHO))
+            for place in ("centred", "off-centre"):
+                box = loose_box(lo, hi, d, place, seed)
+                rows.setdefault(f"1,000× ({place})", []).append(progressive(X, y, box, seed)[:2] + (0, 0.0))
+                for m in (True,) + warmups:
+                    auc, after, learner = progressive(X, y, box, seed, discover_bounds=m)
+                    info = learner.privacy_report()["range_discovery"]
+                    key = f"1,000× ({place}) + discover_bounds={m}"
+                    rows.setdefault(key, []).append((auc, after, info["warmup"], info["rho_spent"] / RHO))
+            print(f"  {name}: seed {seed} done", flush=True)
+        tight = np.mean([r[0] for r in rows["tight"]])
+        for box, values in rows.items():
+            v = np.asarray(values, dtype=float)
+            gap = tight - v[:, 0].mean()
+            lines.append(f"| {name} | {box} | {_mean(v[:, 0])} | {np.nanmean(v[:, 1]):.3f} | {gap:+.3f} | "
+                         f"{int(v[:, 2].max()) or '—'} | {v[:, 3].max():.2f} |")
+            if "discover_bounds=True" in box:
+                summary.append((f"{name}, {box}", tight, v[:, 0].mean(), int(v[:, 2].max())))
+        print("\n".join(lines[-len(rows):]), flush=True)
+    return lines
+
+
+def uci_table(seeds: int, summary: list) -> list:
+    from streams.uci import load
+    lines = [f"| data set (records, d; {seeds} seeded orders) | box | progressive AUC | gap to documented | m |",
+             "|---|---|---|---|---|"]
+    for name, short in (("pima", 250), ("wdbc", 250), ("retinopathy", 250), ("hepatitis", 60)):
+        X0, y0, spec = load(name)
+        n, d = X0.shape
+        rows = {}
+        for seed in range(seeds):
+            order = np.random.default_rng([seed, 31]).permutation(n)
+            X, y = X0[order], y0[order]
+            tight = (spec.lower, spec.upper)
+            rows.setdefault("documented", []).append((progressive(X, y, tight, seed)[0], 0))
+            box = loose_box(spec.lower, spec.upper, d, "off-centre", seed)
+            rows.setdefault("1,000× (off-centre)", []).append((progressive(X, y, box, seed)[0], 0))
+            for m in (True, short):
+                auc, _, learner = progressive(X, y, box, seed, discover_bounds=m)
+                rows.setdefault(f"1,000× (off-centre) + discover_bounds={m}", []).append(
+                    (auc, learner.privacy_report()["range_discovery"]["warmup"]))
+        tight = np.mean([r[0] for r in rows["documented"]])
+        for box, values in rows.items():
+            v = np.asarray(values, dtype=float)
+            lines.append(f"| {name} ({n:,}, {d}) | {box} | {_mean(v[:, 0])} | {tight - v[:, 0].mean():+.3f} | "
+                         f"{int(v[:, 1].max()) or '—'} |")
+            if "discover_bounds" in box:
+                summary.append((f"{name}, {box}", tight, v[:, 0].mean(), int(v[:, 1].max())))
+        print("\n".join(lines[-len(rows):]), flush=True)
+    lines += phishing_rows(seeds, summary)
+    return lines
+
+
+def river_auc(data, model):
+    from river import metrics
+    metric = metrics.ROCAUC()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, y in data:
+            metric.update(y, model.predict_proba_one(x))
+            model.learn_one(x, y)
+    return metric.get()
+
+
+def phishing_rows(seeds: int, summary: list) -> list:
+    from river import datasets
+
+    from onpair.river import PrivatePairwiseClassifier
+    from streams import PHISHING_FEATURES
+    data = list(datasets.Phishing())
+    d = len(PHISHING_FEATURES)
+    rows = {}
+    for seed in range(seeds):
+        def model(bounds, discover=False):
+            return PrivatePairwiseClassifier(epsilon=EPSILON, delta=DELTA, bounds=bounds, features=PHISHING_FEATURES,
+                                             seed=seed, discover_bounds=discover)
+        rows.setdefault("documented (0, 1)", []).append(river_auc(data, model((0.0, 1.0))))
+        box = loose_box(0.0, 1.0, d, "centred", seed)
+        rows.setdefault("1,000× (centred)", []).append(river_auc(data, model(box)))
+        for m in (True, 250):
+            rows.setdefault(f"1,000× (centred) + discover_bounds={m}", []).append(river_auc(data, model(box, m)))
+    tight = np.mean(rows["documented (0, 1)"])
+    lines = []
+    for box, values in rows.items():
+        m = "—" if "discover" not in box else (discovery_setting(True).length(d, RHO) if box.endswith("True") else 250)
+        lines.append(f"| Phishing (1,250, 9; river's order, PrivatePairwiseClassifier) | {box} | {_mean(values)} | "
+                     f"{tight - np.mean(values):+.3f} | {m} |")
+        if "discover_bounds" in box:
+            summary.append((f"Phishing, {box}", tight, float(np.mean(values)), m))
+    print("\n".join(lines), flush=True)
+    return lines
+
+
+def imagesegments_table(seeds: int, splits: int, summary: list) -> list:
+    from onpair.privacy.gaussian import sigma_for_rho
+    from onpair.privacy.statistics_sensitivity import statistics_sensitivity
+    from onpair.statistics._kernels import statistics_total
+    from onpair.statistics.model import DEFAULT_WEIGHTS, class_statistics
+    from ranges_prototype import one_vs_rest_models, ovr_auc
+    from streams.image_segments import CLASSES, load_image_segments
+
+    X, labels, (lower, upper) = load_image_segments()
+    codes = np.array([CLASSES.index(v) for v in labels])
+    n, d = X.shape
+    C = len(CLASSES)
+    oracle = np.quantile(X, [0.005, 0.995], axis=0)
+    oracle[1] = np.maximum(oracle[1], oracle[0] + 1e-9)
+    results = {}
+
+    def run(bounds, seed, discover_bounds=False):
+        learner = OnPairStats(epsilon=EPSILON, delta=DELTA, task="metric", classes=list(CLASSES), bounds=bounds,
+                              seed=seed, discover_bounds=discover_bounds, n_features=d)
+        scores = np.zeros((n, C))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(n):
+                if learner.n_releases:
+                    scores[i] = one_vs_rest_models(learner.class_statistics()) @ learner.feature_bounds.map_one(X[i])
+                learner.learn_one(X[i], labels[i])
+        return ovr_auc(scores, codes, C)
+
+    for seed in range(seeds):
+        results.setdefault("progressive | documented", []).append(run((lower, upper), seed))
+        results.setdefault("progressive | oracle 0.5–99.5 % quantiles", []).append(run((oracle[0], oracle[1]), seed))
+        for m in (True, 500):
+            results.setdefault(f"progressive | documented + discover_bounds={m}", []).append(
+                run((lower, upper), seed, m))
+        print(f"  ImageSegments progressive: seed {seed} done", flush=True)
+    sensitivity = statistics_sensitivity(*DEFAULT_WEIGHTS)
+    setting = discovery_setting(500)
+
+    def one_release(train, test, bounds, rho, rng):
+        Z, _ = bounds.transform(X[train])
+        sigma = sigma_for_rho(sensitivity, rho)
+        total = statistics_total(Z, codes[train], C, DEFAULT_WEIGHTS)
+        stats = class_statistics(total + sigma * rng.standard_normal(total.size), C, d, DEFAULT_WEIGHTS, sigma ** 2)
+        return ovr_auc(bounds.transform(X[test])[0] @ one_vs_rest_models(stats).T, codes[test], C)
+
+    for split in range(splits):
+        rng = np.random.default_rng([split, 23])
+        order = rng.permutation(n)
+        train, test = order[: int(0.8 * n)], order[int(0.8 * n):]
+        results.setdefault("one release, 80/20 | documented", []).append(
+            one_release(train, test, FeatureBounds(lower, upper), RHO, rng))
+        results.setdefault("one release, 80/20 | oracle 0.5–99.5 % quantiles", []).append(
+            one_release(train, test, FeatureBounds(oracle[0], oracle[1]), RHO, rng))
+        found = discover(setting, X[train[:500]], FeatureBounds(lower, upper), RHO, rng)
+        results.setdefault("one release, 80/20 | documented + discovery (m = 500)", []).append(
+            one_release(train, test, found_bounds(found), model_rho(RHO, found), rng))
+    lines = ["| ImageSegments (2,310 records, d = 18, 7 classes) | box | one-vs-rest AUC, mean | gap to the oracle |",
+             "|---|---|---|---|"]
+    for key, values in results.items():
+        protocol, box = key.split(" | ")
+        oracle_value = np.mean(results[f"{protocol} | oracle 0.5–99.5 % quantiles"])
+        lines.append(f"| {protocol} | {box} | {_mean(values)} | {oracle_value - np.mean(values):+.3f} |")
+        if "discover" in box:
+            summary.append((f"ImageSegments, {protocol}, {box} (against the oracle box)", oracle_value,
+                            float(np.mean(values)), 500 if "500" in box else discovery_setting(True).length(d, RHO)))
+    print("\n".join(lines), flush=True)
+    return lines
+
+
+def scaler_table(seeds: int) -> list:
+    from river import datasets
+
+    import onpair.preprocessing as preprocessing
+    from onpair.river import PrivatePairwiseClassifier, PrivateStandardScaler
+    from streams import PHISHING_FEATURES
+
+    phishing = list(datasets.Phishing())
+    Xs, ys, _ = gaussian_stream(3, 5, 2000)
+    names = [f"x{k}" for k in range(5)]
+    synthetic = [({f: float(v) for f, v in zip(names, row)}, bool(label > 0)) for row, label in zip(Xs, ys)]
+    cases = [("Phishing, bounds (0, 1)", phishing, list(PHISHING_FEATURES), (0.0, 1.0)),
+             ("Gaussian d = 5, 2,000 records, 1,000× box (off-centre)", synthetic, names,
+              loose_box(0.0, 1.0, 5, "off-centre", 3))]
+
+    def eps_of(share):
+        return eps_from_rho(share * RHO * (1 - 1e-9), DELTA, method="gaussian")
+
+    lines = ["| stream | pipeline | progressive ROCAUC |", "|---|---|---|"]
+    original = preprocessing.VARIANCE_FLOOR
+    try:
+        for name, data, features, box in cases:
+            rows = {}
+            for seed in range(seeds):
+                def model(eps, bounds, discover=False):
+                    return PrivatePairwiseClassifier(epsilon=eps, bounds=bounds, features=features, seed=seed,
+                                                     discover_bounds=discover)
+                rows.setdefault("model alone, ε = 1", []).append(river_auc(data, model(EPSILON, box)))
+                rows.setdefault("model alone + discover_bounds=True, ε = 1", []).append(
+                    river_auc(data, model(EPSILON, box, True)))
+                rows.setdefault(f"model alone, ρ share 0.7 (ε = {eps_of(0.7):.2f})", []).append(
+                    river_auc(data, model(eps_of(0.7), box)))
+                for floor in (original, 1e-12):
+                    preprocessing.VARIANCE_FLOOR = floor  # for the measurement only: the library keeps 1e-3
+                    pipe = (PrivateStandardScaler(bounds=box, features=features, epsilon=eps_of(0.3), seed=seed)
+                            | model(eps_of(0.7), (-3.0, 3.0)))
+                    rows.setdefault(f"PrivateStandardScaler 0.3 (variance floor {floor:g}) → model 0.7", []).append(
+                        river_auc(data, pipe))
+                preprocessing.VARIANCE_FLOOR = original
+            for pipeline, values in rows.items():
+                lines.append(f"| {name} | {pipeline} | {_mean(values)} |")
+            print("\n".join(lines[-len(rows):]), flush=True)
+    finally:
+        preprocessing.VARIANCE_FLOOR = original
+    return lines
+
+
+def summary_lines(summary: list) -> list:
+    lines = ["| target (ε = 1, δ = 1e-5, box 1,000× wider) | tight / documented / oracle | discovered | gap | "
+             "within 0.03 | within 0.02 | m ≤ 500 |", "|---|---|---|---|---|---|---|"]
+    for name, tight, found, m in summary:
+        gap = tight - found
+        lines.append(f"| {name} | {tight:.3f} | {found:.3f} | {gap:+.3f} | {'yes' if gap <= TARGET_GAP else 'missed'} | "
+                     f"{'yes' if gap <= DEFAULT_GAP else 'no'} | {'yes' if m <= 500 else f'no ({m})'} |")
+    return lines
+
+
+SECTIONS = ("streams", "uci", "imagesegments", "scaler")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sections", default=",".join(SECTIONS))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.time()
+    mechanism = OnPairStats().mechanism
+    header = [f"Written by `bench/ranges.py` on {datetime.date.today().isoformat()} ({args.seeds} seeds"
+              f"{', --quick' if args.quick else ''}); ε = 1, δ = 1e-5 for finder and model together; OnPairStats' "
+              f"default continual mechanism: `{mechanism}`. Protocol: the script's docstring.", ""]
+    out, summary = [], []
+    for section in args.sections.split(","):
+        print(f"## {section}", flush=True)
+        if section == "streams":
+            out += ["### Synthetic streams", ""] + streams_table(args.seeds, args.quick, summary)
+        elif section == "uci":
+            out += ["### UCI sets and river's Phishing", ""] + uci_table(args.seeds, summary)
+        elif section == "imagesegments":
+            out += ["### ImageSegments", ""] + imagesegments_table(args.seeds, args.splits, summary)
+        elif section == "scaler":
+            out += ["### The private scaler against the model alone", ""] + scaler_table(args.seeds)
+        else:
+            raise SystemExit(f"unknown section {section!r}; choose from {SECTIONS}")
+        out.append("")
+    body = header + ["### Targets", ""] + summary_lines(summary) + [""] + out
+    print("\n".join(body))
+    print(f"({time.time() - started:.0f} s)")
+    if not args.no_write:
+        from results_file import write_section
+        write_section(SECTION, body)
+
+
+if __name__ == "__main__":
+    main()
