@@ -13,6 +13,10 @@ The guarantee of the pipeline is the scaler's and the model's together: zCDP bud
 ρ_model; given the scaler's release, the model sees each record through a public map, so the model's
 own analysis holds for it). ``privacy_report_["rho_spent"]`` is the scaler's share.
 
+Measured, a scaler in front of the model loses to the model alone in every setting (docs/guide.md, "Private
+standardisation": Pima, Phishing, and a box 1,000× wider than the data); for loose bounds, give the model
+``discover_bounds=`` instead. The variance floor below stays: removing it changed nothing measurable.
+
 Sensitivity. Each feature is first put on the unit range, u = (2x − lower − upper)/(upper − lower) ∈
 [−1, 1]; a record contributes (u_j, u_j²) for every feature j. Replacing it changes feature j's pair by
 (u − v, u² − v²) with u, v ∈ [−1, 1], whose squared norm is (u − v)²(1 + (u + v)²) = t²(1 + s²) with

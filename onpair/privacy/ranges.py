@@ -104,7 +104,8 @@ from .checks import check_rho
 from .gaussian import SIGMA_MARGIN, gaussian_rho
 
 __all__ = ["DEFAULT_BINS", "DEFAULT_BETA", "DEFAULT_EXTEND", "DEFAULT_MARGIN", "DiscoveredBounds", "find_bounds",
-           "finder_settings", "levels_to_run", "plan_cost", "result_params", "range_histograms", "records_needed", "planned_levels"]
+           "finder_settings", "levels_to_run", "plan_cost", "result_params", "range_histograms", "records_needed",
+           "planned_levels"]
 
 #: Bins per level: three levels of 32 equal bins (the declared interval, then the selected run widened by
 #: the margin, twice: a resolution of about 1/3,600 of the declared width where the data are concentrated).
@@ -524,8 +525,9 @@ def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, e
                 lo[k], hi[k] = next_lo, next_hi
             else:
                 active[k] = False
-    return DiscoveredBounds(lower=out_lo, upper=out_hi, declared_lower=lo0, declared_upper=hi0, levels_accepted=accepted,
-                            rho=spent, sigmas=sigmas, n_records=m, params=result_params(settings, n_levels))
+    return DiscoveredBounds(lower=out_lo, upper=out_hi, declared_lower=lo0, declared_upper=hi0,
+                            levels_accepted=accepted, rho=spent, sigmas=sigmas, n_records=m,
+                            params=result_params(settings, n_levels))
 
 
 def result_params(settings: dict, n_levels: int) -> dict:

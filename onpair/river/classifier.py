@@ -52,8 +52,8 @@ The guarantee covers what the model receives. A data-dependent step in front of 
 is not private: its statistics leak, and each record then moves the features of every later
 record, so the per-record analysis no longer holds. Put only fixed, data-independent maps in front,
 and declare bounds for *their* output (:class:`onpair.river.PrivateStandardScaler` is the private
-scaler; :func:`onpair.river.pipeline_report` adds up the costs of a pipeline's onpair models). Passes
-over a data set learn each record k times: ``privacy_report(passes=k)`` gives its cost. A meta-model
+scaler, though measured it never beat the model alone: for loose bounds use ``discover_bounds=``;
+:func:`onpair.river.pipeline_report` adds up the costs of a pipeline's onpair models). Passes over a data set learn each record k times: ``privacy_report(passes=k)`` gives its cost. A meta-model
 that learns one record several times per member protects it only as a group: river's bagging draws
 Poisson weights and calls ``learn_one`` k ~ Poisson(1) times, which no finite k bounds, so no ε covers
 it, and the ``lineage`` total (which assumes each member learned each record once) does not hold.
