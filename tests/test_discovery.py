@@ -494,3 +494,18 @@ def test_a_snapshot_written_before_discovery_existed_loads(tmp_path):
     resumed = rebuild_learner(OnPairStats, {"params": params, "config": config, "state": scalars}, arrays, "x")
     assert resumed.discover_bounds is False
     assert_same_state(state_of(model), state_of(resumed))
+
+
+def test_the_river_metric_transformer_learns_through_a_discovering_learner():
+    from onpair.river import MetricTransformer
+    X, y = stream(300)
+    learner = OnPairStats(task="metric", classes=[-1, 1], bounds=LOOSE, seed=0, discover_bounds=200, n_features=3)
+    step = MetricTransformer(learner, features=["a", "b", "c"])
+    rows = [dict(zip("abc", map(float, x))) for x in X]
+    before = step.transform_one(rows[0])
+    for x, label in zip(rows[:150], y[:150]):
+        step.learn_one(x, int(label))
+    assert step.transform_one(rows[0]) == before  # the prior metric during the warm-up
+    for x, label in zip(rows[150:], y[150:]):
+        step.learn_one(x, int(label))
+    assert learner.privacy_report()["range_discovery"]["done"] and step.transform_one(rows[0]) != before
