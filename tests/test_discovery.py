@@ -258,11 +258,13 @@ def test_finish_warmup_with_too_few_records_gives_the_model_the_whole_budget():
     assert report["rho_spent"] == pytest.approx(report["rho_budget"], rel=1e-8)  # the mechanism's own margin
 
 
-def test_finish_warmup_with_nothing_held_keeps_the_declared_box():
+def test_finish_warmup_with_nothing_held_keeps_the_declared_box(tmp_path):
     model = learner().finish_warmup()
     assert model.privacy_report()["rho_spent"] == 0.0 and model.feature_bounds.kind == "box"
     model.learn_many(*stream(50))
     assert model.privacy_report()["rho_spent"] == pytest.approx(RHO, rel=1e-8)
+    model.save(tmp_path / "f")
+    assert_same_state(state_of(model), state_of(onpair.load(tmp_path / "f")))
     assert OnPairStats(bounds=LOOSE).finish_warmup().n_seen == 0  # no discovery: nothing to do
 
 
@@ -319,6 +321,7 @@ def test_an_unseeded_learner_detaches_the_finders_stream_when_saved(tmp_path):
 @pytest.mark.parametrize("edit, match", [
     (lambda s, a: s["range_discovery"].update(n_held=s["range_discovery"]["n_held"] - 1), "range_discovery"),
     (lambda s, a: s["range_discovery"].update(done=True), "range_discovery"),
+    (lambda s, a: s["range_discovery"].update(found={"rho": 0.0, "sigmas": [], "n_records": 50}), "not done"),
     (lambda s, a: a.__setitem__("range_discovery.codes", a["range_discovery.codes"] + 5), "class code"),
 ])
 def test_an_edited_warm_up_is_refused(edit, match, tmp_path):

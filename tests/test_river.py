@@ -550,13 +550,13 @@ def test_bad_parameters_are_refused_at_construction(params, match):
 
 def test_no_public_bounds_is_refused_with_the_way_to_public_bounds():
     """Clipping Phishing to the unit ball gives progressive ROC AUC 0.69 at ε = 1 (0.86 with the documented
-    bounds): the model asks for public bounds instead of guessing, and says where they come from and what
-    not to do."""
+    bounds): the model asks for public bounds instead of guessing, and says where they come from, what not to
+    do, and what to do with a generous range only (range discovery)."""
     with pytest.raises(ValueError) as info:
         PrivatePairwiseClassifier()
     message = str(info.value)
     for needle in ("bounds=(lower, upper)", "norm_bound", "get_spec", "X.min(0)", "StandardScaler",
-                   "PrivateStandardScaler"):
+                   "discover_bounds=True"):
         assert needle in message
     assert PrivatePairwiseClassifier(norm_bound=3.0).n_seen == 0
 

@@ -314,9 +314,9 @@ class RangeWarmup:
             codes = reader.array("range_discovery.codes", (n_held,), dtype=np.int64)
             if codes.min() < 0 or codes.max() >= n_classes:
                 raise reader.error("range_discovery.codes holds a class code outside the public domain")
+        if not done and part["found"] is not None:
+            raise reader.error("range_discovery holds a discovered box, but its warm-up is not done")
         found = None if part["found"] is None else self._restore_found(part["found"], reader, dim)
-        if done and found is None and t > 0:
-            raise reader.error("range_discovery is done after records, but holds no discovered box")
         self.done, self.rng, self.found = done, rng, found
         self.records = self.codes = None
         self.n_held = 0
