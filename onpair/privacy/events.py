@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from .checks import check_delta, check_epsilon, check_rho, check_sensitivity
+from .checks import check_delta, check_rho, check_sensitivity
 from .conversions import eps_from_rho
 
 __all__ = ["PrivacyEvent", "GaussianRelease", "ContinualRelease", "ZCDPRelease", "ApproxDPRelease", "Composed",
@@ -334,7 +334,7 @@ class ApproxDPRelease(PrivacyEvent):
     _ROW_ALWAYS = ("round",)
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_sensitivity(self.epsilon, name="epsilon"))
         object.__setattr__(self, "delta", 0.0 if self.delta == 0 and not isinstance(self.delta, bool)
                            else check_delta(self.delta))
         _check_what(self.what)
@@ -386,6 +386,11 @@ class Composed(PrivacyEvent):
     @property
     def rho(self):
         return rho_of(self.events)
+
+    @property
+    def label(self) -> str:
+        labels = [e.label for e in leaves(self.events)]
+        return ", ".join(labels) if len(labels) <= 3 else f"{labels[0]}, …, {labels[-1]} ({len(labels)} events)"
 
     @property
     def gaussian(self) -> bool:

@@ -190,7 +190,8 @@ def accountant_report(accountant, delta=None, method=None) -> PrivacyReport:
     epsilon = accountant.epsilon_budget
     return build_report(type(accountant).__name__, events, epsilon=math.inf if epsilon is None else epsilon,
                         delta=delta, accounting=method, mode="shared budget", n_seen=0,
-                        status=f"{len(events)} events charged", rho_budget=accountant.rho_budget)
+                        status=f"{len(events)} events charged",
+                        rho_budget=accountant.rho_budget if rho_of(events) is not None else None)
 
 
 def warn_large_delta(owner, delta, n, what="n", stacklevel=3) -> None:
