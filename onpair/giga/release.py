@@ -178,7 +178,7 @@ class ReleaseLog:
 
     def __init__(self, rho_budget: float):
         self.rho_budget = rho_budget
-        self.accountant = ZCDPAccountant(rho_budget)
+        self.accountant = ZCDPAccountant(rho_budget, owner="learner")
         self.releases = []  # one RELEASE_KEYS dict per release
         self.models = []  # the released (flat) models
         self.initial_model = None  # visible before the first release: the data-independent start

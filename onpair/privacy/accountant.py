@@ -16,6 +16,7 @@ return the accountant itself (sharing is the point); pickling is refused, since 
 grid search with ``n_jobs > 1``) would split the budget without anyone noticing.
 """
 
+import copy
 import math
 
 from .checks import check_delta, check_epsilon, check_rho
@@ -65,6 +66,10 @@ class ZCDPAccountant:
     rho_budget : float
         Total zCDP budget, finite and > 0.  Typically ``rho_from_dp(epsilon, delta)``;
         :meth:`from_dp` also keeps (ε, δ), which (ε, δ) events need.
+    owner : str, optional
+        Set by a model for its **own** accountant (its own budget, part of its state): that one is copied
+        and pickled with the model, like the rest of its state. Without it the accountant is one to share
+        (``accountant=``): copies are the accountant itself, and pickling is refused.
 
     Notes
     -----
@@ -97,8 +102,11 @@ class ZCDPAccountant:
     ('release at round 7', 0.03125)
     """
 
-    def __init__(self, rho_budget):
+    def __init__(self, rho_budget, *, owner=None):
         self._budget = check_rho(rho_budget, name="rho_budget", allow_zero=False)
+        if owner is not None and not isinstance(owner, str):
+            raise TypeError(f"owner must be None or a str, got {owner!r} ({type(owner).__name__})")
+        self._owner = owner
         self._target = None  # (epsilon, delta, method) of from_dp
         self._events = []
         self._history = []
@@ -115,7 +123,7 @@ class ZCDPAccountant:
         --------
         >>> acc = ZCDPAccountant.from_dp(1.0, 1e-5)
         >>> round(acc.rho_budget, 6), acc.epsilon_budget, acc.delta_budget
-        (0.02927, 1.0, 1e-05)
+        (0.035926, 1.0, 1e-05)
         """
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
         if method not in METHODS:
@@ -300,10 +308,10 @@ class ZCDPAccountant:
         Examples
         --------
         >>> from onpair.privacy.events import GaussianRelease
-        >>> acc = ZCDPAccountant.from_dp(2.0, 1e-5).spend(GaussianRelease(1.0, 5.0, 10))
+        >>> acc = ZCDPAccountant.from_dp(2.0, 1e-5).spend(GaussianRelease(1.0, 4.0, 10))
         >>> r = acc.report()
         >>> r["rho_spent"], len(r["releases"]), r["epsilon_spent"] < 2.0
-        (0.02, 1, True)
+        (0.03125, 1, True)
         """
         from .reports import accountant_report
 
@@ -412,18 +420,26 @@ class ZCDPAccountant:
         return acc
 
     # A shared accountant is one budget: copies (and so clone() in scikit-learn and river) are the accountant
-    # itself; a pickled copy would be a second budget for the same records.
+    # itself; a pickled copy would be a second budget for the same records. A model's own accountant is
+    # part of the model's state, copied and pickled with it (the model decides whether it may be copied).
     def __copy__(self):
-        return self
+        return self if self._owner is None else self._twin(copy.copy)
 
     def __deepcopy__(self, memo):
-        return self
+        return self if self._owner is None else self._twin(lambda value: copy.deepcopy(value, memo))
+
+    def _twin(self, copier):
+        twin = object.__new__(type(self))
+        twin.__dict__.update({name: copier(value) for name, value in self.__dict__.items()})
+        return twin
 
     def __reduce_ex__(self, protocol):
-        raise TypeError(
-            "a ZCDPAccountant cannot be pickled: a copy in another process (joblib, n_jobs > 1) would be a second "
-            "budget for the same records. Share it within one process (n_jobs=1), or save its to_dict()."
-        )
+        if self._owner is None:
+            raise TypeError(
+                "a shared ZCDPAccountant cannot be pickled: a copy in another process (joblib, n_jobs > 1) would "
+                "be a second budget for the same records. Share it within one process (n_jobs=1), or save its "
+                "to_dict().")
+        return super().__reduce_ex__(protocol)
 
     def view(self):
         """A read-only view of this accountant: its figures follow it, but it cannot spend.
@@ -516,7 +532,7 @@ def charge(accountants, events):
     >>> charge([own, shared], [GaussianRelease(1.0, 1.0, 1)])
     Traceback (most recent call last):
     ...
-    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'composition' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1
+    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'release at round 1' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1
     >>> own.rho_spent
     0.0
     """

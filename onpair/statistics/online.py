@@ -166,7 +166,7 @@ class OnPairStats(StreamLearner, saved=True):
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = self._horizon_value()
         # The continual release's cost is fixed when it is built; it is committed with the first record.
-        self._accountant = ZCDPAccountant(self._rho_budget) if self.private else None
+        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
         self._setup_stream(bounds, norm_bound, n_features, seed)
         self._stats = None
@@ -398,7 +398,7 @@ class OnPairStats(StreamLearner, saved=True):
             learned = t if capacity is None else min(t, capacity)
             self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
         self._frozen_warned = frozen
-        self._accountant = ZCDPAccountant(self._rho_budget) if self.private else None
+        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
         self._commit_budget()
 
@@ -407,7 +407,7 @@ class OnPairStats(StreamLearner, saved=True):
         """A read-only view of the learner's own zCDP accountant (the release's cost, spent with the first
         record; an empty one for the non-private twin). The shared one given as ``accountant=`` is
         :attr:`shared_accountant`."""
-        return (self._accountant or ZCDPAccountant(self._rho_budget)).view()
+        return (self._accountant or ZCDPAccountant(self._rho_budget, owner="OnPairStats")).view()
 
     @property
     def shared_accountant(self):
