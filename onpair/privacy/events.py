@@ -31,7 +31,7 @@ histories store an event's :attr:`~PrivacyEvent.label` (the strings the learners
 e.g. ``"release at round 64"``), and a report's row (:meth:`~PrivacyEvent.row`) has the same keys for
 every event of a type.
 
-**The rule for ρ.** :attr:`~PrivacyEvent.rho` is a float for the zCDP events and None for the others;
+**The rule for ρ.** ``rho`` is a float for the zCDP events and None for the others;
 a report shows ``rho_*`` keys only when every event it is built from has a ρ (never NaN, never None):
 :func:`rho_of`.
 """

@@ -203,12 +203,12 @@ def warn_large_delta(owner, delta, n, what="n", stacklevel=3) -> None:
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     warn_large_delta("Example", 0.01, 100)
-    >>> str(caught[0].message)[:35]
-    'Example: delta = 0.01 ≥ 1/n = 0.01:'
+    >>> str(caught[0].message)
+    'delta = 0.01 ≥ 1/n = 0.01: a mechanism that publishes one random record in the clear satisfies such a δ. Prefer δ ≪ 1/n (Example).'
     """
     if n is not None and n > 0 and delta >= 1.0 / n:
-        warnings.warn(f"{owner}: delta = {delta:g} ≥ 1/{what} = {1.0 / n:g}: a mechanism that publishes one random "
-                      "record in the clear satisfies such a δ. Prefer δ ≪ 1/n.", PrivacyWarning,
+        warnings.warn(f"delta = {delta:g} ≥ 1/{what} = {1.0 / n:g}: a mechanism that publishes one random record in "
+                      f"the clear satisfies such a δ. Prefer δ ≪ 1/n ({owner}).", PrivacyWarning,
                       stacklevel=stacklevel + 1)
 
 
