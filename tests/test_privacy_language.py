@@ -408,3 +408,31 @@ def test_a_grid_search_over_a_shared_accountant_spends_the_sum_of_its_fits():
     with pytest.raises(PrivacyBudgetExceeded):
         refused.fit(X, y)
     assert len(small.events) == 2  # the third fold's fit was refused, before it released anything
+
+
+def test_a_grid_search_in_several_processes_is_refused_before_any_fit():
+    """joblib would pickle the shared accountant into each worker: a second budget per process. Refused."""
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    X, y = data(n=90)
+    acc = ZCDPAccountant(100.0)
+    search = model_selection.GridSearchCV(onpair.OffPairStats(bounds=(0, 1), accountant=acc), {"epsilon": [0.5, 1.0]},
+                                          cv=3, n_jobs=2)
+    with pytest.raises(Exception) as caught:
+        search.fit(X, y)
+    chain, error = [], caught.value
+    while error is not None:
+        chain.append(str(error))
+        error = error.__cause__ or error.__context__
+    assert any("cannot be pickled" in text for text in chain) and acc.events == ()
+
+
+def test_the_accountant_history_a_snapshot_stores_keeps_its_labels():
+    """The events carry the labels the snapshots have always stored: the ledger of a saved learner is the
+    same JSON as before the events (tests/test_golden.py loads the snapshots written before)."""
+    X, y = data(n=150)
+    learner = onpair.OnPairStrC(bounds=(0, 1), n=150, seed=1).learn_many(X, y)
+    ledger = learner._log.accountant.to_dict()
+    assert set(ledger) == {"rho_budget", "history"}
+    assert ledger["history"] == [[f"release at round {r['round']}", r["rho"]] for r in learner.privacy_report()["releases"]]
+    stats = onpair.OnPairStats(bounds=(0, 1), seed=1).learn_many(X, y)
+    assert stats.accountant.history == [("continual release of the class statistics", stats.privacy_report()["rho_spent"])]

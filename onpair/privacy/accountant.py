@@ -405,8 +405,8 @@ class ZCDPAccountant:
             if target.rho_budget != acc._budget:
                 raise ValueError(f"dp_budget {d['dp_budget']!r} does not give rho_budget={acc._budget!r}")
             acc = target
-        for label, rho in entries:
-            acc.spend(rho, label)
+        for label, rho in entries:  # a stored history has labels and ρ only: bare zCDP events
+            acc.spend(ZCDPRelease(rho, label))
         for i, entry in enumerate(d.get("approx", ())):
             try:
                 label, epsilon, delta = entry
