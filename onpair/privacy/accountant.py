@@ -512,11 +512,10 @@ def refusal(accountants, events):
     raise, or None: every accountant is asked about the whole composition."""
     whole = Composed(tuple(events))
     for accountant in accountants:
-        if accountant is not None and not accountant.can_spend(whole):
-            try:
-                accountant.spend(whole)  # raises with the accountant's own message, changing nothing
-            except PrivacyBudgetExceeded as exc:
-                return exc
+        if accountant is not None:
+            why = accountant._refusal(whole)  # asks only: nothing changes
+            if why is not None:
+                return PrivacyBudgetExceeded(why)
     return None
 
 
