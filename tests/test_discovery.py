@@ -107,7 +107,7 @@ def test_during_the_warm_up_nothing_is_released():
     model.learn_many(X[:150], y[:150])
     report = model.privacy_report()
     assert model.n_seen == 150 and model.n_releases == 0 and report["rho_spent"] == 0.0
-    assert [r["nodes_released"] for r in report["releases"]] == [0] and "warm-up: 150 of 200" in report["status"]
+    assert report["releases"] == [] and "warm-up: 150 of 200" in report["status"]
     assert np.array_equal(model.model, prior) and np.array_equal(model.model, np.zeros(3))
     assert np.array_equal(model.decision_function(X[:5]), np.zeros(5))  # the data-independent prior
     assert model.feature_bounds.to_dict() == {"lower": 0.0, "upper": 1000.0}
@@ -365,8 +365,9 @@ def test_the_cost_of_learner_and_finder_against_dp_accounting(d, warmup):
     X, y = stream(warmup + 100, d=d)
     model = learner(discover_bounds=warmup).learn_many(X, y)
     report = model.privacy_report()
-    finder = [r for r in report["releases"] if r["what"] == "range histogram"]
-    (release,) = [r for r in report["releases"] if r["what"] != "range histogram"]
+    finder = [r for r in report["releases"] if r["what"].startswith("range histogram")]
+    (release,) = [r for r in report["releases"] if r["event"] == "continual"]
+    assert [r["event"] for r in report["releases"]] == ["gaussian"] * len(finder) + ["continual"]
     assert len(finder) == model._range.found.params["levels_run"] >= 1
     worst = 0.0
     lower, upper = np.zeros(d), np.full(d, 1000.0)
@@ -439,6 +440,7 @@ def test_offpairstats_finds_the_box_on_the_first_records():
     est = OffPairStats(bounds=LOOSE, random_state=4, discover_bounds=500).fit(X, y)
     report = est.privacy_report_
     assert report["range_discovery"]["n_records"] == 500 and len(report["releases"]) == 4
+    assert [r["what"] for r in report["releases"]][-1] == "the class statistics"
     assert report["rho_spent"] <= report["rho_budget"] and report["epsilon_spent"] <= 1.0
     seq = np.random.SeedSequence(4)
     found = find_bounds(X[:500], 0.0, 1000.0, 0.2 * RHO,
@@ -512,3 +514,19 @@ def test_the_river_metric_transformer_learns_through_a_discovering_learner():
     for x, label in zip(rows[150:], y[150:]):
         step.learn_one(x, int(label))
     assert learner.privacy_report()["range_discovery"]["done"] and step.transform_one(rows[0]) != before
+
+
+def test_a_shared_accountant_is_charged_the_finder_and_the_release_or_refuses_both():
+    from onpair.privacy import PrivacyBudgetExceeded, ZCDPAccountant
+    X, y = stream(300)
+    shared = ZCDPAccountant(RHO)
+    model = learner(accountant=shared).learn_many(X, y)
+    assert [e.label for e in shared.events][:-1] == [r["what"] for r in model.privacy_report()["releases"]][:-1]
+    assert shared.rho_spent == pytest.approx(model.privacy_report()["rho_spent"], rel=1e-12)
+    poor = ZCDPAccountant(0.5 * RHO)  # pays for the finder, not for the release after it
+    model = learner(accountant=poor).learn_many(X[:150], y[:150])
+    before = state_of(model)
+    with pytest.raises(PrivacyBudgetExceeded):
+        model.learn_many(X[150:], y[150:])
+    assert_same_state(before, state_of(model))
+    assert poor.rho_spent == 0.0

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy.events import GaussianRelease
 from ..privacy.ranges import (DiscoveredBounds, find_bounds, finder_settings, levels_to_run, plan_cost,
                               records_needed, result_params)
 from .bounds import FeatureBounds
@@ -178,9 +179,15 @@ def range_seed_sequence(seed_sequence: np.random.SeedSequence) -> np.random.Seed
                                   pool_size=seed_sequence.pool_size)
 
 
-def report_rows(found) -> list:
-    """The finder's releases as rows of a privacy report (one per level)."""
-    return [] if found is None else found.describe()["releases"]
+def range_events(found) -> list:
+    """The finder's releases as typed events (:mod:`onpair.privacy.events`), one Gaussian release of the d
+    histograms per level (sensitivity √(2d)), at the ρ it spent: what the learner's accountant is charged
+    and its report lists."""
+    if found is None:
+        return []
+    rows = found.describe()["releases"]
+    return [GaussianRelease(sensitivity=r["sensitivity"], sigma=r["sigma"], rho=r["rho"],
+                            what=f"range histogram, level {r['level']} ({r['bins']} bins)") for r in rows]
 
 
 class RangeWarmup:

@@ -11,18 +11,18 @@ over all opposite-label pairs (AUC), the centroid difference, or the discriminan
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from ..core._validation import is_dask_collection
-from ..core.discovery import declared_box, discover, discovery_setting, found_bounds, model_rho, range_seed_sequence, \
-    report_rows
-from ..core.estimator import PairwiseEstimator, non_private_report, release_report, warn_clipped
+from ..core.discovery import declared_box, discover, discovery_setting, found_bounds, model_rho, range_events, \
+    range_seed_sequence
+from ..core.estimator import PairwiseEstimator, fit_report, warn_clipped
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
-from ..privacy.exceptions import PrivacyWarning
+from ..privacy.events import GaussianRelease
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho
+from ..privacy.reports import warn_large_delta
 from ._kernels import statistics_total
 from .model import DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model
 
@@ -64,11 +64,15 @@ class OffPairStats(PairwiseEstimator):
     discover_bounds : bool, int or dict, default False
         Spend a public share of the budget finding, privately, the box that holds the bulk of the first m
         records inside the declared (loose) ``bounds`` (:mod:`onpair.core.discovery`: True is m =
-        min(records_needed(d, 0.2ρ), 1,000, n), 20 % of ρ; an integer is m; a dict sets ``warmup``,
+        min(max(records_needed(d, 0.2ρ), 500), 1,000, n), 20 % of ρ; an integer is m; a dict sets ``warmup``,
         ``rho_share`` and the finder's parameters), then release the statistics of all n records mapped by
         that box with the rest: ρ_range + ρ_model ≤ ρ(ε, δ) (the "gaussian" conversion, exact for the two
         Gaussian mechanisms together). Records outside the box found are clipped to it (part of the
         mechanism; ``n_clipped_`` counts them). In-memory data only; needs a box.
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
+        search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
 
     Examples
     --------
@@ -82,7 +86,8 @@ class OffPairStats(PairwiseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", model_type=None, lam="auto", weights=DEFAULT_WEIGHTS,
-                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None, discover_bounds=False):
+                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None, accountant=None,
+                 discover_bounds=False):
         self._store_params(locals())
 
     def _validate_params(self):
@@ -190,10 +195,8 @@ class OffPairStats(PairwiseEstimator):
         """One Gaussian release of the exact ``total`` (the only place noise is drawn), and its model; after a
         range discovery (``found``, of the budget ``rho``) with what the finder left of ρ."""
         kind, weights, sensitivity, n_classes = plan
-        if self.private and self.delta >= 1.0 / n:
-            warnings.warn(f"delta = {self.delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random "
-                          "record in the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning,
-                          stacklevel=4)
+        if self.private:
+            warn_large_delta(type(self).__name__, self.delta, n, stacklevel=4)
         if self.private and found is not None:
             sigma = sigma_for_rho(sensitivity, model_rho(rho, found))
             noise_rng = np.random.Generator(np.random.PCG64(seed_sequence))
@@ -212,23 +215,18 @@ class OffPairStats(PairwiseEstimator):
         coef = released_model(kind, stats, lam).reshape(-1)
         extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}
         if not self.private:
-            return coef, non_private_report(self, extra=dict(extra, mode="exact statistics"))
+            return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
-        # root finders: the report caps Δ²/(2σ²) at the budget it was calibrated to (as OffPairStrC does).
-        cap = rho_budget if found is None else model_rho(rho_budget, found)
-        rows = report_rows(found)
-        report = release_report(
-            algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
-            mode="statistics", sensitivity=[r["sensitivity"] for r in rows] + [sensitivity],
-            sigma=[r["sigma"] for r in rows] + [sigma], rho=[r["rho"] for r in rows] +
-            [min(gaussian_rho(sensitivity, sigma), cap)], rho_budget=rho_budget, rounds=[0] * len(rows) + [n],
-            extra=dict(extra, private=True))
+        # root finders: the event is charged the budget it was calibrated to when Δ²/(2σ²) rounds above it
+        # (after a range discovery: the share the finder left).
+        rho = min(gaussian_rho(sensitivity, sigma), rho_budget if found is None else model_rho(rho_budget, found))
+        event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, what="the class statistics", rho=rho)
         if found is not None:
-            for row, finder_row in zip(report["releases"], rows):
-                row.update(what=finder_row["what"], level=finder_row["level"], bins=finder_row["bins"])
-            report["range_discovery"] = dict(found.describe(), lower=found.lower.tolist(), upper=found.upper.tolist())
-        return coef, report
+            extra["range_discovery"] = dict(found.describe(), lower=found.lower.tolist(), upper=found.upper.tolist())
+            del extra["range_discovery"]["releases"]  # the events' rows, in releases
+        return coef, fit_report(self, range_events(found) + [event], n=n, mode="statistics", rho_budget=rho_budget,
+                                public=extra)
 
 
 def _partition_statistics(part, n_classes: int, weights) -> np.ndarray:

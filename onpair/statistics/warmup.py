@@ -15,19 +15,20 @@ in the curator-only ``n_clipped``.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from ..core.discovery import RangeWarmup, declared_box, discovery_setting, found_bounds, model_rho, report_rows
+from ..core.discovery import RangeWarmup, declared_box, discovery_setting, found_bounds, model_rho, range_events
+from ..privacy.accountant import charge, refusal
 from ..privacy.conversions import eps_from_rho
 
 
 class WarmupLearning:
     """Range discovery for a learner on released statistics (a mixin of :class:`onpair.OnPairStats`).
 
-    The host provides ``_codes``, ``_new_state``, ``_commit_budget``, ``_accountant``, ``_rho_budget``,
-    ``_stats``, ``_frozen_warning`` and the :class:`onpair.core.stream.StreamLearner` state.
+    The host provides ``_codes``, ``_new_state``, ``_commit_budget``, ``_release_event``, ``_accountant``,
+    ``_shared`` (a shared accountant or None), ``_rho_budget``, ``_stats``, ``_frozen_warning`` and the
+    :class:`onpair.core.stream.StreamLearner` state.
     """
 
     def _setup_discovery(self, discover_bounds, horizon) -> None:
@@ -107,6 +108,11 @@ class WarmupLearning:
         dim = records.shape[1]
         bounds = warm.declared if found is None else found_bounds(found)
         fresh = self._new_state(dim, model_rho(self._rho_budget, found))
+        events = range_events(found)
+        if records.shape[0]:  # a shared accountant is asked for the finder and the release before anything changes
+            exc = refusal([self._shared], events + [self._release_event(fresh.mechanism)])
+            if exc is not None:
+                raise exc
         Z, clipped = bounds.transform(records)
         pending = super()._pending_warnings(outside, X.shape[0])
         capacity = self._horizon_value()
@@ -119,8 +125,7 @@ class WarmupLearning:
         self._bounds = bounds
         self._stats, self._dim = fresh, dim
         self._model_cache = None
-        if found is not None and found.rho > 0.0:
-            self._accountant.spend(found.rho, label="range discovery (warm-up histograms)")
+        charge([self._accountant, self._shared], events)
         self._stats.add(Z, all_codes, self._noise_rng)
         self._t += X.shape[0]
         self._n_clipped += int(np.count_nonzero(clipped))
@@ -150,48 +155,46 @@ class WarmupLearning:
             self._stats = self._new_state(self._dim)  # the ρ the restored discovery leaves
 
     def _spend_discovery(self) -> None:
-        """Spend the finder's cost again on a fresh accountant (a snapshot's restore)."""
-        if self._range is not None and self._range.found is not None and self._range.found.rho > 0.0:
-            self._accountant.spend(self._range.found.rho, label="range discovery (warm-up histograms)")
+        """Charge the finder's releases again to a fresh own accountant (a snapshot's restore)."""
+        if self._range is not None:
+            charge([self._accountant], range_events(self._range.found))
 
     def _snapshot_written(self) -> None:
         super()._snapshot_written()
         if self._range is not None and self.private and self.seed is None:
             self._range.detach()
 
-    def _discovery_report(self, report: dict, passes, order) -> dict:
-        """``report`` with the finder's releases first, ``range_discovery`` (the public description: the
-        setting, m, the box found, its cost) and the record-level cost of the finder added."""
-        if self._range is None:
+    def _discovery_fields(self) -> dict:
+        """The report's ``range_discovery`` (the setting, m, the box found, its cost; public), if any."""
+        return {} if self._range is None else {"range_discovery": self._range.describe(self._dim)}
+
+    def _warmup_status(self):
+        """The report's status during a warm-up (None after it, or without discovery)."""
+        if not self._holding:
+            return None
+        if self._dim is None:
+            return "warm-up: no record yet"
+        return (f"warm-up: {self._range.n_held} of {self._range.length(self._dim)} records held (nothing released "
+                "yet; predictions are the data-independent prior)")
+
+    def _discovery_record_level(self, report):
+        """``report`` with the finder's cost in ``record_level`` for same-order passes: the exact cost there
+        comes from the continual mechanism's encoder alone, and the finder's block may hold several copies of a
+        record (one position, and the group bound k²ρ of any other order, already count it)."""
+        found = None if self._range is None else self._range.found
+        level = report.get("record_level")
+        if found is None or found.rho <= 0.0 or level is None or level["passes"] == 1 or level["order"] != "same" \
+                or not level["bound"].startswith("exact"):
             return report
-        found = self._range.found
-        report["releases"] = report_rows(found) + report["releases"]
-        report["range_discovery"] = self._range.describe(self._dim)
-        if self._holding:
-            report["status"] = (f"warm-up: {self._range.n_held} of {self._range.length(self._dim)} records held "
-                                "(nothing released yet; predictions are the data-independent prior)"
-                                if self._dim is not None else "warm-up: no record yet")
-        rho_range = 0.0 if found is None else float(found.rho)
-        level = report["record_level"]  # the host computed it from the model's spend alone (_model_spent)
-        if rho_range > 0.0 and not math.isinf(level["rho"]):
-            copies = self._finder_copies(passes, order)
-            level["rho"] = report["rho_spent"] if passes == 1 else level["rho"] + copies ** 2 * rho_range
-            level["epsilon"] = float(eps_from_rho(level["rho"], level["delta"], method=self.accounting))
-            level["bound"] += (f"; the range finder's cost for {copies} cop{'y' if copies == 1 else 'ies'} of the "
-                               "record in its block")
+        copies = self._finder_copies(level["passes"])
+        level["rho"] = level["rho"] + copies ** 2 * float(found.rho)
+        level["epsilon"] = float(eps_from_rho(level["rho"], level["delta"], method=self.accounting))
+        level["bound"] += (f"; plus the range finder's cost for {copies} cop{'y' if copies == 1 else 'ies'} of the "
+                           "record in its block")
         return report
 
-    def _model_spent(self, rho_spent: float) -> float:
-        """What the release of the statistics spent of ``rho_spent`` (the finder's cost taken out)."""
-        found = None if self._range is None else self._range.found
-        return rho_spent if found is None else max(0.0, rho_spent - found.rho)
-
-    def _finder_copies(self, passes: int, order: str) -> int:
-        """How many copies of one record the finder's block of m records may hold over ``passes`` passes:
-        ⌈m/n⌉ (at most k) for same-order passes of n records, k in any order."""
-        if passes == 1:
-            return 1
-        if order != "same":
-            return passes
+    def _finder_copies(self, passes: int) -> int:
+        """How many copies of one record the finder's block of m records may hold over ``passes`` same-order
+        passes of n records: ⌈m/n⌉, at most k."""
         n = self._t // passes
         return min(passes, -(-self._range.found.n_records // max(n, 1)))
