@@ -177,15 +177,52 @@ def uci_table(seeds: int, summary: list) -> list:
     return lines
 
 
-def river_auc(data, model):
+def exact_auc_metric():
+    """A river metric beside ``metrics.ROCAUC``: the exact AUC (Mann–Whitney, ties one half) of the same
+    progressive probabilities. river's ROCAUC places 10 thresholds in [0, 1], so where the probabilities crowd
+    near 0.5 it reads 0.5 whatever the ranking (issue 23); the exact AUC reads the ranking itself."""
     from river import metrics
-    metric = metrics.ROCAUC()
+
+    class ExactAUC(metrics.base.BinaryMetric):
+        def __init__(self, pos_val=True):
+            super().__init__(pos_val=pos_val)
+            self.labels, self.scores = [], []
+
+        @property
+        def requires_labels(self):
+            return False
+
+        def update(self, y_true, y_pred, w=1.0):
+            score = y_pred.get(self.pos_val, 0.0) if isinstance(y_pred, dict) else float(y_pred)
+            self.labels.append(y_true == self.pos_val)
+            self.scores.append(score)
+
+        def revert(self, y_true, y_pred, w=1.0):
+            raise NotImplementedError("ExactAUC keeps every score; it is not reverted")
+
+        def get(self):
+            labels = np.asarray(self.labels, dtype=bool)
+            if labels.all() or not labels.any():
+                return float("nan")
+            return roc_auc(labels, np.asarray(self.scores, dtype=float))
+
+    return ExactAUC()
+
+
+def river_auc(data, model):
+    """``evaluate.progressive_val_score(data, model, ROCAUC() + exact AUC)``: (river's ROCAUC, exact AUC)."""
+    from river import evaluate, metrics
+    rocauc, exact = metrics.ROCAUC(), exact_auc_metric()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for x, y in data:
-            metric.update(y, model.predict_proba_one(x))
-            model.learn_one(x, y)
-    return metric.get()
+        evaluate.progressive_val_score(data, model, rocauc + exact)
+    return rocauc.get(), exact.get()
+
+
+def _pair(values):
+    """'ROCAUC | exact AUC' cells of (rocauc, exact) pairs over seeds."""
+    v = np.asarray(values, dtype=float).reshape(-1, 2)
+    return f"{_mean(v[:, 0])} | {_mean(v[:, 1])}"
 
 
 def phishing_rows(seeds: int, summary: list) -> list:
@@ -205,14 +242,55 @@ def phishing_rows(seeds: int, summary: list) -> list:
         rows.setdefault("1,000× (centred)", []).append(river_auc(data, model(box)))
         for m in (True, 250):
             rows.setdefault(f"1,000× (centred) + discover_bounds={m}", []).append(river_auc(data, model(box, m)))
-    tight = np.mean(rows["documented (0, 1)"])
-    lines = []
+    tight = np.mean([v[1] for v in rows["documented (0, 1)"]])
+    lines = ["", "| Phishing (1,250 records, d = 9; river's order; PrivatePairwiseClassifier; progressive_val_score) | "
+             "box | river ROCAUC | exact AUC | gap to documented (exact) | m |", "|---|---|---|---|---|---|"]
     for box, values in rows.items():
         m = "—" if "discover" not in box else (discovery_setting(True).length(d, RHO) if box.endswith("True") else 250)
-        lines.append(f"| Phishing (1,250, 9; river's order, PrivatePairwiseClassifier) | {box} | {_mean(values)} | "
-                     f"{tight - np.mean(values):+.3f} | {m} |")
+        exact = float(np.mean([v[1] for v in values]))
+        lines.append(f"| Phishing | {box} | {_pair(values)} | {tight - exact:+.3f} | {m} |")
         if "discover_bounds" in box:
-            summary.append(("uci", f"Phishing, {box}", tight, float(np.mean(values)), m))
+            summary.append(("uci", f"Phishing, {box} (exact AUC)", tight, exact, m))
+    print("\n".join(lines), flush=True)
+    return lines
+
+
+def anomaly_table(seeds: int, summary: list) -> list:
+    """river's Shuttle anomaly stream (no documented range): the loose boxes a user would declare."""
+    from river import datasets, linear_model, preprocessing
+
+    from onpair.river import PrivatePairwiseClassifier
+    data = list(datasets.Shuttle())
+    features = list(data[0][0])
+    X = np.array([[x[f] for f in features] for x, _ in data])
+    d = len(features)
+    oracle = (X.min(axis=0), X.max(axis=0))
+    quantiles = np.quantile(X, [0.005, 0.995], axis=0)
+    boxes = [("±32,768", (-32768.0, 32768.0)), ("±1,000", (-1000.0, 1000.0)),
+             ("the data's min–max (oracle, not private)", oracle),
+             ("the data's 0.5–99.5 % quantiles (oracle, not private)", (quantiles[0], quantiles[1]))]
+    rows = {}
+    for seed in range(seeds):
+        for name, box in boxes:
+            for discover in ((False, True) if name.startswith("±") else (False,)):
+                model = PrivatePairwiseClassifier(epsilon=EPSILON, delta=DELTA, bounds=box, features=features,
+                                                  seed=seed, discover_bounds=discover)
+                key = name + (" + discover_bounds=True" if discover else "")
+                rows.setdefault(key, []).append(river_auc(data, model))
+        print(f"  Shuttle: seed {seed} done", flush=True)
+    river_lr = river_auc(data, preprocessing.StandardScaler() | linear_model.LogisticRegression())
+    tight = float(np.mean([v[1] for v in rows[boxes[2][0]]]))
+    m = discovery_setting(True).length(d, RHO)
+    lines = [f"| Shuttle ({len(data):,} records, d = {d}, {np.mean([y for _, y in data]):.1%} anomalies; river's "
+             f"order; PrivatePairwiseClassifier, {seeds} seeds) | declared box | river ROCAUC | exact AUC | "
+             "gap to min–max (exact) |", "|---|---|---|---|---|"]
+    for key, values in rows.items():
+        exact = float(np.mean([v[1] for v in values]))
+        lines.append(f"| Shuttle | {key} | {_pair(values)} | {tight - exact:+.3f} |")
+        if "discover" in key:
+            summary.append(("anomaly", f"Shuttle, {key} (exact AUC; against the min–max box)", tight, exact, m))
+    lines.append(f"| Shuttle | river `StandardScaler | LogisticRegression` (not private, no box) | "
+                 f"{river_lr[0]:.3f} | {river_lr[1]:.3f} | — |")
     print("\n".join(lines), flush=True)
     return lines
 
@@ -304,7 +382,7 @@ def scaler_table(seeds: int) -> list:
     def eps_of(share):
         return eps_from_rho(share * RHO * (1 - 1e-9), DELTA, method="gaussian")
 
-    lines = ["| stream | pipeline | progressive ROCAUC |", "|---|---|---|"]
+    lines = ["| stream (progressive_val_score) | pipeline | river ROCAUC | exact AUC |", "|---|---|---|---|"]
     original = preprocessing.VARIANCE_FLOOR
     try:
         for name, data, features, box in cases:
@@ -326,7 +404,7 @@ def scaler_table(seeds: int) -> list:
                         river_auc(data, pipe))
                 preprocessing.VARIANCE_FLOOR = original
             for pipeline, values in rows.items():
-                lines.append(f"| {name} | {pipeline} | {_mean(values)} |")
+                lines.append(f"| {name} | {pipeline} | {_pair(values)} |")
             print("\n".join(lines[-len(rows):]), flush=True)
     finally:
         preprocessing.VARIANCE_FLOOR = original
@@ -336,7 +414,7 @@ def scaler_table(seeds: int) -> list:
 def summary_lines(summary: list) -> list:
     """The targets of issue 24, each with its number and whether it was met."""
     lines = ["| case (ε = 1, δ = 1e-5; a box 1,000× wider, or ImageSegments' documented one) | tight / documented / "
-             "oracle | discovered | gap | within 0.03 | within 0.02 | m ≤ 500 |", "|---|---|---|---|---|---|---|---|"]
+             "oracle | discovered | gap | within 0.03 | within 0.02 | m ≤ 500 |", "|---|---|---|---|---|---|---|"]
     for _, name, tight, found, m in summary:
         gap = tight - found
         lines.append(f"| {name} | {tight:.3f} | {found:.3f} | {gap:+.3f} | {'yes' if gap <= TARGET_GAP else 'missed'} | "
@@ -346,7 +424,8 @@ def summary_lines(summary: list) -> list:
         cases = [r for r in summary if r[0] == kind and (not default_only or "=True" in r[1])]
         return sum(r[2] - r[3] <= limit for r in cases), len(cases)
     verdict = []
-    for kind, what in (("synthetic", "synthetic streams of 10,000 records"), ("uci", "UCI sets and Phishing")):
+    for kind, what in (("synthetic", "synthetic streams of 10,000 records"), ("uci", "UCI sets and Phishing"),
+                       ("anomaly", "Shuttle, against the data's min–max box")):
         met, total = count(kind, TARGET_GAP)
         if total:
             verdict.append(f"* Within 0.03 progressive AUC of the tight box ({what}, `discover_bounds=True`): "
@@ -367,7 +446,48 @@ def summary_lines(summary: list) -> list:
     return lines + [""] + verdict
 
 
-SECTIONS = ("streams", "uci", "imagesegments", "scaler")
+SECTIONS = {"streams": "Synthetic streams", "uci": "UCI sets and river's Phishing", "anomaly": "river's Shuttle anomaly stream",
+            "imagesegments": "ImageSegments", "scaler": "The private scaler against the model alone"}
+
+
+def section_lines(section: str, args) -> list:
+    """One subsection: its date and seeds, its targets (where it has any), its table."""
+    summary = []
+    if section == "streams":
+        table = streams_table(args.seeds, args.quick, summary)
+    elif section == "uci":
+        table = uci_table(args.seeds, summary)
+    elif section == "anomaly":
+        table = anomaly_table(args.seeds, summary)
+    elif section == "imagesegments":
+        table = imagesegments_table(args.seeds, args.splits, summary)
+    else:
+        table = scaler_table(args.seeds)
+    head = [f"### {SECTIONS[section]}", "",
+            f"Written by `bench/ranges.py --sections {section}` on {datetime.date.today().isoformat()} ({args.seeds} "
+            f"seeds{', --quick' if args.quick else ''}).", ""]
+    targets = summary_lines(summary) + [""] if summary else []
+    return head + targets + table + [""]
+
+
+def existing_subsections() -> dict:
+    """The subsections of this benchmark's section already in bench/results.md (title → lines)."""
+    from results_file import RESULTS
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    start = text.find(SECTION + "\n")
+    if start < 0:
+        return {}
+    rest = text[start + len(SECTION) + 1:]
+    end = rest.find("\n## ")
+    body = rest if end < 0 else rest[:end]
+    parts, title = {}, None
+    for line in body.splitlines():
+        if line.startswith("### "):
+            title = line[4:]
+            parts[title] = []
+        if title is not None:
+            parts[title].append(line)
+    return parts
 
 
 def main(argv=None):
@@ -379,25 +499,25 @@ def main(argv=None):
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     started = time.time()
+    chosen = args.sections.split(",")
+    unknown = [s for s in chosen if s not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown sections {unknown}; choose from {tuple(SECTIONS)}")
     mechanism = OnPairStats().mechanism
-    header = [f"Written by `bench/ranges.py` on {datetime.date.today().isoformat()} ({args.seeds} seeds"
-              f"{', --quick' if args.quick else ''}); ε = 1, δ = 1e-5 for finder and model together; OnPairStats' "
-              f"default continual mechanism: `{mechanism}`. Protocol: the script's docstring.", ""]
-    out, summary = [], []
-    for section in args.sections.split(","):
+    header = ["ε = 1, δ = 1e-5 for finder and model together; OnPairStats' default continual mechanism: "
+              f"`{mechanism}`. Protocol: the docstring of `bench/ranges.py`. Each subsection says when it was "
+              "written (a run of some sections keeps the others); each has its own targets of issue 24.", ""]
+    kept = existing_subsections()
+    fresh = {}
+    for section in chosen:
         print(f"## {section}", flush=True)
-        if section == "streams":
-            out += ["### Synthetic streams", ""] + streams_table(args.seeds, args.quick, summary)
-        elif section == "uci":
-            out += ["### UCI sets and river's Phishing", ""] + uci_table(args.seeds, summary)
-        elif section == "imagesegments":
-            out += ["### ImageSegments", ""] + imagesegments_table(args.seeds, args.splits, summary)
-        elif section == "scaler":
-            out += ["### The private scaler against the model alone", ""] + scaler_table(args.seeds)
-        else:
-            raise SystemExit(f"unknown section {section!r}; choose from {SECTIONS}")
-        out.append("")
-    body = header + ["### Targets", ""] + summary_lines(summary) + [""] + out
+        fresh[SECTIONS[section]] = section_lines(section, args)
+    body = list(header)
+    for title in SECTIONS.values():
+        if title in fresh:
+            body += fresh[title]
+        elif title in kept:
+            body += [line for line in kept[title]] + ([""] if kept[title] and kept[title][-1] else [])
     print("\n".join(body))
     print(f"({time.time() - started:.0f} s)")
     if not args.no_write:

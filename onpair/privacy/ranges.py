@@ -107,8 +107,11 @@ __all__ = ["DEFAULT_BINS", "DEFAULT_BETA", "DEFAULT_EXTEND", "DEFAULT_MARGIN", "
            "finder_settings", "levels_to_run", "plan_cost", "result_params", "range_histograms", "records_needed",
            "planned_levels"]
 
-#: Bins per level: three levels of 32 equal bins (the declared interval, then the selected run widened by
-#: the margin, twice: a resolution of about 1/3,600 of the declared width where the data are concentrated).
+#: Bins per level, at most three levels of 32 equal bins: level 1 bins the declared interval, levels 2 and 3
+#: the run the level before accepted, widened by ``margin`` bins on each side. With one-bin runs and margin 1
+#: the last level's bins are (3/32)²/32 ≈ 1/3,600 of the declared width; a run of r bins makes the next
+#: interval (r + 2)/32 of the current one, and ``levels="auto"`` may plan fewer levels (two: ≈ 1/340; one:
+#: 1/32; :func:`planned_levels`).
 DEFAULT_BINS = (32, 32, 32)
 #: The probability that a feature's level accepts a false anchor when the interval holds no record.
 DEFAULT_BETA = 0.05
@@ -143,7 +146,8 @@ class DiscoveredBounds:
         How many levels refined each feature: 0 means the declared interval was kept (the feature's
         histogram was all noise at level 1, or no level was run).
     rho : float
-        The zCDP cost actually spent (0 when no level was run).
+        The zCDP cost actually spent: the sum of the levels' Δ²/(2σ_ℓ²) (0 when no level was run), ≤ the
+        finder's budget.
     sigmas : tuple of float
         The noise standard deviation of each level that was run.
     n_records : int
@@ -385,8 +389,10 @@ def levels_to_run(n_records: int, n_features: int, rho: float, settings: dict) -
 
 def plan_cost(n_features: int, rho: float, n_levels: int):
     """``(sigmas, rho_spent)`` of a plan of ``n_levels`` levels on d features with the budget ρ: the σ of
-    each level (equal shares, Δ = √(2d)) and their summed cost, capped at ρ, exactly as :func:`find_bounds`
-    computes them (a snapshot's discovery is checked against it). Public: a function of d, ρ and L.
+    each level (equal shares, Δ = √(2d)) and the sum of the levels' costs Δ²/(2σ_ℓ²), exactly as
+    :func:`find_bounds` computes them (a snapshot's discovery is checked against it). The σ carry the margin
+    1 + 10⁻⁹ of :data:`onpair.privacy.gaussian.SIGMA_MARGIN`, so the sum is below ρ in floating point (an
+    AssertionError if it ever were not: the plan would be wrong). Public: a function of d, ρ and L.
 
     Examples
     --------
@@ -396,10 +402,10 @@ def plan_cost(n_features: int, rho: float, n_levels: int):
     """
     sensitivity = math.sqrt(2.0 * n_features)
     sigmas = tuple(_level_sigma(n_features, rho, n_levels) for _ in range(n_levels))
-    spent = 0.0
-    for sigma in sigmas:
-        spent += gaussian_rho(sensitivity, sigma)
-    return sigmas, min(spent, rho)
+    spent = math.fsum(gaussian_rho(sensitivity, sigma) for sigma in sigmas)
+    if spent > rho:  # cannot happen with SIGMA_MARGIN: the report states what the levels spent, never a cap
+        raise AssertionError(f"the range finder's plan spends {spent!r} > rho = {rho!r}")
+    return sigmas, spent
 
 
 def _representable(lower: float, upper: float, d: int) -> bool:
