@@ -530,3 +530,42 @@ def test_a_shared_accountant_is_charged_the_finder_and_the_release_or_refuses_bo
         model.learn_many(X[150:], y[150:])
     assert_same_state(before, state_of(model))
     assert poor.rho_spent == 0.0
+
+
+# -- hostile streams through the learners ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [0.0, 1000.0, 1e6])
+def test_a_warm_up_of_one_value_everywhere_gives_a_box_inside_the_declared_one(value):
+    """Every warm-up record equal, at a declared bound or beyond it (clipped to the bound, and warned about):
+    the learner finishes its warm-up, the box found holds the (clipped) value, is of positive width and lies
+    inside the declared box; later records far from it are clipped to it and counted."""
+    X = np.full((300, 3), value)
+    y = np.where(np.arange(300) % 2 == 0, 1, -1)
+    model = quiet(learner(discover_bounds=200).learn_many, X, y)
+    held = min(value, 1000.0)
+    lower, upper = model.feature_bounds.lower, model.feature_bounds.upper
+    assert np.all(lower <= held) and np.all(held <= upper) and np.all(lower < upper)
+    assert np.all(lower >= 0.0) and np.all(upper <= 1000.0)
+    assert np.all(np.isfinite(model.model))
+    assert np.all(upper - lower < 100.0)  # the box found is narrow: 500 lies outside it
+    before = model.privacy_report()["n_clipped"]
+    quiet(model.learn_one, np.full(3, 500.0), 1)
+    assert model.privacy_report()["n_clipped"] == before + 1
+
+
+def test_nan_in_a_warm_up_block_or_an_offline_fit_is_refused_and_changes_nothing():
+    X, y = stream(300)
+    model = learner(discover_bounds=200)
+    quiet(model.learn_many, X[:50], y[:50])
+    before = state_of(model)
+    bad = X[50:250].copy()
+    bad[120, 1] = np.nan  # a record of the block that would end the warm-up
+    with pytest.raises(ValueError, match="finite|NaN|nan"):
+        model.learn_many(bad, y[50:250])
+    assert_same_state(before, state_of(model))
+    est = OffPairStats(bounds=LOOSE, random_state=0, discover_bounds=100)
+    X_bad = X.copy()
+    X_bad[10, 0] = np.inf  # inside the finder's block
+    with pytest.raises(ValueError, match="finite|inf"):
+        est.fit(X_bad, y)
+    assert not hasattr(est, "coef_")
