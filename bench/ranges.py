@@ -36,10 +36,16 @@ after the first m ("after m").
    (off-centre); budget shares scaler 0.3 / model 0.7 (ρ), and the model alone with discovery; river's
    ROCAUC and the exact AUC.
 
+6. ``classifier`` (where the calibrated classifiers of issue 23 exist): river's PrivateClassifier on
+   ImageSegments (river's order, ε = 1 and 4; documented bounds, with discovery, the oracle quantile box)
+   and on the Gaussian stream (d = 5, 10,000 records; tight, 1,000× off-centre, with discovery) beside
+   PrivatePairwiseClassifier, and PrivatePairwiseClassifier's calibrated posterior on Shuttle; progressive
+   ``Accuracy`` (and river's ROCAUC and the exact AUC for two classes).
+
 Results: printed, and written into the section ``## Range discovery (issue 24)`` of bench/results.md (a run
 of some sections replaces their subsections and keeps the others).
 
-Run: ``.venv/bin/python bench/ranges.py [--sections streams,uci,anomaly,imagesegments,scaler] [--seeds 5]
+Run: ``.venv/bin/python bench/ranges.py [--sections streams,uci,anomaly,imagesegments,scaler,classifier] [--seeds 5]
 [--quick] [--no-write]``.
 """
 
@@ -306,6 +312,115 @@ def anomaly_table(seeds: int, summary: list) -> list:
     return lines
 
 
+def progressive_river(data, model, skip=0):
+    """progressive_val_score with river's Accuracy, ROCAUC (binary) and the exact AUC (binary): a dict, and
+    the exact AUC after the first ``skip`` records."""
+    from river import evaluate, metrics
+    binary = len({y for _, y in data}) == 2
+    accuracy = metrics.Accuracy()
+    parts = [accuracy]
+    if binary:
+        rocauc, exact = metrics.ROCAUC(), exact_auc_metric()
+        parts += [rocauc, exact]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        evaluate.progressive_val_score(data, model, metrics.base.Metrics(parts))
+    out = {"accuracy": accuracy.get()}
+    if binary:
+        out.update(rocauc=rocauc.get(), exact=exact.get(), exact_after=exact.get(skip))
+    return out
+
+
+def classifier_table(seeds: int, summary: list) -> list:
+    """Discovery with the calibrated classifiers of issue 23 (onpair.river.PrivateClassifier, and the
+    calibrated posterior of PrivatePairwiseClassifier): accuracy (and AUC) with loose boxes."""
+    try:
+        from onpair.river import PrivateClassifier
+    except ImportError:
+        return ["The calibrated classifiers (issue 23) are not in this build: section skipped."]
+    from river import datasets
+
+    from onpair.river import PrivatePairwiseClassifier
+    from streams.image_segments import CLASSES, FEATURES, load_image_segments
+
+    lines = []
+    # 1. ImageSegments, multi-class, at ε = 1 and 4.
+    X, labels, (lower, upper) = load_image_segments()
+    segments = list(datasets.ImageSegments())
+    oracle = np.quantile(X, [0.005, 0.995], axis=0)
+    oracle[1] = np.maximum(oracle[1], oracle[0] + 1e-9)
+    rows = {}
+    for eps in (1.0, 4.0):
+        for seed in range(seeds):
+            for name, box, discover in (("documented", (lower, upper), False),
+                                        ("documented + discover_bounds=True", (lower, upper), True),
+                                        ("oracle 0.5–99.5 % quantiles (not private)", (oracle[0], oracle[1]), False)):
+                model = PrivateClassifier(classes=list(CLASSES), epsilon=eps, bounds=box, features=list(FEATURES),
+                                          seed=seed, discover_bounds=discover)
+                rows.setdefault((eps, name), []).append(progressive_river(segments, model)["accuracy"])
+        print(f"  classifier: ImageSegments ε = {eps:g} done", flush=True)
+    lines += [f"| ImageSegments (2,310 records, d = 18, 7 classes; river's order; PrivateClassifier; {seeds} seeds) | "
+              "ε | box | progressive accuracy |", "|---|---|---|---|"]
+    for (eps, name), values in rows.items():
+        lines.append(f"| ImageSegments | {eps:g} | {name} | {_mean(values)} |")
+        if "discover" in name:
+            summary.append(("classifier", f"ImageSegments, PrivateClassifier, ε = {eps:g}, {name} (accuracy, "
+                                          "against the documented bounds)",
+                            float(np.mean(rows[(eps, "documented")])), float(np.mean(values)),
+                            discovery_setting(True).length(len(FEATURES), RHO)))
+    # 2. A synthetic stream: Gaussian classes, d = 5, 10,000 records, a 1,000× box off-centre.
+    rows = {}
+    names = [f"x{k}" for k in range(5)]
+    for seed in range(seeds):
+        Xs, ys, (lo, hi) = gaussian_stream(seed, 5, 10_000)
+        data = [({f: float(v) for f, v in zip(names, row)}, bool(label > 0)) for row, label in zip(Xs, ys)]
+        box = loose_box(lo, hi, 5, "off-centre", seed)
+        for name, bounds, discover in (("tight", (lo, hi), False), ("1,000× (off-centre)", box, False),
+                                       ("1,000× (off-centre) + discover_bounds=True", box, True)):
+            for cls_name, make in (("PrivateClassifier", lambda b, disc: PrivateClassifier(
+                    classes=[False, True], epsilon=EPSILON, bounds=b, features=names, seed=seed, discover_bounds=disc)),
+                                   ("PrivatePairwiseClassifier", lambda b, disc: PrivatePairwiseClassifier(
+                    epsilon=EPSILON, bounds=b, features=names, seed=seed, discover_bounds=disc))):
+                rows.setdefault((cls_name, name), []).append(progressive_river(data, make(bounds, discover)))
+        print(f"  classifier: synthetic seed {seed} done", flush=True)
+    lines += ["", f"| Gaussian classes, d = 5, 10,000 records ({seeds} seeds) | model | box | progressive accuracy | "
+              "river ROCAUC | exact AUC |", "|---|---|---|---|---|---|"]
+    for (cls_name, name), values in rows.items():
+        acc = [v["accuracy"] for v in values]
+        cells = " | ".join(_mean([v[k] for v in values]) for k in ("accuracy", "rocauc", "exact"))
+        lines.append(f"| Gaussian d = 5 | {cls_name} | {name} | {cells} |")
+        if "discover" in name:
+            tight = float(np.mean([v["accuracy"] for v in rows[(cls_name, "tight")]]))
+            summary.append(("classifier", f"Gaussian d = 5, {cls_name}, {name} (accuracy)", tight, float(np.mean(acc)),
+                            discovery_setting(True).length(5, RHO)))
+    # 3. Shuttle: the calibrated binary posterior of the pairwise classifier.
+    shuttle = list(datasets.Shuttle())
+    features = list(shuttle[0][0])
+    Xa = np.array([[x[f] for f in features] for x, _ in shuttle])
+    rows = {}
+    for seed in range(seeds):
+        for name, box, discover in (("±32,768", (-32768.0, 32768.0), False),
+                                    ("±32,768 + discover_bounds=True", (-32768.0, 32768.0), True),
+                                    ("±1,000 + discover_bounds=True", (-1000.0, 1000.0), True),
+                                    ("the data's min–max (oracle, not private)", (Xa.min(0), Xa.max(0)), False)):
+            model = PrivatePairwiseClassifier(epsilon=EPSILON, delta=DELTA, bounds=box, features=features, seed=seed,
+                                              discover_bounds=discover)
+            rows.setdefault(name, []).append(progressive_river(shuttle, model))
+        print(f"  classifier: Shuttle seed {seed} done", flush=True)
+    lines += ["", f"| Shuttle (49,097 records, 7.2 % anomalies; PrivatePairwiseClassifier, calibrated; {seeds} seeds) | "
+              "box | progressive accuracy | river ROCAUC | exact AUC |", "|---|---|---|---|---|"]
+    for name, values in rows.items():
+        cells = " | ".join(_mean([v[k] for v in values]) for k in ("accuracy", "rocauc", "exact"))
+        lines.append(f"| Shuttle | {name} | {cells} |")
+        if "discover" in name:
+            tight = float(np.mean([v["exact"] for v in rows["the data's min–max (oracle, not private)"]]))
+            summary.append(("classifier", f"Shuttle, {name} (exact AUC, calibrated; against the min–max box)", tight,
+                            float(np.mean([v["exact"] for v in values])), discovery_setting(True).length(9, RHO)))
+    lines.append(f"| Shuttle | (always predicting 'normal') | {1 - np.mean([y for _, y in shuttle]):.3f} | — | — |")
+    print("\n".join(lines), flush=True)
+    return lines
+
+
 def imagesegments_table(seeds: int, splits: int, summary: list) -> list:
     from onpair.privacy.gaussian import sigma_for_rho
     from onpair.privacy.statistics_sensitivity import statistics_sensitivity
@@ -436,10 +551,11 @@ def summary_lines(summary: list) -> list:
         return sum(r[2] - r[3] <= limit for r in cases), len(cases)
     verdict = []
     for kind, what in (("synthetic", "synthetic streams of 10,000 records"), ("uci", "UCI sets and Phishing"),
-                       ("anomaly", "Shuttle, against the data's min–max box")):
+                       ("anomaly", "Shuttle, against the data's min–max box"),
+                       ("classifier", "the calibrated classifiers, accuracy or exact AUC")):
         met, total = count(kind, TARGET_GAP)
         if total:
-            verdict.append(f"* Within 0.03 progressive AUC of the tight box ({what}, `discover_bounds=True`): "
+            verdict.append(f"* Within 0.03 of the tight box ({what}, `discover_bounds=True`): "
                            f"{met} of {total} {'met' if met == total else '(target missed where the table says so)'}.")
     met2, total2 = count("synthetic", DEFAULT_GAP)
     if total2:
@@ -458,7 +574,8 @@ def summary_lines(summary: list) -> list:
 
 
 SECTIONS = {"streams": "Synthetic streams", "uci": "UCI sets and river's Phishing", "anomaly": "river's Shuttle anomaly stream",
-            "imagesegments": "ImageSegments", "scaler": "The private scaler against the model alone"}
+            "imagesegments": "ImageSegments", "scaler": "The private scaler against the model alone",
+            "classifier": "Discovery with the calibrated classifiers (issue 23)"}
 
 
 def section_lines(section: str, args) -> list:
@@ -472,6 +589,8 @@ def section_lines(section: str, args) -> list:
         table = anomaly_table(args.seeds, summary)
     elif section == "imagesegments":
         table = imagesegments_table(args.seeds, args.splits, summary)
+    elif section == "classifier":
+        table = classifier_table(args.seeds, summary)
     else:
         table = scaler_table(args.seeds)
     head = [f"### {SECTIONS[section]}", "",
