@@ -116,6 +116,8 @@ def test_cost_is_the_sum_of_the_levels(d, m):
     rows = found.describe()["releases"]
     assert [r["sensitivity"] for r in rows] == [math.sqrt(2 * d)] * len(rows)
     assert sum(r["rho"] for r in rows) == pytest.approx(found.rho, rel=1e-12)
+    # The reported cost is what the levels spent, not a cap: exactly the sum of the rows, and below the budget.
+    assert found.rho == math.fsum(r["rho"] for r in rows) == found.describe()["rho_spent"]
 
 
 @pytest.mark.parametrize("d", [2, 18])
