@@ -10,8 +10,9 @@ import numpy as np
 
 def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd, Z, *, covariance="auto",
                         ridge="auto", pooling="counts", calibrate=True, ridge_factor=2.0, max_undo=10.0,
-                        min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0):
-    """log P(c | z) for every row z of ``Z`` and class c, and the κ, α and λ used, as a dict."""
+                        min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0, pooled_moment=False):
+    """log P(c | z) for every row z of ``Z`` and class c, and the κ, α and λ used, as a dict. ``pooled``: the
+    release held one pooled second moment (every covariance is the pooled one)."""
     C, d = means.shape
     total = sum(counts)
     omega = [counts[c] / total if pooling == "counts" else 1.0 / C for c in range(C)]
@@ -57,8 +58,12 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
 
     # the ridge from the noise of the second moments
     if ridge == "auto":
-        noise_sd = 0.0 if not math.isfinite(moment_sd) else \
-            moment_sd * math.sqrt(sum((omega[c] / counts[c]) ** 2 for c in range(C)))
+        if not math.isfinite(moment_sd):
+            noise_sd = 0.0
+        elif pooled_moment:  # one released moment for all classes, divided by the total count
+            noise_sd = moment_sd / total
+        else:  # C independent moments, each divided by its count
+            noise_sd = moment_sd * math.sqrt(sum((omega[c] / counts[c]) ** 2 for c in range(C)))
         lam = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
     else:
         lam = float(ridge)

@@ -198,10 +198,14 @@ def shrunk_log_priors(stats: ClassStatistics, noise_factor: float = PRIOR_NOISE_
 
 
 def pooling_weights(stats: ClassStatistics, pooling: str = "counts") -> np.ndarray:
-    """ω_c: n̂_c/Σn̂ (``"counts"``, classical LDA) or 1/C (``"equal"``, the pairwise square loss's C₊ + C₋)."""
+    """ω_c: n̂_c/Σn̂ (``"counts"``, classical LDA) or 1/C (``"equal"``, the pairwise square loss's C₊ + C₋; not
+    for a release of one pooled moment, whose covariance is count-pooled by construction)."""
     if pooling == "counts":
         return stats.counts / stats.counts.sum()
     if pooling == "equal":
+        if stats.pooled:
+            raise ValueError("pooling='equal' needs one second moment per class; this release holds one pooled "
+                             "moment (count-pooled by construction): use pooling='counts'")
         return np.full(stats.counts.size, 1.0 / stats.counts.size)
     raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
 
@@ -216,11 +220,15 @@ def pooled_noise_sd(stats: ClassStatistics, weights: np.ndarray) -> float:
 
     Ĉ_c carries the noise of M̂_c divided by n̂_c: entries of standard deviation ``moment_sd``/n̂_c on the
     diagonal (moment_sd/(√2·n̂_c) off it: the release is in orthonormal coordinates), independent across
-    classes, so the pooled diagonal entry has standard deviation moment_sd·√(Σ_c ω_c²/n̂_c²). 0 without
-    a moment block (m = 0 gives no covariance at all; then the covariance is 0 and only the ridge remains).
+    classes, so the pooled diagonal entry has standard deviation moment_sd·√(Σ_c ω_c²/n̂_c²). A release of one
+    pooled moment (``stats.pooled``) carries one draw, divided by Σ_c n̂_c: moment_sd/Σ_c n̂_c (with count
+    pooling, 1/√C of the per-class release's moment_sd·√C/Σ_c n̂_c). 0 without a moment block (m = 0 gives no
+    covariance at all; then the covariance is 0 and only the ridge remains).
     """
     if not math.isfinite(stats.moment_sd):
         return 0.0
+    if stats.pooled:
+        return float(stats.moment_sd / stats.counts.sum())
     return float(stats.moment_sd * math.sqrt(np.sum((weights / stats.counts) ** 2)))
 
 
@@ -402,22 +410,10 @@ def linear_discriminant(stats: ClassStatistics, *, covariance="auto", ridge="aut
     LinearDiscriminant
     """
     _check_covariance(covariance)
-    if not isinstance(calibrate, (bool, np.bool_)):
-        raise TypeError(f"calibrate must be True or False, got {calibrate!r}")
-    for name, value, low in (("ridge_factor", ridge_factor, 0.0), ("max_undo", max_undo, 1.0),
-                             ("prior_noise_factor", prior_noise_factor, 0.0)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{name} must be a number >= {low:g}, got {value!r}")
-        if not (value >= low and math.isfinite(value)):
-            raise ValueError(f"{name} must be a finite number >= {low:g}, got {value!r}")
+    _check_factors(calibrate, ridge_factor, max_undo, prior_noise_factor)
     weights = pooling_weights(stats, pooling)
-    counts = stats.counts
-    d = stats.means.shape[1]
-    frequencies = counts / counts.sum()
     pooled = pooled_covariance(stats, weights)
-    auto_alpha = offdiagonal_shrinkage(stats, pooled, weights)
-    alpha = auto_alpha if covariance == "auto" else 0.0 if covariance == "full" else \
-        1.0 if covariance == "diagonal" else float(covariance)
+    alpha = shrinkage_of(covariance, stats, pooled, weights)
     if isinstance(ridge, str):
         if ridge != "auto":
             raise ValueError(f"ridge must be a number >= 0 or 'auto', got {ridge!r}")
@@ -426,20 +422,56 @@ def linear_discriminant(stats: ClassStatistics, *, covariance="auto", ridge="aut
         lam = float(ridge)
         if not lam >= 0.0 or not math.isfinite(lam):
             raise ValueError(f"ridge must be a finite number >= 0 or 'auto', got {ridge!r}")
-    # Σ̃, the covariance model without its ridge (PSD), and W = (Σ̃ + λI)⁻¹.
+    sigma, W = covariance_model(pooled, alpha, lam)
+    return discriminant_posterior(stats, W, sigma, alpha=alpha, ridge=lam, calibrate=calibrate, max_undo=max_undo,
+                                  prior_noise_factor=prior_noise_factor)
+
+
+def _check_factors(calibrate, ridge_factor, max_undo, prior_noise_factor) -> None:
+    if not isinstance(calibrate, (bool, np.bool_)):
+        raise TypeError(f"calibrate must be True or False, got {calibrate!r}")
+    for name, value, low in (("ridge_factor", ridge_factor, 0.0), ("max_undo", max_undo, 1.0),
+                             ("prior_noise_factor", prior_noise_factor, 0.0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name} must be a number >= {low:g}, got {value!r}")
+        if not (value >= low and math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number >= {low:g}, got {value!r}")
+
+
+def shrinkage_of(covariance, stats: ClassStatistics, pooled: np.ndarray, weights: np.ndarray) -> float:
+    """α of a covariance model: 0 ("full"), 1 ("diagonal"), the number given, or :func:`offdiagonal_shrinkage`."""
+    if isinstance(covariance, str):
+        if covariance == "auto":
+            return offdiagonal_shrinkage(stats, pooled, weights)
+        return 0.0 if covariance == "full" else 1.0
+    return float(covariance)
+
+
+def covariance_model(pooled: np.ndarray, alpha: float, lam: float):
+    """(Σ̃, W): the PSD projection of (1 − α)·Σ̂ + α·diag(Σ̂) (the covariance model without its ridge) and
+    W = (Σ̃ + λI)⁻¹, symmetric; a ValueError where Σ̃ + λI is singular (λ = 0)."""
     if alpha == 1.0:
         values = np.maximum(np.diag(pooled), 0.0)
-        sigma = np.diag(values)
         if not np.all(values + lam > 0.0):
             raise ValueError("the covariance model is singular: pass a ridge > 0")
-        W = np.diag(1.0 / (values + lam))
-    else:
-        values, vectors = _shrunk_psd(pooled, alpha)
-        if not np.all(values + lam > 0.0):
-            raise ValueError("the covariance model is singular: pass a ridge > 0")
-        sigma = (vectors * values) @ vectors.T
-        W = (vectors / (values + lam)) @ vectors.T
-        W = 0.5 * (W + W.T)
+        return np.diag(values), np.diag(1.0 / (values + lam))
+    values, vectors = _shrunk_psd(pooled, alpha)
+    if not np.all(values + lam > 0.0):
+        raise ValueError("the covariance model is singular: pass a ridge > 0")
+    sigma = (vectors * values) @ vectors.T
+    W = (vectors / (values + lam)) @ vectors.T
+    return sigma, 0.5 * (W + W.T)
+
+
+def discriminant_posterior(stats: ClassStatistics, W: np.ndarray, sigma: np.ndarray, *, alpha: float = 0.0,
+                           ridge: float = 0.0, calibrate: bool = True, max_undo: float = MAX_UNDO,
+                           prior_noise_factor: float = PRIOR_NOISE_FACTOR) -> LinearDiscriminant:
+    """The calibrated posterior of the discriminant with inverse covariance model ``W`` (d×d, symmetric
+    positive definite) and covariance model ``sigma`` (Σ̃, PSD, without ridge): coef_c = κWμ̂_c, intercept_c =
+    −½κ(μ̂_cᵀWμ̂_c − tr(WV_c))₊ + log π̃_c (module docstring; ``alpha`` and ``ridge`` are recorded only)."""
+    counts = stats.counts
+    d = stats.means.shape[1]
+    frequencies = counts / counts.sum()
     # V_c, the covariance of μ̂_c's error: privacy noise of the sum (s_c²I), the count's noise scaling the mean
     # ((count_sd/n̂_c)²μ̂_cμ̂_cᵀ), and sampling (Σ̃/n̂_c).
     s2 = mean_noise_sd(stats) ** 2
@@ -458,4 +490,44 @@ def linear_discriminant(stats: ClassStatistics, *, covariance="auto", ridge="aut
     quadratic = np.maximum(np.einsum("cd,cd->c", slopes, stats.means) - np.einsum("de,ced->c", W, error), 0.0)
     coef = kappa * slopes
     intercept = -0.5 * kappa * quadratic + log_priors
-    return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(lam))
+    return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(ridge))
+
+
+def ranking_discriminant(stats: ClassStatistics, kind: str, lam: float) -> LinearDiscriminant:
+    """The calibrated binary posterior **along the AUC task's released model** (class 0 negative, 1 positive):
+    its log-odds are an increasing affine function of the model's score wᵀz, so it ranks records exactly as
+    the model does (ties aside).
+
+    The AUC models are Wd̂ up to a positive factor, d̂ = μ̂₁ − μ̂₀, with W = ((Ĉ₀ + Ĉ₁)/2 + (λ/4)I)⁻¹ for
+    ``"square"`` (:func:`onpair.statistics.model.pairwise_square_model`: A = Ĉ₊ + Ĉ₋ + (λ/2)I = 2W⁻¹; where A
+    is not positive definite, Ĉ₀ + Ĉ₁ is projected onto the PSD cone, as the model does) and W = (τI)⁻¹ for
+    ``"centroid"``, with τ = d̂ᵀΣ̃d̂/‖d̂‖² + λ (the within-class variance along d̂ plus the discriminant ridge,
+    so that the ridge-undoing factor of :func:`calibration_factor` measures what it measures for LDA). The
+    posterior is :func:`discriminant_posterior` with that W, and Σ̃ the count-pooled covariance model of
+    :func:`linear_discriminant`'s defaults: the slope of the log-odds along the released direction is
+    κ_JS·κ_ridge, exactly the calibration derived there for a direction w = Wd̂ (public quantities only).
+    """
+    weights = pooling_weights(stats, "counts")
+    pooled = pooled_covariance(stats, weights)
+    alpha = offdiagonal_shrinkage(stats, pooled, weights)
+    ridge = discriminant_ridge(stats, weights, alpha)
+    sigma, _ = covariance_model(pooled, alpha, ridge)
+    d = stats.means.shape[1]
+    if kind == "square":
+        scatter = 0.5 * (stats.covariances[0] + stats.covariances[1])
+        values, vectors = np.linalg.eigh(0.5 * (scatter + scatter.T))
+        spectrum = values + 0.25 * float(lam)
+        if not np.all(spectrum > 0.0):  # the model's projection onto the PSD cone (a pseudo-inverse for λ = 0)
+            spectrum = np.maximum(values, 0.0) + 0.25 * float(lam)
+        with np.errstate(divide="ignore"):
+            inverse = np.where(spectrum > 0.0, 1.0 / spectrum, 0.0)
+        W = (vectors * inverse) @ vectors.T
+        W = 0.5 * (W + W.T)
+    elif kind == "centroid":
+        diff = stats.means[1] - stats.means[0]
+        energy = float(diff @ diff)
+        tau = (float(diff @ sigma @ diff) / energy if energy > 0.0 else 0.0) + ridge
+        W = np.eye(d) / tau
+    else:
+        raise ValueError(f"no ranking posterior for the model {kind!r}")
+    return discriminant_posterior(stats, W, sigma, alpha=alpha, ridge=ridge)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import _cholesky_solve, _decode_statistics
+from ._kernels import _cholesky_solve, _decode_pooled, _decode_statistics
 
 
 #: The data-independent part of the automatic ridge (on the unit-ball domain).
@@ -60,6 +60,10 @@ class ClassStatistics:
         (in orthonormal coordinates) of a second moment: public (the mechanism's variance and the weights).
     count_floor : float
         The floor applied to the counts.
+    pooled : bool, default False
+        Whether the release held one second moment for all classes (the pooled layout of
+        :mod:`onpair.statistics._kernels`): every entry of ``covariances`` is then the one pooled
+        within-class covariance, whose noise is that of one released moment (not of C).
     """
 
     counts: np.ndarray
@@ -69,10 +73,11 @@ class ClassStatistics:
     sum_sd: float
     moment_sd: float
     count_floor: float
+    pooled: bool = False
 
 
 def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, noise_variance: float,
-                     count_floor: float = 1.0) -> ClassStatistics:
+                     count_floor: float = 1.0, pooled: bool = False) -> ClassStatistics:
     """Decode a released prefix sum into per-class counts, means and covariances.
 
     Parameters
@@ -89,6 +94,8 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
         Per-coordinate variance of the release's noise (0 without noise).
     count_floor : float, default 1
         Counts below ``max(count_floor, 2·count_sd)`` are raised to it.
+    pooled : bool, default False
+        The release is in the pooled layout (one second moment for all classes).
 
     Examples
     --------
@@ -107,9 +114,10 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
     counts = np.empty(n_classes)
     means = np.empty((n_classes, dim))
     covariances = np.empty((n_classes, dim, dim))
-    _decode_statistics(np.ascontiguousarray(estimate, dtype=np.float64), n_classes, dim, w, floor, counts, means,
-                       covariances)
-    return ClassStatistics(counts, means, covariances, count_sd, sd / b, sd / m if m > 0 else math.inf, floor)
+    decode = _decode_pooled if pooled else _decode_statistics
+    decode(np.ascontiguousarray(estimate, dtype=np.float64), n_classes, dim, w, floor, counts, means, covariances)
+    return ClassStatistics(counts, means, covariances, count_sd, sd / b, sd / m if m > 0 else math.inf, floor,
+                           bool(pooled))
 
 
 def psd_projection(M: np.ndarray) -> np.ndarray:
