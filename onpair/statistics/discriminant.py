@@ -292,6 +292,15 @@ def _check_covariance(covariance) -> None:
         raise ValueError(f"covariance must be one of {COVARIANCES} or a number in [0, 1], got {covariance!r}")
 
 
+def check_covariance_model(task: str, covariance) -> None:
+    """The classifier's ``covariance`` parameter (:func:`linear_discriminant`: "auto", "full", "diagonal" or a
+    number in [0, 1]); anything but "auto" is refused outside ``task="classify"``, whose parameter it is."""
+    _check_covariance(covariance)
+    if task != "classify" and not (isinstance(covariance, str) and covariance == "auto"):
+        raise ValueError(f"covariance is for task='classify' (the classifier's covariance model), got "
+                         f"covariance={covariance!r} with task={task!r}")
+
+
 def pooled_covariance(stats: ClassStatistics, weights: np.ndarray) -> np.ndarray:
     """Σ̂ = Σ_c ω_c Ĉ_c + (Σ_c ω_c s_c²)·I: the pooled covariance, debiased for the noise of the means
     (Ĉ_c subtracts μ̂_cμ̂_cᵀ, whose expectation is μ_cμ_cᵀ + s_c²I). Symmetric, possibly indefinite."""
