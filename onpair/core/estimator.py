@@ -29,8 +29,9 @@ from scipy.special import expit
 from ..metrics import roc_auc
 from ._validation import is_dask_collection
 from .bounds import FeatureBounds
-from .fitting import (NotFittedError, check_binary, complex_dtype, fit_bounds, is_metric_task, not_fitted_error,
-                      seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .fitting import (NotFittedError, check_binary, complex_dtype, fit_bounds, is_metric_task, label_coding,
+                      not_fitted_error, seed_sequence, set_fitted, sklearn_feature_block, validate_training_data,
+                      warn_clipped)
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "non_private_report", "release_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -124,9 +125,8 @@ class PairwiseEstimator:
             from ..distributed import fit as distributed_fit
 
             return distributed_fit(self, X, y)
-        metric = self._metric_task()
-        X, signs, classes = self._validate_training_data(X, y, metric=metric,
-                                                          classes=getattr(self, "classes", None))
+        X, signs, classes = self._validate_training_data(X, y, classes=getattr(self, "classes", None),
+                                                          coding=label_coding(self))
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
