@@ -143,11 +143,12 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     # -- river's test hooks ------------------------------------------------------------------------
     @classmethod
     def _unit_test_params(cls):
-        # river's checks feed the same configuration Phishing (booleans) and ImageSegments (seven strings):
-        # one public domain holds both. The second is the non-private twin, on which the pickling checks run.
+        # river's checks feed the same configuration Phishing (booleans, features in [0, 1]) and ImageSegments
+        # (seven strings, features in [−50, 1387]): one public domain and one box hold both. The second is the
+        # non-private twin, on which the pickling checks run.
         classes = [False, True, "brickface", "cement", "foliage", "grass", "path", "sky", "window"]
-        yield {"classes": classes, "epsilon": 1.0, "bounds": (0.0, 1.0)}
-        yield {"classes": classes, "bounds": (0.0, 1.0), "learner_params": {"private": False}}
+        yield {"classes": classes, "epsilon": 1.0, "bounds": (-100.0, 1400.0)}
+        yield {"classes": classes, "bounds": (-100.0, 1400.0), "learner_params": {"private": False}}
 
     def _unit_test_skips(self):
         if not self._inner.private:
