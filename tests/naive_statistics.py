@@ -30,6 +30,29 @@ def contribution(z, code, n_classes, weights):
     return out
 
 
+def pooled_contribution(z, code, n_classes, weights):
+    """v(z) of the pooled layout: [a, b·z] in the block (of length 1 + d) of class ``code``, zeros in the other
+    classes' blocks, then m·vech(zzᵀ) in the one shared moment block."""
+    a, b, m = weights
+    d = z.size
+    out = np.zeros(n_classes * (1 + d))
+    out[code * (1 + d):(code + 1) * (1 + d)] = np.concatenate([[a], b * z])
+    return np.concatenate([out, m * vech(np.outer(z, z))])
+
+
+def pooled_decode(estimate, n_classes, d, weights, floor):
+    """Counts and means per class, and the pooled within-class covariance (M/m − Σ_c n_c μ_cμ_cᵀ)/Σ_c n_c."""
+    a, b, m = weights
+    counts = np.array([max(estimate[c * (1 + d)] / a, floor) for c in range(n_classes)])
+    means = np.array([estimate[c * (1 + d) + 1:(c + 1) * (1 + d)] / (b * counts[c]) for c in range(n_classes)])
+    if m > 0:
+        second = unvech(estimate[n_classes * (1 + d):], d) / m
+        pooled = (second - sum(counts[c] * np.outer(means[c], means[c]) for c in range(n_classes))) / counts.sum()
+    else:
+        pooled = np.zeros((d, d))
+    return counts, means, pooled
+
+
 def decode(estimate, n_classes, d, weights, floor):
     a, b, m = weights
     q = 1 + d + d * (d + 1) // 2
