@@ -10,9 +10,11 @@ import numpy as np
 
 def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd, Z, *, covariance="auto",
                         ridge="auto", pooling="counts", calibrate=True, ridge_factor=2.0, max_undo=10.0,
-                        min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0, pooled_moment=False):
+                        min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0, pooled_moment=False,
+                        inverse=None):
     """log P(c | z) for every row z of ``Z`` and class c, and the κ, α and λ used, as a dict. ``pooled``: the
-    release held one pooled second moment (every covariance is the pooled one)."""
+    release held one pooled second moment (every covariance is the pooled one). ``inverse``: the matrix W of the
+    discriminant, given (the AUC models' ranking posterior), instead of (Σ̃ + λI)⁻¹."""
     C, d = means.shape
     total = sum(counts)
     omega = [counts[c] / total if pooling == "counts" else 1.0 / C for c in range(C)]
@@ -67,7 +69,7 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
         lam = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
     else:
         lam = float(ridge)
-    W = np.linalg.inv(sigma + lam * np.eye(d))
+    W = np.linalg.inv(sigma + lam * np.eye(d)) if inverse is None else inverse
 
     # the error covariance of each released mean: privacy noise, the count's noise, sampling
     V = [s[c] ** 2 * np.eye(d) + (count_sd / counts[c]) ** 2 * np.outer(means[c], means[c]) + sigma / counts[c]
