@@ -390,10 +390,12 @@ class OnPairStats(StreamLearner, saved=True):
         return np.array(list(self._classes), dtype=object)[best]
 
     def decision_function(self, X) -> np.ndarray:
-        """AUC task: the released model's scores ``wᵀφ(x)`` (the ranking). Classifier: the unnormalised
-        log-posteriors, shape (m, C) (their log-softmax is ``log P(c | x)``)."""
+        """AUC task: the released model's scores ``wᵀφ(x)`` (the ranking). Classifier: with two classes the
+        log-odds of ``classes[1]`` against ``classes[0]``, shape (m,); with more, the unnormalised
+        log-posteriors, shape (m, C) (their log-softmax is ``log P(c | x)``), as scikit-learn's classifiers."""
         if self._model_kind == "lda":
-            return self.posterior().decision_function(self._mapped(X))
+            scores = self.posterior().decision_function(self._mapped(X))
+            return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
         return super().decision_function(X)
 
     @property
