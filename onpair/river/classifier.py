@@ -93,7 +93,8 @@ RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 #: The buffer the record-keeping learners get with ``buffer="auto"``: flat memory (river checks it).
 AUTO_BUFFER = ("reservoir", 64)
 #: Learner arguments the wrapper sets itself (from its own parameters).
-_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features")
+_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features",
+                  "accountant")
 #: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`: 2 holds
 #: the public label domain (``classes``); 1 held the labels first seen in the stream (``labels``,
 #: ``labels_fixed``), which :meth:`PrivatePairwiseClassifier.load` maps onto a public domain.
@@ -153,6 +154,11 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
         ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
         (everything but the parameters above).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`: a pipeline, an ensemble, a
+        model selection): every release is also charged to it, and a record it cannot pay for is refused
+        before anything changes. river's ``clone()`` shares it (the clones then spend one budget, which
+        their ``lineage`` total shows). Private learners only; a model with one refuses ``save``.
 
     Examples
     --------
@@ -174,7 +180,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
                  features=None, classes=None, buffer="auto", release_every=None, unknown_features="ignore",
-                 seed=None, learner_params=None):
+                 seed=None, learner_params=None, accountant=None):
         self.learner = learner
         self.epsilon = epsilon
         self.delta = delta
@@ -187,6 +193,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self.unknown_features = unknown_features
         self.seed = seed
         self.learner_params = learner_params
+        self.accountant = accountant
         if not isinstance(learner, str) or learner not in LEARNERS:
             raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
 
@@ -231,7 +238,10 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
                                  f"({', '.join(RECORD_LEARNERS)}); learner={self.learner!r} keeps none and "
                                  "releases after every record")
         if cls is not PairwiseGIGA:
-            kwargs.update(epsilon=self.epsilon, delta=self.delta)
+            kwargs.update(epsilon=self.epsilon, delta=self.delta, accountant=self.accountant)
+        elif self.accountant is not None:
+            raise ValueError("accountant= is for the private learners: 'giga' protects nothing, so no budget can "
+                             "pay for it")
         return cls(**kwargs)
 
     # -- river's test hooks ------------------------------------------------------------------------

@@ -42,7 +42,7 @@ SAVE_TAG = "onpair.river.multiclass:PrivateClassifier"
 #: Version of the wrapper fields written with the learner by :meth:`PrivateClassifier.save`.
 _SAVE_VERSION = 1
 #: Learner arguments the wrapper sets itself.
-_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "seed", "n_features", "task", "classes")
+_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "seed", "n_features", "task", "classes", "accountant")
 
 
 class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
@@ -78,6 +78,10 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     learner_params : dict, optional
         Further arguments of :class:`onpair.OnPairStats`: ``mechanism``, ``covariance``, ``moments``, ``lam``,
         ``weights``, ``horizon``, ``band``, ``accounting``, ``private`` (False: the non-private twin).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`), as for
+        :class:`onpair.river.PrivatePairwiseClassifier`: the release is also charged to it, and a record it
+        cannot pay for is refused before anything changes; ``clone()`` shares it. A model with one refuses ``save``.
 
     Examples
     --------
@@ -95,7 +99,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     _multiclass = True
 
     def __init__(self, *, classes, epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None, features=None,
-                 unknown_features="ignore", seed=None, learner_params=None):
+                 unknown_features="ignore", seed=None, learner_params=None, accountant=None):
         self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
@@ -105,6 +109,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self.unknown_features = unknown_features
         self.seed = seed
         self.learner_params = learner_params
+        self.accountant = accountant
         self._domain = check_domain(classes)  # public, never from the stream
         self._codes = {}
         for code, label in enumerate(self._domain):
@@ -138,7 +143,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         # The learner's classes are the domain's positions: the wrapper maps labels of any hashable type.
         return OnPairStats(task="classify", classes=list(range(len(self._domain))), epsilon=self.epsilon,
                            delta=self.delta, bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
-                           n_features=None if order is None else len(order), **kwargs)
+                           n_features=None if order is None else len(order), accountant=self.accountant, **kwargs)
 
     # -- river's test hooks ------------------------------------------------------------------------
     @classmethod

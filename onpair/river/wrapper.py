@@ -14,7 +14,7 @@ import copy
 import math
 
 from ..persistence import save_learner
-from ..privacy.reports import mark_curator_only
+from ..privacy.reports import extend_report
 from .lineage import Lineage
 from .records import as_frame, series_values, sorted_keys
 
@@ -107,14 +107,10 @@ class LearnerWrapper:
         upper bound), nor passes (``record_level`` does, per model; :func:`onpair.river.pipeline_report`
         adds up a pipeline's models).
         """
-        inner = self._inner
-        report = inner.privacy_report(passes, order)
-        if inner.private:
-            lineage = self._lineage.report(report["delta"], report["accounting"])
-        else:
-            lineage = self._lineage.report()
-        report.update(private=bool(inner.private), learner=self._learner_name(), **self._records.report(), lineage=lineage)
-        return mark_curator_only(report, self._records.curator_fields())
+        report = self._inner.privacy_report(passes, order)
+        lineage = self._lineage.report(report["delta"], report["accounting"])
+        return extend_report(report, public={"learner": self._learner_name(), **self._records.report(),
+                                             "lineage": lineage}, extra_curator=self._records.curator_fields())
 
     # -- clones, copies, pickles -------------------------------------------------------------------
     def _started(self) -> bool:
