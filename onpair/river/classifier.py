@@ -12,7 +12,7 @@ The label domain is **public**, never read off the stream (a key or a type taken
 labels seen would tell which labels arrived). Without ``classes=`` it is river's binary one:
 ``predict_proba_one`` has exactly the keys ``False`` and ``True`` (bool objects), ``predict_one``
 returns a bool, and the labels accepted are booleans and 0/1 (which compare equal to them). With
-``classes=(negative, positive)`` (``classes[1]`` is positive, as in the offline estimators) the keys
+``classes=(negative, positive)`` (``classes[1]`` is positive: river names the positive class by its key) the keys
 and predictions are exactly those two objects, and a label is accepted when it equals one of them:
 declare ``classes=(-1, 1)`` for −1/+1 labels. A label outside the domain (a −1 without ``classes=``,
 a string, 2, NaN) is a ``ValueError``: nothing changed, nothing spent.
