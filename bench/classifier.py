@@ -6,8 +6,9 @@ Commands (each prints its tables; ``--write`` replaces its section of ``bench/re
   public river and scikit-learn classes as a user runs them:
   1. river's ``ROCAUC`` (10 thresholds) against the exact AUC of the same progressive probabilities, for the
      default model (``PrivatePairwiseClassifier``, ε = 1) on Phishing and two synthetic river streams
-     (``Hyperplane``, ``SEA``), beside the same model's previous probabilities (1 + s/‖w‖)/2 (the ranking is
-     the same, so the exact AUC is: the calibration changes only what river's ``ROCAUC`` reads);
+     (``Hyperplane``, ``SEA``), beside the same model's previous probabilities (1 + s/‖w‖)/2 (at every step
+     both rank the records as the released model does, but a progressive AUC pools the scores of every
+     step's release, and the two map each release's scores differently, so their exact AUCs differ too);
   2. progressive accuracy at ε = 1 on those two stationary, near-linear synthetic streams of 10,000 records
      with public bounds: ``PrivateClassifier`` and ``PrivatePairwiseClassifier``'s ``predict_one`` against
      their non-private twins and river's ``StandardScaler | LogisticRegression``;
@@ -175,8 +176,9 @@ def targets(quick: bool, mechanism: str):
     # 1. and 4. river's ROCAUC against the exact AUC; accuracy (2.) on the synthetic streams
     print("### 1. river's `ROCAUC` against the exact AUC of the same progressive probabilities (ε = 1)\n")
     print("`PrivatePairwiseClassifier(epsilon=1, bounds=…)` (default learner). \"previous\": the same model's "
-          "previous probabilities (1 + s/‖w‖)/2 of the same released scores (same ranking, so the same exact "
-          "AUC).\n")
+          "previous probabilities (1 + s/‖w‖)/2 of the same released scores: each step ranks as "
+          "its release does under both, but the progressive AUC pools the scores of all steps' releases, which "
+          "the two map differently, so the exact AUCs differ too.\n")
     print("| stream | exact AUC | river ROCAUC | ROCAUC − AUC (worst seed) | previous: exact AUC | previous: river "
           "ROCAUC | accuracy | target (\\|gap\\| ≤ 0.02) |")
     print("|---|---|---|---|---|---|---|---|")

@@ -375,6 +375,27 @@ def test_the_classifier_parameters_are_checked():
         OffPairStats(task="classify", classes="observed", bounds=(0, 1)).fit(X, np.zeros(20))
 
 
+def test_a_domain_read_off_y_is_curator_only():
+    """classes="observed" (and the AUC task without classes=) read the labels off y: the labels present and,
+    for the coded tasks, their number are listed under curator_only, so public_report drops them; a declared
+    domain's number of classes stays public."""
+    from onpair.privacy.reports import public_report
+
+    X, y = classes_stream(60, C=3)
+    observed = OffPairStats(task="classify", classes="observed", bounds=(0, 1), random_state=0).fit(X, y)
+    report = observed.privacy_report_
+    assert {"observed_classes", "n_classes"} <= set(report["curator_only"])
+    assert report["observed_classes"] == [0, 1, 2] and report["n_classes"] == 3
+    assert not {"observed_classes", "n_classes"} & set(public_report(report))
+    declared = OffPairStats(task="classify", classes=[0, 1, 2, 3], bounds=(0, 1), random_state=0).fit(X, y)
+    assert declared.privacy_report_["n_classes"] == 4 and "n_classes" in public_report(declared.privacy_report_)
+    assert "observed_classes" not in declared.privacy_report_
+    binary = OffPairStats(bounds=(0, 1), random_state=0).fit(X, y % 2)
+    assert binary.privacy_report_["observed_classes"] == [0, 1]
+    assert "observed_classes" in binary.privacy_report_["curator_only"]
+    assert binary.privacy_report_["n_classes"] == 2  # two classes, whatever y holds: the AUC task's public count
+
+
 # -- calibration through the learners ----------------------------------------------------------------------
 def test_non_private_offline_probabilities_are_reliable():
     """Two and four Gaussian classes (shared covariance) well inside the box: the non-private twin's predicted

@@ -58,6 +58,14 @@ TASKS = ("auc", "metric", "classify")
 OBSERVED = "observed"
 
 
+def domain_read_off_y(estimator) -> bool:
+    """Whether a fit reads its label domain off ``y`` (``classes`` None or ``"observed"``): then the labels
+    present, ``classes_`` and anything counted from them are curator-only (the report lists
+    ``observed_classes`` under ``curator_only``)."""
+    declared = getattr(estimator, "classes", None)
+    return declared is None or (isinstance(declared, str) and declared == OBSERVED)
+
+
 def is_metric_task(estimator) -> bool:
     """True for ``task="metric"``; a ValueError for an unknown task (checked at fit, as sklearn wants)."""
     task = getattr(estimator, "task", "auc")
@@ -115,7 +123,11 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     # (PrivacyBudgetExceeded) leaves the estimator as it was, and nothing was released.
     accountant = check_accountant(getattr(estimator, "accountant", None), type(estimator).__name__)
     charge([accountant], report.events)
-    report = extend_report(report, curator={"n_clipped": n_clipped})
+    curator = {"n_clipped": n_clipped}
+    if domain_read_off_y(estimator):
+        # Which labels occur was read off y, not declared: data, not a public parameter (``classes_`` too).
+        curator["observed_classes"] = np.asarray(classes).tolist()
+    report = extend_report(report, curator=curator)
     extra = {}
     if isinstance(coef, FittedModel):
         coef, extra = coef.coef, coef.attributes

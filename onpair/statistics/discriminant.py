@@ -332,15 +332,24 @@ def calibration_factor(W: np.ndarray, means: np.ndarray, priors: np.ndarray, err
 
         κ = wᵀ(μ₁ − μ₀)/wᵀΣw = [wᵀ(μ₁ − μ₀)/wᵀW⁻¹w] · [wᵀW⁻¹w/wᵀΣw] = κ_JS · κ_ridge.
 
-    *The first factor* is the released direction's agreement with the noiseless one. With μ̂_c = μ_c + e_c,
-    E[e_c] = 0, Cov(e_c) = V_c (privacy noise and sampling, public) and W independent of the e_c (W is built
-    from the second moments, whose noise is independent of the sums'),
-    E[(μ̂₁ − μ̂₀)ᵀW(μ₁ − μ₀)] = E[(μ̂₁ − μ̂₀)ᵀW(μ̂₁ − μ̂₀)] − tr(W(V₀ + V₁)), and wᵀW⁻¹w = (μ̂₁ − μ̂₀)ᵀW(μ̂₁ − μ̂₀)
-    = S (the released Mahalanobis separation), so κ_JS = 1 − N/S with N = tr(W(V₀ + V₁)): the positive-part
-    James–Stein factor, and the expected squared cosine between the released and the noiseless direction in
-    W's geometry (E[S] = ‖μ₁ − μ₀‖²_W + N). Where S is within its noise N, κ_JS → 0 and the log-odds fall to
-    the log prior ratio instead of taking the sign of the noise; it is floored at ``min_shrinkage`` > 0
-    (:data:`MIN_SHRINKAGE`), which never changes a sign.
+    *The first factor* is the released direction's agreement with the noiseless one. Write μ̂_c = μ_c + e_c
+    with E[e_c] = 0, Cov(e_c) = V_c (privacy noise and sampling, public), Δ = μ₁ − μ₀ and
+    S = (μ̂₁ − μ̂₀)ᵀW(μ̂₁ − μ̂₀) = wᵀW⁻¹w (the released Mahalanobis separation). **For a W held fixed**
+    (conditionally on W, if E[e_c | W] = 0 and Cov(e_c | W) = V_c), E[S] = ΔᵀWΔ + N with
+    N = tr(W(V₀ + V₁)), and E[(μ̂₁ − μ̂₀)ᵀWΔ] = ΔᵀWΔ = E[S] − N exactly: κ_JS = 1 − N/S is the plug-in
+    (positive-part James–Stein) estimate of the released direction's agreement with the noiseless one, the
+    squared cosine between them in W's geometry. **W as built is not fixed**: the privacy noise of the second
+    moments is drawn independently of the sums', but Ĉ_c subtracts μ̂_cμ̂_cᵀ and divides by the noisy
+    count n̂_c, so W moves with e_c to first order (δW = W·Σ_c ω_c(μ_ce_cᵀ + e_cμ_cᵀ)·W), and for sampling
+    errors the empirical mean and centred second moment are uncorrelated only for class distributions
+    symmetric about their mean. That dependence adds to E[S] − N a term of first order in the V_c (as N is)
+    that E[(μ̂₁ − μ̂₀)ᵀWΔ] holds only once, so κ_JS is **approximately** unbiased, not exactly: the error is
+    of the order of N itself, small where the means' noise is small in W's geometry, and where N is not
+    small κ_JS sits near its floor anyway. tests/test_classifier.py checks the resulting calibration
+    empirically (reliability on synthetic Gaussian classes; private probabilities shrink, never invert on
+    average). Where S is within its noise N, κ_JS → 0 and the log-odds fall to the log prior ratio instead of
+    taking the sign of the noise; it is floored at ``min_shrinkage`` > 0 (:data:`MIN_SHRINKAGE`), which never
+    changes a sign.
 
     *The second factor* undoes the ridge: W = (Σ̃ + λI)⁻¹ with Σ̃ the (PSD) covariance model, so
     wᵀW⁻¹w ≥ wᵀΣ̃w and κ_ridge = wᵀW⁻¹w/wᵀΣ̃w ≥ 1, estimated with Σ̃ for Σ (``sigma``). Where the noise of

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..core.estimator import PairwiseEstimator, fit_report
-from ..core.fitting import OBSERVED, FittedModel, sklearn_feature_block
+from ..core.fitting import OBSERVED, FittedModel, domain_read_off_y, sklearn_feature_block
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.events import GaussianRelease
@@ -240,17 +240,22 @@ class OffPairStats(PairwiseEstimator):
             coef = released_model(kind, stats, lam).reshape(-1)
             if self.task == "auc":
                 coef = FittedModel(coef, {"posterior_": ranking_discriminant(stats, kind, lam)})
-        extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}
+        extra = {"model_type": kind, "ridge": float(lam)}
+        # The number of classes is public when declared; read off y (classes="observed") it is the curator's.
+        counted = {"n_classes": n_classes} if self.task in ("metric", "classify") and domain_read_off_y(self) else {}
+        if not counted:
+            extra["n_classes"] = n_classes
         if self.task == "classify":
             extra["moments"] = "pooled" if pooled else "per-class"
         if not self.private:
-            return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra)
+            return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra, curator=counted)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
         # root finders: the event is charged the budget it was calibrated to when Δ²/(2σ²) rounds above it.
         rho = min(gaussian_rho(sensitivity, sigma), rho_budget)
         event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, what="the class statistics", rho=rho)
-        return coef, fit_report(self, [event], n=n, mode="statistics", rho_budget=rho_budget, public=extra)
+        return coef, fit_report(self, [event], n=n, mode="statistics", rho_budget=rho_budget, public=extra,
+                                curator=counted)
 
 
 def _partition_statistics(part, n_classes: int, weights, pooled: bool = False) -> np.ndarray:
