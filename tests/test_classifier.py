@@ -40,10 +40,7 @@ from test_discriminant_classifier import _assert_reliable, _recalibration_slope
 WEIGHTS = (0.8, 1.0, 0.6)
 
 
-def ball(rng, n, d):
-    X = rng.standard_normal((n, d))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return X * rng.uniform(0.0, 1.0, size=(n, 1)) ** (1.0 / d)
+ball = naive.ball
 
 
 def classes_stream(n, C=3, d=4, seed=0, separation=0.25):
@@ -102,26 +99,11 @@ def test_the_fused_single_record_row_equals_the_block_row_bit_for_bit(pooled):
 def test_pooled_sensitivity_bounds_sampled_pairs_and_is_attained(weights):
     """The pooled layout's Δ is the per-class layout's: no sampled pair exceeds it, and it is attained (by
     orthogonal unit records of different labels, or at the same-label supremum's argument)."""
-    rng = np.random.default_rng(5)
     delta = statistics_sensitivity(*weights)
     d, C = 4, 5
-    worst = 0.0
-    for _ in range(4000):
-        z, z2 = ball(rng, 2, d)
-        c1, c2 = rng.integers(0, C, size=2)
-        diff = naive.pooled_contribution(z, c1, C, weights) - naive.pooled_contribution(z2, c2, C, weights)
-        worst = max(worst, float(np.linalg.norm(diff)))
-    assert worst <= delta * (1 + 1e-12)
-    a, b, m = weights
-    u, v = np.eye(d)[0], np.eye(d)[1]
-    cross = np.linalg.norm(naive.pooled_contribution(u, 0, C, weights) - naive.pooled_contribution(v, 1, C, weights))
-    if b * b >= 2 * m * m:
-        same = np.linalg.norm(naive.pooled_contribution(u, 0, C, weights) - naive.pooled_contribution(-u, 0, C, weights))
-    else:
-        gamma = -b * b / (2 * m * m)
-        w = gamma * u + math.sqrt(1 - gamma * gamma) * v
-        same = np.linalg.norm(naive.pooled_contribution(u, 0, C, weights) - naive.pooled_contribution(w, 0, C, weights))
-    assert math.isclose(max(cross, same), delta, rel_tol=1e-9)
+    assert naive.worst_sampled_difference(naive.pooled_contribution, weights, d, C, np.random.default_rng(5)) \
+        <= delta * (1 + 1e-12)
+    assert math.isclose(naive.attained_difference(naive.pooled_contribution, weights, d, C), delta, rel_tol=1e-9)
 
 
 @pytest.mark.parametrize("weights", [(0.8, 1.0, 0.6), (0.8, 1.0, 14.0), (0.3, 1.0, 2.0)])

@@ -80,8 +80,8 @@ from ..persistence import load_learner
 from ..core.bounds import BOUNDS_ADVICE
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
-from .records import RecordMapper, as_frame, has_array_bounds
-from .wrapper import LearnerWrapper, mapped_row, plain_value, release_window
+from .records import RecordMapper, as_frame
+from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window
 
 __all__ = ["PrivatePairwiseClassifier"]
 
@@ -213,18 +213,8 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self._lineage.add(self._inner)
 
     def _make_inner(self, order):
-        kwargs = {}
-        if self.learner_params is not None:
-            if not isinstance(self.learner_params, dict) or not all(isinstance(k, str) for k in self.learner_params):
-                raise ValueError(f"learner_params must be a dict of argument names, got {self.learner_params!r}")
-            own = sorted(set(self.learner_params) & set(_OWN_ARGUMENTS))
-            if own:
-                raise ValueError(f"learner_params sets {', '.join(own)}: pass them to PrivatePairwiseClassifier "
-                                 "itself (n_features comes from features)")
-            kwargs.update(self.learner_params)
-        if order is None and has_array_bounds(self.bounds):
-            raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
-                             "(the order of dict keys is not fixed)")
+        kwargs = learner_arguments("PrivatePairwiseClassifier", self.learner_params, _OWN_ARGUMENTS,
+                                   "n_features comes from features", order, self.bounds)
         kwargs.update(bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                       n_features=None if order is None else len(order))
         cls = LEARNERS[self.learner]

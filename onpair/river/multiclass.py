@@ -32,8 +32,8 @@ from ..persistence import load_learner
 from ..statistics import OnPairStats
 from .labels import check_domain, label_code
 from .lineage import Lineage
-from .records import RecordMapper, as_frame, has_array_bounds
-from .wrapper import LearnerWrapper, mapped_row, plain_value, release_window
+from .records import RecordMapper, as_frame
+from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window
 
 __all__ = ["PrivateClassifier"]
 
@@ -128,18 +128,8 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self._lineage.add(self._inner)
 
     def _make_inner(self, order):
-        kwargs = {}
-        if self.learner_params is not None:
-            if not isinstance(self.learner_params, dict) or not all(isinstance(k, str) for k in self.learner_params):
-                raise ValueError(f"learner_params must be a dict of argument names, got {self.learner_params!r}")
-            own = sorted(set(self.learner_params) & set(_OWN_ARGUMENTS))
-            if own:
-                raise ValueError(f"learner_params sets {', '.join(own)}: pass them to PrivateClassifier itself "
-                                 "(n_features comes from features, task is 'classify')")
-            kwargs.update(self.learner_params)
-        if order is None and has_array_bounds(self.bounds):
-            raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
-                             "(the order of dict keys is not fixed)")
+        kwargs = learner_arguments("PrivateClassifier", self.learner_params, _OWN_ARGUMENTS,
+                                   "n_features comes from features, task is 'classify'", order, self.bounds)
         # The learner's classes are the domain's positions: the wrapper maps labels of any hashable type.
         return OnPairStats(task="classify", classes=list(range(len(self._domain))), epsilon=self.epsilon,
                            delta=self.delta, bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,

@@ -16,7 +16,7 @@ import math
 from ..persistence import save_learner
 from ..privacy.reports import extend_report
 from .lineage import Lineage
-from .records import as_frame, series_values, sorted_keys
+from .records import as_frame, has_array_bounds, series_values, sorted_keys
 
 __all__ = ["LearnerWrapper", "plain_value", "from_params", "release_window", "mapped_row"]
 
@@ -231,3 +231,21 @@ def mapped_row(bounds, vector, row):
     if row is not None and vector.shape == row.shape and bounds.map_into(vector, row):
         return row
     return bounds.map_one(vector)
+
+
+def learner_arguments(owner: str, learner_params, own_arguments, why: str, order, bounds) -> dict:
+    """The inner learner's arguments from ``learner_params``, checked: a dict of names, none of the wrapper's
+    own ``own_arguments`` (a ValueError naming them: pass them to ``owner``; ``why`` says which come from
+    elsewhere), and array ``bounds`` only with a feature ``order``."""
+    kwargs = {}
+    if learner_params is not None:
+        if not isinstance(learner_params, dict) or not all(isinstance(k, str) for k in learner_params):
+            raise ValueError(f"learner_params must be a dict of argument names, got {learner_params!r}")
+        own = sorted(set(learner_params) & set(own_arguments))
+        if own:
+            raise ValueError(f"learner_params sets {', '.join(own)}: pass them to {owner} itself ({why})")
+        kwargs.update(learner_params)
+    if order is None and has_array_bounds(bounds):
+        raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
+                         "(the order of dict keys is not fixed)")
+    return kwargs
