@@ -189,15 +189,20 @@ class PairwiseEstimator:
             raise ValueError("get_mahalanobis_matrix is for task='metric'")
         return self.coef_.copy()
 
-    def decision_function(self, X) -> np.ndarray:
-        """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
+    def _mapped(self, X, what: str) -> np.ndarray:
+        """φ(X), the records checked and mapped by the public bounds, for ``what`` (refused for the metric
+        task and before a fit)."""
         self._check_fitted()
-        self._refuse_metric("decision_function")
+        self._refuse_metric(what)
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
         X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
         Z, _ = self.bounds_.transform(X)
-        return Z @ self.coef_
+        return Z
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
+        return self._mapped(X, "decision_function") @ self.coef_
 
     def predict_proba(self, X) -> np.ndarray:
         """``[1 − p, p]`` with ``p`` the logistic function of the score.

@@ -70,7 +70,6 @@ it, and the ``lineage`` total (which assumes each member learned each record onc
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from river import base, utils
@@ -81,7 +80,7 @@ from ..core.bounds import BOUNDS_ADVICE
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window
+from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window, restored_wrapper
 
 __all__ = ["PrivatePairwiseClassifier"]
 
@@ -442,24 +441,10 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(f"{where}: holds a {type(learner).__name__}, not the {extra['learner']!r} learner")
         if learner.private and any(extra[k] != getattr(learner, k, None) for k in ("epsilon", "delta", "release_every")):
             raise ValueError(f"{where}: the wrapper's epsilon, delta or release_every differ from the learner's")
-        features = extra["features"]
-        if features is not None and extra["features_is_tuple"]:
-            features = tuple(features)
-        params = {
-            "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"],
-            "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
-            "classes": classes, "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")),
-            "release_every": extra["release_every"], "unknown_features": extra["unknown_features"], "seed": learner.seed,
-            "learner_params": None if extra["learner_params"] is None else
-            {k: getattr(learner, k) for k in extra["learner_params"]},
-        }
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # issued when the model was first built
-                model = cls(**params)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"{where}: the saved wrapper fields do not build a {cls.__name__} ({exc})") from None
-        return model._adopt(learner, extra, where)
+        return restored_wrapper(cls, {
+            "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"], "classes": classes,
+            "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")), "release_every": extra["release_every"],
+        }, learner, extra, where)
 
 
 def _calibration(posterior, model) -> tuple:

@@ -22,7 +22,6 @@ Records, copies, clones and saving are handled as by :class:`onpair.river.Privat
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from river import base, utils
@@ -33,7 +32,7 @@ from ..statistics import OnPairStats
 from .labels import check_domain, label_code
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window
+from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window, restored_wrapper
 
 __all__ = ["PrivateClassifier"]
 
@@ -272,20 +271,5 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(f"{where}: does not hold the classifier of {cls.__name__} over {classes!r}")
         if learner.private and (extra["epsilon"] != learner.epsilon or extra["delta"] != learner.delta):
             raise ValueError(f"{where}: the wrapper's epsilon or delta differ from the learner's")
-        features = extra["features"]
-        if features is not None and extra["features_is_tuple"]:
-            features = tuple(features)
-        params = {
-            "classes": tuple(classes) if extra["classes_is_tuple"] else classes, "epsilon": extra["epsilon"],
-            "delta": extra["delta"], "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
-            "unknown_features": extra["unknown_features"], "seed": learner.seed,
-            "learner_params": None if extra["learner_params"] is None else
-            {k: getattr(learner, k) for k in extra["learner_params"]},
-        }
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # issued when the model was first built
-                model = cls(**params)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"{where}: the saved wrapper fields do not build a {cls.__name__} ({exc})") from None
-        return model._adopt(learner, extra, where)
+        return restored_wrapper(cls, {"classes": tuple(classes) if extra["classes_is_tuple"] else classes,
+                                      "epsilon": extra["epsilon"], "delta": extra["delta"]}, learner, extra, where)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 
 from ..persistence import save_learner
 from ..privacy.reports import extend_report
@@ -249,3 +250,25 @@ def learner_arguments(owner: str, learner_params, own_arguments, why: str, order
         raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
                          "(the order of dict keys is not fixed)")
     return kwargs
+
+
+def restored_wrapper(cls, params: dict, learner, extra: dict, where: str):
+    """A saved wrapper of class ``cls`` rebuilt around its ``learner``: its own saved fields ``params`` and those
+    every wrapper saves (features, unknown_features, learner_params; bounds and seed are the learner's), built
+    with warnings silenced (they were issued when the model was first built), then the learner adopted. A
+    ValueError naming ``where`` if the fields do not build one."""
+    features = extra["features"]
+    if features is not None and extra["features_is_tuple"]:
+        features = tuple(features)
+    params = dict(params, bounds=learner.bounds, norm_bound=learner.norm_bound, features=features,
+                  unknown_features=extra["unknown_features"], seed=learner.seed,
+                  learner_params=None if extra["learner_params"] is None else
+                  {k: getattr(learner, k) for k in extra["learner_params"]})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = cls(**params)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{where}: the saved wrapper fields do not build a {cls.__name__} ({exc})") from None
+    return model._adopt(learner, extra, where)
+

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..core.estimator import PairwiseEstimator, fit_report
-from ..core.fitting import OBSERVED, FittedModel, domain_read_off_y, sklearn_feature_block
+from ..core.fitting import OBSERVED, FittedModel, domain_read_off_y
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.events import GaussianRelease
@@ -174,13 +174,7 @@ class OffPairStats(PairwiseEstimator):
 
     def _log_posterior(self, X) -> np.ndarray:
         """log P(c | x), shape (m, C), columns in the order of ``classes_``."""
-        self._check_fitted()
-        self._refuse_metric("the posterior")
-        if hasattr(X, "tocsr") or hasattr(X, "toarray"):
-            raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
-        Z, _ = self.bounds_.transform(X)
-        return self.posterior_.log_proba(Z)
+        return self.posterior_.log_proba(self._mapped(X, "the posterior"))
 
     def decision_function(self, X) -> np.ndarray:
         """Two classes: the log-odds log P(classes_[1] | x)/P(classes_[0] | x) of the calibrated posterior,
