@@ -40,7 +40,6 @@ import inspect
 import itertools
 import math
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -405,7 +404,6 @@ def main(argv=None):
         def flush(self):
             sys.__stdout__.flush()
 
-    started = time.time()
     sys.stdout = Tee()
     try:
         {"targets": targets, "pooled": pooled}[args.command](args.quick, args.mechanism)
@@ -414,8 +412,8 @@ def main(argv=None):
     if args.write and not args.quick:
         from results_file import write_section
 
-        header = [f"`bench/classifier.py {args.command}`, {datetime.date.today().isoformat()}, "
-                  f"{(time.time() - started) / 60:.0f} min, mechanism {mechanism_name(args.mechanism)}.", ""]
+        header = [f"`bench/classifier.py {args.command} --mechanism {args.mechanism}`, "
+                  f"{datetime.date.today().isoformat()}, mechanism {mechanism_name(args.mechanism)}.", ""]
         write_section(SECTIONS[args.command], header + "".join(lines).splitlines())
 
 

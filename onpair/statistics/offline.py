@@ -174,7 +174,8 @@ class OffPairStats(PairwiseEstimator):
 
     def _log_posterior(self, X) -> np.ndarray:
         """log P(c | x), shape (m, C), columns in the order of ``classes_``."""
-        return self.posterior_.log_proba(self._mapped(X, "the posterior"))
+        Z = self._mapped(X, "the posterior")  # checks the fit first
+        return self.posterior_.log_proba(Z)
 
     def decision_function(self, X) -> np.ndarray:
         """Two classes: the log-odds log P(classes_[1] | x)/P(classes_[0] | x) of the calibrated posterior,
