@@ -50,6 +50,18 @@ def _log_posterior_row(z, coef, intercept, out):
 
 @njit(**NJIT_OPTIONS)
 def _log_posterior_rows(Z, coef, intercept, out):
-    """:func:`_log_posterior_row` for every row of ``Z`` (m, d) into ``out`` (m, C): the same arithmetic."""
+    """:func:`_log_posterior_row` for every row of ``Z`` (m, d) into ``out`` (m, C): the same arithmetic.
+
+    Parameters
+    ----------
+    Z : ndarray of float64, shape (m, d)
+        Records mapped by the public bounds; read only.
+    coef : ndarray of float64, shape (C, d)
+        The posterior's slopes; read only.
+    intercept : ndarray of float64, shape (C,)
+        Its intercepts; read only.
+    out : ndarray of float64, shape (m, C)
+        Written in place: log P(c | z) per row.
+    """
     for i in range(Z.shape[0]):
         _log_posterior_row(Z[i], coef, intercept, out[i])

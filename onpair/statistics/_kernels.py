@@ -80,7 +80,23 @@ def _fill_row(z, sum_base, moment_base, weights, row):
 @njit(**NJIT_OPTIONS)
 def _layout_row(z, code, n_classes, weights, pooled, row):
     """Write the contribution v(z) of one record into ``row`` (zeros elsewhere), in the per-class layout or,
-    with ``pooled``, the pooled one (module docstring)."""
+    with ``pooled``, the pooled one (module docstring).
+
+    Parameters
+    ----------
+    z : ndarray of float64, shape (d,)
+        The record mapped into the unit ball; read only.
+    code : int
+        Its class code, in [0, C).
+    n_classes : int
+        C (read by the pooled layout only).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The pooled layout (one second moment for all classes) or the per-class one.
+    row : ndarray of float64, shape (layout width,)
+        Written in place (every entry).
+    """
     d = z.shape[0]
     row[:] = 0.0
     if pooled:
@@ -92,7 +108,23 @@ def _layout_row(z, code, n_classes, weights, pooled, row):
 
 @njit(**NJIT_OPTIONS)
 def _layout_rows(Z, codes, n_classes, weights, pooled, out):
-    """:func:`_layout_row` of every record into the rows of ``out`` (the same arithmetic, row by row)."""
+    """:func:`_layout_row` of every record into the rows of ``out`` (the same arithmetic, row by row).
+
+    Parameters
+    ----------
+    Z : ndarray of float64, shape (m, d)
+        Records mapped into the unit ball; read only.
+    codes : ndarray of int64, shape (m,)
+        Class codes, in [0, C); read only.
+    n_classes : int
+        C.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The layout (:func:`_layout_row`).
+    out : ndarray of float64, shape (m, layout width)
+        Written in place (every entry).
+    """
     for i in range(Z.shape[0]):
         _layout_row(Z[i], codes[i], n_classes, weights, pooled, out[i])
 
@@ -194,7 +226,27 @@ def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
 @njit(**NJIT_OPTIONS)
 def _box_layout_row(x, lower, upper, half_scale, code, n_classes, weights, pooled, z, row):
     """:func:`_box_statistics_row` in either layout (:func:`_layout_row`; ``n_classes`` is read by the pooled
-    one only): the same status, the same arithmetic."""
+    one only): the same status, the same arithmetic.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    lower, upper, half_scale : ndarray of float64, shape (d,)
+        The public box and its map (:func:`_clip_box_row`); read only.
+    code : int
+        The record's class code, in [0, C).
+    n_classes : int
+        C (read by the pooled layout only).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The layout.
+    z : ndarray of float64, shape (d,)
+        Written in place: the mapped (clipped) record.
+    row : ndarray of float64, shape (layout width,)
+        Written in place when the status is ≥ 0.
+    """
     status = _clip_box_row(x, lower, upper, half_scale, z)
     if status >= 0:
         _layout_row(z, code, n_classes, weights, pooled, row)
