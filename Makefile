@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(PY) bench/objective_perturbation.py
 	$(PY) bench/dask_scaling.py
 	$(PY) bench/ranges.py
+	$(PY) bench/classifier.py targets --write
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

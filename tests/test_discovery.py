@@ -28,7 +28,7 @@ from onpair.core.discovery import (DEFAULT_SHARE, MAX_AUTO_WARMUP, MIN_AUTO_WARM
                                    range_seed_sequence)
 from onpair.metrics import roc_auc
 from onpair.privacy import eps_from_rho, rho_from_dp
-from onpair.privacy.ranges import find_bounds, records_needed
+from onpair.privacy.ranges import find_bounds, planned_levels, records_needed
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity
 
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=25)
@@ -569,3 +569,57 @@ def test_nan_in_a_warm_up_block_or_an_offline_fit_is_refused_and_changes_nothing
     with pytest.raises(ValueError, match="finite|inf"):
         est.fit(X_bad, y)
     assert not hasattr(est, "coef_")
+
+
+# -- the classifiers (issue 23) ----------------------------------------------------------------------------------
+
+def three_classes(n=600, seed=0):
+    """Three Gaussian classes in a 1-wide region of [0, 1000]."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, n)
+    X = 400.2 + 0.1 * rng.standard_normal((n, 3)) + 0.5 * np.eye(3)[codes]
+    return X, np.array(["a", "b", "c"])[codes]
+
+
+def test_the_multiclass_river_classifier_holds_predicts_the_prior_and_resumes(tmp_path):
+    from onpair.river import PrivateClassifier
+    X, labels = three_classes(2000)
+    names = ["u", "v", "w"]
+    rows = [(dict(zip(names, map(float, x))), str(label)) for x, label in zip(X, labels)]
+
+    def make():
+        return PrivateClassifier(classes=["a", "b", "c"], bounds=LOOSE, features=names, seed=2, discover_bounds=200)
+    whole, half = make(), make()
+    for x, label in rows:
+        whole.learn_one(x, label)
+    for x, label in rows[:150]:
+        assert half.predict_proba_one(x) == {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}  # the prior during the warm-up
+        half.learn_one(x, label)
+    half.save(tmp_path / "m")
+    resumed = onpair.load(tmp_path / "m")
+    assert resumed.discover_bounds == 200
+    for x, label in rows[150:]:
+        resumed.learn_one(x, label)
+    assert resumed.predict_proba_one(rows[0][0]) == whole.predict_proba_one(rows[0][0])
+    report = whole.privacy_report()
+    levels = planned_levels(200, 3, DEFAULT_SHARE * RHO)
+    assert levels >= 1 and [r["what"] for r in report["releases"]] == (
+        [f"range histogram, level {k} (32 bins)" for k in range(1, levels + 1)]
+        + ["continual release of the class statistics"])
+    assert report["epsilon_spent"] <= 1.0 and report["range_discovery"]["done"]
+    accuracy = np.mean([whole.predict_one(x) == label for x, label in rows[200:]])
+    loose = PrivateClassifier(classes=["a", "b", "c"], bounds=LOOSE, features=names, seed=2)
+    for x, label in rows:
+        loose.learn_one(x, label)
+    assert accuracy > np.mean([loose.predict_one(x) == label for x, label in rows[200:]]) + 0.2
+
+
+def test_offpairstats_classify_finds_the_box_and_spends_one_budget():
+    X, labels = three_classes(3000, seed=1)
+    est = OffPairStats(task="classify", classes=["a", "b", "c"], bounds=LOOSE, random_state=0,
+                       discover_bounds=500).fit(X, labels)
+    loose = OffPairStats(task="classify", classes=["a", "b", "c"], bounds=LOOSE, random_state=0).fit(X, labels)
+    report = est.privacy_report_
+    assert report["range_discovery"]["n_records"] == 500 and report["rho_spent"] <= report["rho_budget"]
+    assert est.score(X, labels) > loose.score(X, labels) + 0.2
+    np.testing.assert_allclose(est.predict_proba(X[:5]).sum(axis=1), 1.0)
