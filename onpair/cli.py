@@ -325,7 +325,9 @@ def replay(args) -> dict:
         if args.loss is not None:
             raise ValueError(f"--loss is for the pair-loss learners; --algo {args.algo} learns class statistics "
                              "(its model is the pairwise square-loss minimiser): drop --loss")
-        args.loss = "square"  # the objective reported: the pairwise square loss its model minimises
+        # The objective reported: the pairwise square loss its AUC model minimises. The metric task's
+        # discriminant metric minimises no pair loss (its scale is a convention): no loss, no objective.
+        args.loss = "square" if args.task == "auc" else None
     elif args.loss is None:
         # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11)); logistic otherwise.
         args.loss = "hinge" if args.algo == "sgd" else "logistic"
@@ -358,7 +360,7 @@ def replay(args) -> dict:
             "knn_accuracy": knn_accuracy(learner.transform(X[train]), y[train], learner.transform(X[test]), y[test],
                                          k=3),
             "euclidean_knn_accuracy": knn_accuracy(Z_train, y[train], Z_test, y[test], k=3),
-            "objective": metric_objective(model, Z_train, y[train], loss_name),
+            "objective": metric_objective(model, Z_train, y[train], loss_name) if loss_name else None,
         }
     else:
         quality = {"auc": roc_auc(y[test], learner.decision_function(X[test])),
@@ -375,7 +377,7 @@ def replay(args) -> dict:
         **quality,
         # Computed from the training records without noise: for the data curator, not for publication
         # (the k-NN accuracies use the training records as the neighbours).
-        "curator_only": sorted(k for k in quality if k != "auc"),
+        "curator_only": sorted(k for k in quality if k != "auc" and quality[k] is not None),
         "seconds": seconds,
         "records_per_second": len(train) / seconds if seconds > 0 else None,
     }
@@ -399,8 +401,9 @@ def _print_human(result: dict) -> None:
               "the training records: curator-only, not private")
     else:
         print(f"  test AUC   {result['auc']:.4f}")
-    print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
-          "training data: curator-only, not private)")
+    if result["objective"] is not None:
+        print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
+              "training data: curator-only, not private)")
     if result["epsilon"] is not None and result["epsilon_spent"] is not None:
         rho = (f"rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
                if result["rho_budget"] is not None else "")

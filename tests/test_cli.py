@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from onpair.cli import main
+from onpair.cli import OFFLINE, ONLINE, main
 
 JSON_KEYS = {"dataset", "task", "algo", "n_train", "n_test", "d", "epsilon", "delta", "rho_budget", "rho_spent",
              "releases", "auc", "objective", "seconds", "records_per_second"}
@@ -157,6 +157,38 @@ def test_text_labels_for_the_metric_task(tmp_path, capsys):
     assert json.loads(out)["knn_accuracy"] > 0.7
     status, _, err = _run(capsys, "replay", text, "--task", "metric", "--positive-label", "yes", *BOUNDS)
     assert status == 1 and "--positive-label is for --task auc" in err
+
+
+@pytest.mark.parametrize("task", ["auc", "metric"])
+@pytest.mark.parametrize("algo", ONLINE + OFFLINE)  # every --algo the command offers
+def test_every_algorithm_runs_every_task_from_the_command_line(tmp_path, capsys, algo, task):
+    """Every --algo with every --task, on a small CSV: a combination the command line offers must run (the
+    private metric of the guide, --algo offstats --task metric, once trained to the end and then failed)."""
+    path = _csv(tmp_path, "small.csv", labels=("no", "yes"), n=80)
+    mode = ["--mode", "paper"] if algo == "sgd" else []
+    status, out, err = _run(capsys, "replay", path, "--algo", algo, "--task", task, "--label-map", "no=0,yes=1",
+                            *mode, *BOUNDS)
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["algo"] == algo and result["task"] == task
+    quality = result["auc"] if task == "auc" else result["knn_accuracy"]
+    assert 0.0 <= quality <= 1.0
+    if algo in ("stats", "offstats"):  # the loss its AUC model minimises; the discriminant metric minimises none
+        assert result["loss"] == ("square" if task == "auc" else None)
+        assert (result["objective"] is None) == (task == "metric")
+    else:
+        assert np.isfinite(result["objective"])
+
+
+@pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+@pytest.mark.parametrize("algo", ["stats", "offstats"])
+def test_the_private_metric_of_the_guide_runs_on_a_uci_data_set(capsys, algo):
+    status, out, err = _run(capsys, "replay", "pima", "--task", "metric", "--algo", algo, "--seed", "0", "--json")
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["epsilon_spent"] <= 1.0 + 1e-9 and 0.0 <= result["knn_accuracy"] <= 1.0
+    status, out, err = _run(capsys, "replay", "pima", "--task", "metric", "--algo", algo, "--seed", "0")
+    assert status == 0 and "test 3-NN" in out and "objective" not in out, err
 
 
 def test_text_labels_without_a_map_say_what_to_pass(tmp_path, capsys):
