@@ -1,8 +1,10 @@
 # Quickstart: `make demo` and `make test` work on a fresh clone; each builds .venv on first use.
+# QUICK=1 runs the demos on a short stream and the benchmarks in their quick mode (CI: .ci/run).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+QUICK_FLAG := $(if $(QUICK),--quick,)
 
 # The shared data sets sit beside the checkout in CI and in development; users point ONPAIR_DATA elsewhere.
 export ONPAIR_DATA ?= $(abspath ../shared/datasets)
@@ -20,34 +22,34 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) demos/phishing_stream.py
+	$(PY) demos/phishing_stream.py $(QUICK_FLAG)
 
 demo-river: $(STAMP)
-	$(PY) demos/river_pipeline.py
+	$(PY) demos/river_pipeline.py $(QUICK_FLAG)
 
 demo-knn: $(STAMP)
-	$(PY) demos/river_knn.py
+	$(PY) demos/river_knn.py $(QUICK_FLAG)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests --doctest-modules onpair streams
 
 bench: $(STAMP)
-	$(PY) bench/run.py
-	$(PY) bench/utility.py
-	$(PY) bench/offline.py
-	$(PY) bench/offline_utility.py
-	$(PY) bench/streaming.py
-	$(PY) bench/audit_table.py
-	$(PY) bench/river_bench.py
-	$(PY) bench/metric_speed.py
-	$(PY) bench/metric_threshold.py
-	$(PY) bench/metric_utility.py
-	$(PY) bench/continual.py
-	$(PY) bench/statistics_defaults.py
-	$(PY) bench/statistics_learners.py
-	$(PY) bench/metric_statistics.py
-	$(PY) bench/objective_perturbation.py
-	$(PY) bench/dask_scaling.py
+	$(PY) bench/run.py $(QUICK_FLAG)
+	$(PY) bench/utility.py $(QUICK_FLAG)
+	$(PY) bench/offline.py $(QUICK_FLAG)
+	$(PY) bench/offline_utility.py $(QUICK_FLAG)
+	$(PY) bench/streaming.py $(QUICK_FLAG)
+	$(PY) bench/audit_table.py $(QUICK_FLAG)
+	$(PY) bench/river_bench.py $(QUICK_FLAG)
+	$(PY) bench/metric_speed.py $(QUICK_FLAG)
+	$(PY) bench/metric_threshold.py $(QUICK_FLAG)
+	$(PY) bench/metric_utility.py $(QUICK_FLAG)
+	$(PY) bench/continual.py $(QUICK_FLAG)
+	$(PY) bench/statistics_defaults.py $(QUICK_FLAG)
+	$(PY) bench/statistics_learners.py $(QUICK_FLAG)
+	$(PY) bench/metric_statistics.py $(QUICK_FLAG)
+	$(PY) bench/objective_perturbation.py $(QUICK_FLAG)
+	$(PY) bench/dask_scaling.py $(QUICK_FLAG)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -281,3 +281,26 @@ def test_the_guide_layout_shows_the_default_learner_first():
     assert packages[0] == "statistics/"
     section = _layout_section()
     assert section.index("OnPairStats") < min(section.index(n) for n in ("PairwiseGIGA", "OnPairStrC"))
+
+
+def _make_targets_named(text: str) -> set:
+    """The targets of ``make X`` in backticks or at the start of a line of a code block."""
+    return set(re.findall(r"(?:`|^)make ([a-z][\w-]*)", text, re.M))
+
+
+def test_every_make_target_the_docs_name_exists_and_runs_in_ci():
+    """A target the README or docs/ name is a Makefile target and .ci/run runs it (``make demo-river`` once
+    crashed on a fresh clone: no CI step ran it)."""
+    named = set()
+    for path in DOCS:
+        named |= _make_targets_named(path.read_text(encoding="utf-8"))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z][\w-]*):", makefile, re.M))
+    ci_targets = set()
+    for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines():
+        words = line.split("#")[0].split()
+        if words[:1] == ["make"]:
+            ci_targets |= {w for w in words[1:] if "=" not in w and not w.startswith("-")}
+    assert {"demo", "demo-river", "demo-knn", "test", "bench"} <= named  # the checker reads the README
+    assert named <= targets, f"named in the docs, not in the Makefile: {sorted(named - targets)}"
+    assert named <= ci_targets, f"named in the docs, not run by .ci/run: {sorted(named - ci_targets)}"

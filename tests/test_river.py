@@ -532,6 +532,8 @@ def test_the_non_private_twin_copies_with_its_state():
     ({"learner_params": {"epsilon": 2.0}}, "learner_params sets epsilon"),
     ({"learner_params": {"n_features": 3}}, "n_features"),
     ({"learner_params": ["n", 3]}, "must be a dict"),
+    # The default learner has no stream length: once a TypeError from deep inside, in the river demo.
+    ({"learner": "stats", "learner_params": {"n": 1250}}, r"OnPairStats \(learner='stats'\) takes no argument 'n'"),
     ({"bounds": ([0.0, 0.0], [1.0, 2.0])}, "array bounds need features"),
     ({"bounds": None, "features": ["a"]}, "needs the public bounds"),
     ({"learner": "onpairc"}, "OnPairC needs n"),

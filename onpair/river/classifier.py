@@ -96,6 +96,14 @@ _SAVE_VERSION = 2
 SAVE_TAG = "onpair.river:PrivatePairwiseClassifier"
 
 
+def _learner_arguments(cls) -> list:
+    """The keyword arguments of a learner that ``learner_params`` may set (its own, less the wrapper's)."""
+    import inspect
+
+    return [name for name in inspect.signature(cls.__init__).parameters
+            if name != "self" and name not in _OWN_ARGUMENTS]
+
+
 class PrivatePairwiseClassifier(base.MiniBatchClassifier):
     """Differentially private online AUC maximisation as a river binary classifier.
 
@@ -143,9 +151,12 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         For reproducible experiments only; anyone who knows it can remove the noise. Without it the
         noise comes from fresh OS entropy.
     learner_params : dict, optional
-        Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
-        ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
-        (everything but the parameters above).
+        Further arguments of the learner (everything but the parameters above); an argument the learner
+        does not take is a ``ValueError`` naming those it takes. For "stats" (:class:`onpair.OnPairStats`):
+        ``mechanism``, ``model_type``, ``horizon``, ``lam``, ``weights``, ``accounting``, ``private``
+        (``False``: the non-private twin), …; for "onpairstrc" and "onpairc": ``n``, ``max_releases``,
+        ``budget_split``, ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``,
+        ``center``, ….
 
     Examples
     --------
@@ -207,6 +218,12 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             if own:
                 raise ValueError(f"learner_params sets {', '.join(own)}: pass them to PrivatePairwiseClassifier "
                                  "itself (n_features comes from features)")
+            accepted = _learner_arguments(LEARNERS[self.learner])
+            unknown = sorted(set(self.learner_params) - set(accepted))
+            if unknown:
+                raise ValueError(f"learner_params: {LEARNERS[self.learner].__name__} (learner={self.learner!r}) "
+                                 f"takes no argument {', '.join(map(repr, unknown))}; it takes "
+                                 f"{', '.join(accepted)}")
             kwargs.update(self.learner_params)
         if order is None and has_array_bounds(self.bounds):
             raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
