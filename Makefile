@@ -1,9 +1,11 @@
 # Quickstart: `make demo` and `make test` work on a fresh clone; each builds .venv on first use.
+# `make demo*` installs the package alone; `make test` and `make bench` add the test and Dask extras.
 # QUICK=1 runs the demos on a short stream and the benchmarks in their quick mode (CI: .ci/run).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+EXTRAS := $(VENV)/.installed-extras
 QUICK_FLAG := $(if $(QUICK),--quick,)
 
 # The shared data sets sit beside the checkout in CI and in development; users point ONPAIR_DATA elsewhere.
@@ -16,10 +18,14 @@ export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dask]"
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+$(EXTRAS): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,dask]"
+	touch $(EXTRAS)
+
+install: $(EXTRAS)
 
 demo: $(STAMP)
 	$(PY) demos/phishing_stream.py $(QUICK_FLAG)
@@ -30,10 +36,10 @@ demo-river: $(STAMP)
 demo-knn: $(STAMP)
 	$(PY) demos/river_knn.py $(QUICK_FLAG)
 
-test: $(STAMP)
+test: $(EXTRAS)
 	$(PY) -m pytest -q tests --doctest-modules onpair streams
 
-bench: $(STAMP)
+bench: $(EXTRAS)
 	$(PY) bench/run.py $(QUICK_FLAG)
 	$(PY) bench/utility.py $(QUICK_FLAG)
 	$(PY) bench/offline.py $(QUICK_FLAG)
