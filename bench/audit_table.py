@@ -228,7 +228,8 @@ def main(argv=None) -> int:
         write_section(SECTION, [f"- date: {stamp}; command: `make bench` (`bench/audit_table.py`)", "",
                                 " ".join(__doc__.strip().split("\n\n")[0].split("\n")[1:]).strip(), "",
                                 *lines, *notes])
-    return 1 if failures else 0
+    # A quick run (100 runs) cannot catch the broken variants: it checks that the script runs, not the outcomes.
+    return 1 if failures and not args.quick else 0
 
 
 if __name__ == "__main__":
