@@ -440,11 +440,11 @@ def test_decision_function_uses_the_intercept_and_the_public_map():
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_same_seed_same_release_and_delta_above_one_over_n_warns(cls):
     X, y = _data(18, n=30, d=2)
-    a = cls(epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
-    b = cls(epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
+    a = cls(norm_bound=1.0, epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
+    b = cls(norm_bound=1.0, epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
     np.testing.assert_array_equal(a, b)
     with pytest.warns(PrivacyWarning, match="1/n"):
-        cls(epsilon=1.0, delta=0.1, random_state=5).fit(X, y)
+        cls(norm_bound=1.0, epsilon=1.0, delta=0.1, random_state=5).fit(X, y)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
@@ -455,7 +455,7 @@ def test_same_seed_same_release_and_delta_above_one_over_n_warns(cls):
     (dict(private="no"), "private"), (dict(epsilon=0.0), "epsilon"), (dict(delta=1.0), "delta")])
 def test_bad_parameters_are_value_errors_that_change_nothing(cls, params, word):
     X, y = _data(19, n=30, d=2)
-    est = cls(epsilon=1.0, delta=1e-4, random_state=0).fit(X, y)
+    est = cls(norm_bound=1.0, epsilon=1.0, delta=1e-4, random_state=0).fit(X, y)
     before = est.coef_.copy()
     with pytest.raises(ValueError, match=word):
         est.set_params(**params).fit(X[::-1], y[::-1])
@@ -468,4 +468,4 @@ def test_bad_parameters_are_value_errors_that_change_nothing(cls, params, word):
 def test_bad_amp_parameters_are_value_errors(params, word):
     X, y = _data(20, n=30, d=2)
     with pytest.raises(ValueError, match=word):
-        ApproxMinimaPerturbedLogistic(**params).fit(X, y)
+        ApproxMinimaPerturbedLogistic(norm_bound=1.0, **params).fit(X, y)

@@ -632,7 +632,7 @@ def test_regression_a_huge_band_or_dimension_is_refused_before_it_is_allocated()
     # Was: OnPairStats(band=2**31, n_features=2) allocated 16 GiB of coefficients (MemoryError, or the
     # process killed by the kernel); a mechanism of dim 2**31 asked for terabytes.
     with pytest.raises(ValueError, match="band=2147483648 .*MAX_STATE_FLOATS"):
-        OnPairStats(band=2 ** 31, n_features=2)
+        OnPairStats(norm_bound=1.0, band=2 ** 31, n_features=2)
     for cls in (TreeAggregation, BandedToeplitz, EpochTrees):
         with pytest.raises(ValueError, match="dim=2147483648 .*MAX_STATE_FLOATS"):
             cls(dim=2 ** 31, sensitivity=1.0, rho=1.0)
@@ -658,7 +658,7 @@ def test_regression_weights_are_named_and_kept_in_range():
     # Was: weights (1e200, 1, 1) said "sensitivity must be a finite number"; weights 10³⁰⁰ apart gave a NaN model.
     for weights in [(1e200, 1, 1), (5e-324, 5e-324, 0), (1.0, 1e-300, 0.5), (1e60, 1, 1)]:
         with pytest.raises(ValueError, match="weights"):
-            OnPairStats(weights=weights)
+            OnPairStats(norm_bound=1.0, weights=weights)
         est = OffPairStats(weights=weights, bounds=(0.0, 1.0))
         with pytest.raises(ValueError, match="weights"):
             est.fit(*good_block(10))
@@ -673,7 +673,7 @@ def test_regression_weights_are_named_and_kept_in_range():
 def test_regression_an_integer_beyond_the_float_range_is_a_value_error():
     # Was: OverflowError ("int too large to convert to float") from epsilon=10**400, for every learner.
     with pytest.raises(ValueError, match="epsilon"):
-        OnPairStats(epsilon=10 ** 400)
+        OnPairStats(norm_bound=1.0, epsilon=10 ** 400)
     with pytest.raises(ValueError, match="epsilon"):
         OffPairStats(epsilon=10 ** 400, bounds=(0.0, 1.0)).fit(*good_block(10))
 

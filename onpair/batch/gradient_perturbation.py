@@ -145,7 +145,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     step_sizes : None, float or array-like of T floats, default None
         η_t > 0. None: the constant R/(G(R) + λR) (see :func:`default_step_size`).
     bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`)
-        Default: records in the unit ball (norm_bound = 1), larger ones scaled into it.
+        Required (one of them; no default). Records outside are clipped (scaled into the ball).
     mode : {"ledger", "paper"}, default "ledger"
         Noise from the zCDP split of the budget, or Kang's Theorem 1 as printed.
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"

@@ -139,7 +139,8 @@ class OutputPerturbedSGD(PairwiseEstimator):
         Number of iterates averaged; None gives n² (Corollary 2). Theorem 4's bound assumes T ≥ n.
     eta : float or None, default None
         Step constant η (step t is η/t); None gives n^(−3/2) (Corollary 2's O(n^(−3/2)), constant 1).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     private : bool, default True
         False gives the non-private twin: the same draws (same ``random_state``), the same iterations,
         ``coef_ = w̄_T`` without noise or final projection (w̄_T lies in W already).

@@ -76,7 +76,8 @@ def seed_sequence(state) -> np.random.SeedSequence:
 def fit_bounds(estimator, n_features: int) -> FeatureBounds:
     """The public bounds map of an estimator's ``bounds``/``norm_bound``, built as the online learners
     build it, checked against the records' number of features."""
-    result = make_bounds(getattr(estimator, "bounds", None), getattr(estimator, "norm_bound", None))
+    result = make_bounds(getattr(estimator, "bounds", None), getattr(estimator, "norm_bound", None),
+                         type(estimator).__name__)
     if result.n_features is not None and result.n_features != n_features:
         raise ValueError(f"bounds have {result.n_features} features but X has {n_features}")
     return result

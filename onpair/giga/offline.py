@@ -196,7 +196,8 @@ _COMMON_DOC = """
     output : {"last", "average"}, default "last"
         Release the last iterate (sensitivity U_n from the ledger) or the average of the iterates (the
         paper's w̃, sensitivity (1/n)Σ_t U_t, several times larger: the early iterates are sensitive).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     mode : {"ledger", "paper"}, default "ledger"
     private : bool, default True
         False gives the non-private twin (same order, same kernel, no noise).

@@ -206,7 +206,7 @@ _COMMON_PARAMETERS = """
         correlated, n = 500 and 2,000): over shares 0.005–0.4 the test AUC at 0.05 was within 0.02 of the
         best in every setting, and 0.1 or more lost up to 0.03 (0.2: up to 0.07).
     bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`)
-        Default: the unit ball. Records outside are clipped (that clipping is part of the mechanism).
+        Required (one of them; no default). Records outside are clipped (that clipping is part of the mechanism).
     classes : sequence of two labels, optional
         The public label domain (``classes[1]`` positive); without it the labels are read off ``y``.
     private : bool, default True

@@ -27,7 +27,7 @@ class Lineage:
     --------
     >>> import onpair
     >>> lineage = Lineage()
-    >>> lineage.add(onpair.PairwiseGIGA(n_features=2))
+    >>> lineage.add(onpair.PairwiseGIGA(bounds=(0, 1), n_features=2))
     >>> lineage.report()
     {'members': 1, 'non_private_members': 1, 'rho_spent': 0.0}
     """

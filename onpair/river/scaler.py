@@ -21,6 +21,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
+from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import BandedToeplitz
 from ..privacy.conversions import eps_from_rho, rho_from_dp
@@ -71,8 +72,8 @@ class PrivateStandardScaler(base.Transformer):
         check_epsilon(epsilon)
         check_delta(delta)
         if bounds is None:
-            raise ValueError("PrivateStandardScaler needs the public bounds of the raw features: bounds=(lower, upper) "
-                             "from the data's documentation or the features' physical ranges, never from the data")
+            raise ValueError(missing_bounds_message("PrivateStandardScaler", norm=False,
+                                                    example="arrays with features=[...]"))
         if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0 or not math.isfinite(clip):
             raise ValueError(f"clip must be a finite number > 0, got {clip!r}")
         self._records = RecordMapper(features)

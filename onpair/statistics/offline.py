@@ -48,7 +48,8 @@ class OffPairStats(PairwiseEstimator):
         :class:`onpair.OnPairStats`.
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments.
-    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     classes : sequence of labels, optional
         The **public** label domain (AUC: two labels, ``classes[1]`` positive; metric: every class,
         required). Without it the AUC task reads the two labels off ``y``, so which label values occur

@@ -84,7 +84,8 @@ class OnPairStats(StreamLearner, saved=True):
     horizon : int, optional
         A known stream length: the tree is sized for it and records after it are not learned (the model
         is frozen, with a warning); the factorisation uses it to stop.
-    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     n_features : int, optional
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
         (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
