@@ -198,7 +198,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             raise ValueError(missing_bounds_message(
                 "PrivatePairwiseClassifier",
                 example="arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's Phishing"))
-        self._records = RecordMapper(features, unknown_features)
+        self._records = RecordMapper(features, unknown_features, type(self).__name__)
         self._inner = self._make_inner(self._records.order)
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._cache = None  # the visible model for predictions and what scores with it: see _released
@@ -295,6 +295,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             if records.order is None and self._inner.private:
                 records.warn_order_from_record(type(self).__name__)
         vector, unknown, missing = found
+        if missing:
+            records.warn_if_empty(order, missing)
         self._inner.learn_one(vector, sign)
         # Committed only once the learner has accepted the record.
         if unknown or missing or records.order is None:
@@ -321,6 +323,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         block, unknown, missing = records.block(frame, order, offset)
         if records.order is None and self._inner.private:
             records.warn_order_from_record(type(self).__name__)
+        records.warn_if_empty(order, missing)
         self._inner.learn_many(block, signs)
         records.commit(order, unknown, missing, len(frame))
 

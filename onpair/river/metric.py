@@ -161,7 +161,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         self.unknown_features = unknown_features
         self.prefix = prefix
         self.basis = basis
-        records = RecordMapper(features, unknown_features)
+        records = RecordMapper(features, unknown_features, type(self).__name__)
         if not isinstance(prefix, str):
             raise ValueError(f"prefix must be a string, got {prefix!r}")
         if not isinstance(basis, str) or basis not in METRIC_BASES:
@@ -192,6 +192,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         vector, unknown, missing = records.vector(x, where, order, feature_set)
         if records.order is None and learner.private:
             records.warn_order_from_record(type(self).__name__)
+        records.warn_if_empty(order, missing)
         learner.learn_one(vector, y)
         # Committed only once the learner has accepted the record.
         records.commit(order, unknown, missing, 1)

@@ -76,7 +76,7 @@ class PrivateStandardScaler(base.Transformer):
                                                     example="arrays with features=[...]"))
         if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0 or not math.isfinite(clip):
             raise ValueError(f"clip must be a finite number > 0, got {clip!r}")
-        self._records = RecordMapper(features)
+        self._records = RecordMapper(features, owner=type(self).__name__)
         if self._records.order is None and has_array_bounds(bounds):
             raise ValueError("array bounds need features=[...] to say which feature each bound belongs to")
         try:
@@ -104,6 +104,7 @@ class PrivateStandardScaler(base.Transformer):
         order, feature_set = self._records.order_for(x, where)
         vector, unknown, missing = self._records.vector(x, where, order, feature_set)
         self._records.warn_order_from_record(type(self).__name__)
+        self._records.warn_if_empty(order, missing)
         if self._mechanism is None:
             self._setup(len(order))
         u = unit_range(vector[None, :], *self._box)[0]
