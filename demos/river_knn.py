@@ -38,7 +38,6 @@ Run: ``make demo-knn`` or ``.venv/bin/python demos/river_knn.py`` (a few minutes
 
 import sys
 import time
-import warnings
 
 import numpy as np
 from river import compose, datasets, evaluate, metrics, neighbors
@@ -128,8 +127,6 @@ ROWS = [("discriminant (OnPairStats), non-private", "stats", None),
 
 
 def main(quick=False):
-    # The learners warn once each about clipped records; the counts are printed below instead.
-    warnings.filterwarnings("ignore", message="records lay outside the declared feature bounds")
     print(f"KNNClassifier(k = {K}, window {WINDOW}); progressive validation (predict, then learn); δ = {DELTA:g}")
     for stream in (synthetic_stream(), image_segments_stream()):
         if quick:

@@ -333,7 +333,9 @@ def replay(args) -> dict:
         args.loss = "hinge" if args.algo == "sgd" else "logistic"
     learner = _make_learner(args, len(train), bounds)
     start = time.perf_counter()
-    with warnings.catch_warnings():  # warnings go to stderr, so --json output on stdout stays clean
+    # Warnings go to stderr, once each and in the command's terms, so --json output on stdout stays clean.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if args.algo in ONLINE:
             with ProgressBar(len(train), label=f"{name} {args.algo}", stream=sys.stderr) as bar:
                 for lo in range(0, len(train), args.block_size):
@@ -343,6 +345,7 @@ def replay(args) -> dict:
         else:
             learner.fit(X[train], y[train])
     seconds = time.perf_counter() - start
+    _show_warnings(caught, args)
     if args.algo in ONLINE:
         model = learner.model
         report = learner.privacy_report() if learner.private else None
@@ -388,6 +391,28 @@ def replay(args) -> dict:
     # JSON has no NaN or infinity: a quantity that is not defined (e.g. ρ for Yang et al.'s (ε, δ)
     # claim, ε of a non-private model) is null.
     return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in result.items()}
+
+
+#: The start of the learners' warning about records outside the bounds (onpair.core.fitting, onpair.core.stream).
+CLIPPED = "records lay outside the declared feature bounds"
+
+
+def _show_warnings(caught, args) -> None:
+    """Each warning of a replay on stderr, once (a warning repeated by several models or records is one), the
+    clipping warning in the command's terms (the flags that set the bounds, not the API's parameters)."""
+    shown = set()
+    for record in caught:
+        text = str(record.message)
+        if text.startswith(CLIPPED):
+            where = ("--lower/--upper" if args.source not in DATASETS else
+                     f"the data set's documented bounds, streams.uci.get_spec({args.source!r}).bounds")
+            text = (f"records lay outside the public feature bounds ({where}) and were clipped to them (the "
+                    "clipping is part of the mechanism). Take --lower and --upper from the data's documentation or "
+                    "the features' physical ranges, never from the data: its minimum and maximum leak it. How "
+                    "many were clipped is computed without noise: it is for you, not for publication.")
+        if text not in shown:
+            shown.add(text)
+            print(f"onpair {args.command}: warning: {text}", file=sys.stderr)
 
 
 def _print_human(result: dict) -> None:
