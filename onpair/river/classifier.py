@@ -296,7 +296,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
                 records.warn_order_from_record(type(self).__name__)
         vector, unknown, missing = found
         if missing:
-            records.warn_if_empty(order, missing)
+            records.warn_if_empty(order, missing, unknown)
         self._inner.learn_one(vector, sign)
         # Committed only once the learner has accepted the record.
         if unknown or missing or records.order is None:
@@ -323,7 +323,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         block, unknown, missing = records.block(frame, order, offset)
         if records.order is None and self._inner.private:
             records.warn_order_from_record(type(self).__name__)
-        records.warn_if_empty(order, missing)
+        records.warn_if_empty(order, missing, unknown)
         self._inner.learn_many(block, signs)
         records.commit(order, unknown, missing, len(frame))
 

@@ -192,7 +192,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         vector, unknown, missing = records.vector(x, where, order, feature_set)
         if records.order is None and learner.private:
             records.warn_order_from_record(type(self).__name__)
-        records.warn_if_empty(order, missing)
+        records.warn_if_empty(order, missing, unknown)
         learner.learn_one(vector, y)
         # Committed only once the learner has accepted the record.
         records.commit(order, unknown, missing, 1)

@@ -12,9 +12,9 @@ The rules (:class:`RecordMapper`), for :class:`~onpair.river.PrivatePairwiseClas
   under ``curator_only``. Declare ``features=[...]`` from the data set's documentation instead.
 * **A missing key reads as 0** (river's convention for sparse records), in the raw units of the
   feature, *before* the public bounds map. If 0 lies outside the declared bounds the value is
-  clipped like any other out-of-bounds value (and counted in ``n_clipped``). A record learned without
-  any declared key (all zeros: the declared names are probably not the stream's) is warned about, once
-  per model (a ``UserWarning``).
+  clipped like any other out-of-bounds value (and counted in ``n_clipped``). A record whose keys are all
+  undeclared (learned as all zeros: the declared names are probably not the stream's) is warned about,
+  once per model (a ``UserWarning``); an empty record (river's sparse all-zero record) is not.
 * **A key never declared is ignored** and the record is counted in
   ``privacy_report()["n_unknown_feature_records"]`` (with the first 100 such names in
   ``"unknown_features"``). ``unknown_features="raise"`` makes it a ``ValueError`` instead, in
@@ -184,11 +184,12 @@ class RecordMapper:
         return block, unknown, sum(name not in present for name in order)
 
     # -- commits (after the learner accepted the records) ------------------------------------------
-    def warn_if_empty(self, order, missing, stacklevel: int = 3) -> None:
-        """The one warning of a model about to learn a record without any of the ``order``'s declared keys
-        (``missing`` of them lack; issued before anything changes, so that ``-W error`` leaves the model as it
-        was). The message holds no key and no position."""
-        if missing and missing >= len(order) and not self._warned_empty:
+    def warn_if_empty(self, order, missing, unknown, stacklevel: int = 3) -> None:
+        """The one warning of a model about to learn a record that holds keys, none of them the ``order``'s
+        declared ones (``missing`` of those lack, ``unknown`` are the undeclared keys it holds; issued before
+        anything changes, so that ``-W error`` leaves the model as it was). An empty record is river's sparse
+        all-zero record, not warned about. The message holds no key and no position."""
+        if unknown and missing and missing >= len(order) and not self._warned_empty:
             self._warned_empty = True
             warnings.warn(
                 f"{self.owner}: a record held none of the {len(self.order)} declared features and was learned as "

@@ -104,7 +104,7 @@ class PrivateStandardScaler(base.Transformer):
         order, feature_set = self._records.order_for(x, where)
         vector, unknown, missing = self._records.vector(x, where, order, feature_set)
         self._records.warn_order_from_record(type(self).__name__)
-        self._records.warn_if_empty(order, missing)
+        self._records.warn_if_empty(order, missing, unknown)
         if self._mechanism is None:
             self._setup(len(order))
         u = unit_range(vector[None, :], *self._box)[0]
