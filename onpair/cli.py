@@ -386,6 +386,7 @@ def replay(args) -> dict:
     }
     if report is not None and "noise_dominated" in report:
         result["noise_dominated"] = bool(report["noise_dominated"])
+        result["expected_cosine"] = report.get("expected_cosine")
     if report and "paper_epsilon" in report:
         result["paper_epsilon"] = report["paper_epsilon"]
     # JSON has no NaN or infinity: a quantity that is not defined (e.g. ρ for Yang et al.'s (ε, δ)
@@ -400,8 +401,12 @@ CLIPPED = "records lay outside the declared feature bounds"
 def _show_warnings(caught, args) -> None:
     """Each warning of a replay on stderr, once (a warning repeated by several models or records is one), the
     clipping warning in the command's terms (the flags that set the bounds, not the API's parameters)."""
+    from onpair.privacy.exceptions import NoiseDominatedWarning
+
     shown = set()
     for record in caught:
+        if issubclass(record.category, NoiseDominatedWarning):
+            continue  # the result says it: noise_dominated and expected_cosine
         text = str(record.message)
         if text.startswith(CLIPPED):
             where = ("--lower/--upper" if args.source not in DATASETS else
@@ -437,8 +442,9 @@ def _print_human(result: dict) -> None:
     else:
         print("  privacy    none (non-private baseline)")
     if result.get("noise_dominated"):
-        print("  warning    the released model is dominated by noise (its signal is below the noise's typical "
-              "size): more records or a larger epsilon help; --algo offstats needs one release only")
+        print(f"  warning    the released model is dominated by noise (expected cosine "
+              f"{result['expected_cosine']:.2f} between its direction and the noiseless one, below 1/2): more "
+              "records or a larger epsilon help; --algo offstats needs one release only")
     print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
 
 

@@ -83,6 +83,7 @@ from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import sigmas_for_shares
+from ..privacy.signal import signal_fields
 from ..core.estimator import PairwiseEstimator, non_private_report, release_report
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
@@ -428,7 +429,15 @@ class GradientPerturbedGD(PairwiseEstimator):
                           pair_weights=[terms.same_weight, terms.different_weight])
         if not p["private"]:
             return theta, non_private_report(self, extra=common)
-        extra = dict(common)
+        # The final iterate's noise: each step's σ_t·N moves θ by η_t·σ_t·N, which the later steps'
+        # regulariser contracts by (1 − η_s λ) (the loss's curvature contracts it further, the projections
+        # too): its power as if the steps were linear, Σ_t η_t² σ_t² Π_{s>t} (1 − η_s λ)² · k.
+        power, contraction = 0.0, 1.0
+        for t in range(T - 1, -1, -1):
+            power += (steps[t] * sigmas[t] * contraction) ** 2
+            contraction *= abs(1.0 - steps[t] * lam)
+        k = (dim * (dim + 1) // 2 + (1 if terms.learned else 0)) if metric else dim
+        extra = dict(common, **signal_fields(theta, power * k))
         if p["mode"] == "paper":
             extra.update(paper_epsilon=p["epsilon"], paper_delta=delta, paper_sigma=float(sigmas[0]))
         report = release_report(

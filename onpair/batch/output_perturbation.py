@@ -76,6 +76,7 @@ from ..core.matrix_geometry import constraint_code, constraint_diameter
 from ..core.metric_losses import PAPER_TERMS, get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.exceptions import PrivacyWarning
+from ..privacy.signal import signal_fields
 from ..core.estimator import PairwiseEstimator, non_private_report, perturbed, release_report
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
@@ -306,6 +307,8 @@ class OutputPerturbedSGD(PairwiseEstimator):
                 "sigma_in_proof": math.sqrt(math.e) * sigma,
                 "sensitivity_diameter": diameter,
                 "epsilon_diameter": epsilon_diameter,
+                # The noise's power: σ² per coordinate of R^d, or of the d(d + 1)/2 symmetric matrices.
+                **signal_fields(coef, sigma**2 * (dim * (dim + 1) // 2 if metric else dim)),
             },
         )
         # What this σ is proven to give: the proof's sensitivity √e·Δ₅ holds with probability 1 − δ/2, so

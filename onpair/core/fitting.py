@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ._validation import as_feature_block, is_frame
+from ..privacy.exceptions import NoiseDominatedWarning
 from ..privacy.reports import mark_curator_only
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 
@@ -100,7 +101,19 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     estimator.bounds_ = bounds
     estimator.n_clipped_ = n_clipped
     estimator.privacy_report_ = report
+    warn_noise_dominated(type(estimator).__name__, report, stacklevel=4)
     return estimator
+
+
+def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:
+    """The :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` of a fit whose release is mostly noise."""
+    if report.get("noise_dominated"):
+        warnings.warn(
+            f"{owner}: the released model is dominated by noise: the expected cosine between its direction and "
+            f"the noiseless model's is {report['expected_cosine']:.2f} (below 1/2; privacy_report_"
+            "['expected_cosine']). Its scores are mostly the noise's: more records, a larger epsilon or another "
+            "estimator (OffPairStats releases the class statistics once) help.",
+            NoiseDominatedWarning, stacklevel=stacklevel + 1)
 
 
 def _fixed_threshold(estimator) -> float:

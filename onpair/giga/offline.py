@@ -31,6 +31,7 @@ from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
+from ..privacy.signal import signal_fields
 from ..privacy.ledger import sensitivity_ledger
 from ..core.estimator import PairwiseEstimator, non_private_report, perturbed, release_report
 
@@ -149,7 +150,8 @@ class _OffPair(PairwiseEstimator):
             algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
             mode=self.mode, sensitivity=sensitivity, sigma=sigma, rho=rho,
             rho_budget=rho_budget, rounds=n,
-            extra={"output": self.output, "strong_convexity": alpha, "private": True},
+            extra={"output": self.output, "strong_convexity": alpha, "private": True,
+                   **signal_fields(coef, sigma**2 * task.noise_dimension(dim))},
         )
         return coef, report
 

@@ -25,6 +25,7 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.replay import record_level
 from ..privacy.reports import mark_curator_only
 from ..privacy.schedule import ReleaseSchedule
+from ..privacy.signal import NOTHING_RELEASED, signal_fields
 from ..core._validation import check_positive
 from .online import OnlinePairwiseLearner
 from .round_objective import StepRule
@@ -274,9 +275,9 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         Keys: ``rho_budget``, ``rho_spent``, ``rho_remaining``, ``epsilon_spent`` (at the learner's δ, with
         its conversion; the cost of one **stream position**), ``releases`` (one dict per release: ``round``,
         ``sensitivity``, ``sigma``, ``rho``), and ``epsilon``, ``delta``, ``accounting``, ``mode``, ``n_seen``,
-        ``frozen``, ``status``, ``schedule``, ``n_clipped``, ``noise_dominated`` (the last release's norm is
-        at most the noise's typical norm σ·√dim: the model is mostly noise; public), ``record_level`` and
-        ``curator_only``. ``n_clipped`` counts records clipped to the declared bounds: it is computed from
+        ``frozen``, ``status``, ``schedule``, ``n_clipped``, ``expected_cosine`` and ``noise_dominated``
+        (:mod:`onpair.privacy.signal`: the last release's expected cosine to the model it perturbed, from its
+        norm and σ; below 1/2 the model is mostly noise; public), ``record_level`` and ``curator_only``. ``n_clipped`` counts records clipped to the declared bounds: it is computed from
         the private data without noise, so it is for the data curator only and must not be published with
         the model; ``curator_only`` lists it (:func:`onpair.privacy.reports.public_report` drops it).
 
@@ -293,10 +294,11 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             status = f"learning; next release at round {self._schedule.next_round_after(self._t)}"
         accountant = self._log.accountant
         rho_spent = accountant.rho_spent
-        noise_dominated = self._noise_dominated()
-        if noise_dominated:
-            status += ("; the released model is dominated by noise (its norm is below the noise's typical norm "
-                       "σ·√dim): more records, a larger ε or one release at the end (release_at=[n]) help")
+        signal = self._signal()
+        if signal["noise_dominated"]:
+            status += (f"; the released model is dominated by noise (expected cosine {signal['expected_cosine']:.2f} "
+                       "to the model it perturbed): more records, a larger ε or one release at the end "
+                       "(release_at=[n]) help")
         return mark_curator_only({
             "algorithm": type(self).__name__,
             "mode": self._mode,
@@ -315,14 +317,14 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             "buffer": self._slots.describe(),
             "sensitivity_now": self._log.ledger_bound,
             "n_clipped": self._n_clipped,
-            "noise_dominated": noise_dominated,
+            **signal,
             "record_level": record_level(rho_spent, self._delta, self._accounting, passes, order),
         })
 
-    def _noise_dominated(self) -> bool:
-        """Whether the last release is no longer than the noise alone typically is: ‖ŵ‖ ≤ σ·√dim (public
-        quantities only; False before the first release)."""
+    def _signal(self) -> dict:
+        """``expected_cosine`` and ``noise_dominated`` of the last release (:mod:`onpair.privacy.signal`: its
+        norm against the power σ²·k of its noise; public; None and False before the first release)."""
         if not self._log.models:
-            return False
-        size = self._log.models[-1].size
-        return bool(np.linalg.norm(self._log.models[-1]) <= self._log.releases[-1]["sigma"] * math.sqrt(size))
+            return dict(NOTHING_RELEASED)
+        sigma = self._log.releases[-1]["sigma"]
+        return signal_fields(self._log.models[-1], sigma**2 * self._task.noise_dimension(self._dim))

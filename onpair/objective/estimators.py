@@ -42,6 +42,7 @@ from .functions import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseLogistic, cu
 from ..privacy.checks import EPSILON_RANGE, check_delta, check_epsilon
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
+from ..privacy.signal import signal_fields
 from ..core.estimator import PairwiseEstimator, sklearn_feature_block
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic"]
@@ -145,6 +146,14 @@ class _PerturbedLogistic(PairwiseEstimator):
             # function of the records, not of the release. AMP's γ is a public parameter.
             "curator_only": [] if amp else ["stopping_rule"],
         }
+        if self.private:
+            # b moves the minimiser by at most ‖b‖/Λ (the objective is Λ-strongly convex, sum units), and AMP's
+            # output noise adds its own power: an upper bound on the noise's power, so expected_cosine is a
+            # lower bound here.
+            power = sigma**2 * objective.dim / regulariser**2
+            if amp:
+                power += sigma_output**2 * objective.dim
+            report.update(signal_fields(theta, power))
         return theta, report
 
     # Two seams, overridden only by the audit's deliberately broken variants (onpair.audit).

@@ -21,7 +21,8 @@ from ..privacy.conversions import rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
 from ._kernels import statistics_total
-from .model import DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model
+from .model import (DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model,
+                    released_signal)
 
 
 class OffPairStats(PairwiseEstimator):
@@ -150,6 +151,7 @@ class OffPairStats(PairwiseEstimator):
         extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}
         if not self.private:
             return coef, non_private_report(self, extra=dict(extra, mode="exact statistics"))
+        extra.update(released_signal(stats))
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
         # root finders: the report caps Δ²/(2σ²) at the budget it was calibrated to (as OffPairStrC does).

@@ -26,9 +26,10 @@ from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.replay import record_level
 from ..privacy.reports import mark_curator_only
+from ..privacy.signal import NOTHING_RELEASED
 from ._kernels import _auc_square_model
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
-                    released_model)
+                    released_model, released_signal)
 from .released import MECHANISMS, ReleasedStatistics
 
 
@@ -403,8 +404,9 @@ class OnPairStats(StreamLearner, saved=True):
         ``sigma``, ``rho``), ``epsilon``, ``delta``, ``accounting``, ``mode`` ("continual"), ``n_seen``,
         ``frozen``, ``status``, ``schedule`` (the mechanism's public description), ``buffer`` (None),
         ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
-        ``noise_sd`` (the per-coordinate noise of the current release), ``noise_dominated`` (the class
-        means' difference is no longer than its noise: the model is mostly noise; public),
+        ``noise_sd`` (the per-coordinate noise of the current release), ``expected_cosine`` and
+        ``noise_dominated`` (:func:`onpair.statistics.model.released_signal`: the released class means'
+        direction against its noiseless one, below 1/2 the model is mostly noise; public),
         ``record_level`` and ``curator_only``.
 
         ``record_level`` is the cost of a **record** learned ``passes`` times. With ``order="same"`` (a data
@@ -423,12 +425,14 @@ class OnPairStats(StreamLearner, saved=True):
         rho_spent = self._accountant.rho_spent
         horizon = self._horizon_value()
         frozen = horizon is not None and self._t >= horizon
-        noise_dominated = self._noise_dominated()
+        signal = self._signal()
+        noise_dominated = signal["noise_dominated"]
         status = (f"frozen: the horizon of {horizon} records is reached" if frozen else
                   "learning; a release after every record")
         if noise_dominated:
-            status += ("; the released statistics are dominated by noise (the class means' difference is no "
-                       "longer than its noise): more records or a larger ε help")
+            status += (f"; the released statistics are dominated by noise (expected cosine "
+                       f"{signal['expected_cosine']:.2f} between their direction and the noiseless one): more records "
+                       "or a larger ε help")
         return mark_curator_only({
             "algorithm": type(self).__name__,
             "mode": "continual",
@@ -449,19 +453,17 @@ class OnPairStats(StreamLearner, saved=True):
             "sensitivity_now": self._sensitivity,
             "n_clipped": self._n_clipped,
             "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
-            "noise_dominated": noise_dominated,
+            **signal,
             "record_level": record_level(rho_spent, self._delta, self.accounting, passes, order, mechanism,
                                          self._t),
         })
 
-    def _noise_dominated(self) -> bool:
-        """Whether the released class means' difference is no longer than its noise typically is:
-        ‖μ̂₊ − μ̂₋‖ ≤ sd·√(1/n̂₊² + 1/n̂₋²)·√d (AUC task; public quantities only; False before any record)."""
-        if self._stats is None or self._learned() == 0 or self._classes is not None:
-            return False
-        stats = self._stats.class_statistics()
-        noise = stats.sum_sd * math.sqrt(1.0 / stats.counts[0] ** 2 + 1.0 / stats.counts[1] ** 2) * math.sqrt(self._dim)
-        return bool(np.linalg.norm(stats.means[1] - stats.means[0]) <= noise)
+    def _signal(self) -> dict:
+        """``expected_cosine`` and ``noise_dominated`` of the latest release
+        (:func:`onpair.statistics.model.released_signal`; before any record: None and False)."""
+        if self._stats is None or self._learned() == 0:
+            return dict(NOTHING_RELEASED)
+        return released_signal(self._stats.class_statistics())
 
     # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
     # noise and its budget (two copies fed neighbouring streams release noise that cancels in their
