@@ -10,8 +10,9 @@ QUICK_FLAG := $(if $(QUICK),--quick,)
 
 # The shared data sets sit beside the checkout in CI and in development; users point ONPAIR_DATA elsewhere.
 export ONPAIR_DATA ?= $(abspath ../shared/datasets)
-# numba's on-disk cache makes the second run of the suite skip compilation.
-export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
+# numba's on-disk cache (cache=True) makes the second run skip compilation. It is numba's default place,
+# __pycache__ beside each kernel's source, for make and for a python started by hand alike (no
+# NUMBA_CACHE_DIR here: a cache only make used was recompiled by every other python).
 
 .PHONY: demo demo-river demo-knn test bench install clean
 

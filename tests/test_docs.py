@@ -304,3 +304,15 @@ def test_every_make_target_the_docs_name_exists_and_runs_in_ci():
     assert {"demo", "demo-river", "demo-knn", "test", "bench"} <= named  # the checker reads the README
     assert named <= targets, f"named in the docs, not in the Makefile: {sorted(named - targets)}"
     assert named <= ci_targets, f"named in the docs, not run by .ci/run: {sorted(named - ci_targets)}"
+
+
+def test_make_and_a_plain_python_share_one_numba_cache():
+    """The Makefile once pointed numba's cache at .venv/numba_cache, so a python started by hand (the README's
+    .venv/bin/onpair, a script) recompiled every kernel: neither the Makefile nor .ci/run moves the cache, and
+    every kernel caches (numba's default place, beside its source)."""
+    from onpair.core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+
+    for path in (ROOT / "Makefile", ROOT / ".ci" / "run"):
+        code = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
+        assert not any("NUMBA_CACHE_DIR" in line for line in code), path
+    assert NJIT_OPTIONS["cache"] and NJIT_PARALLEL_OPTIONS["cache"]
