@@ -469,3 +469,19 @@ def test_bad_amp_parameters_are_value_errors(params, word):
     X, y = _data(20, n=30, d=2)
     with pytest.raises(ValueError, match=word):
         ApproxMinimaPerturbedLogistic(norm_bound=1.0, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("epsilon, delta", [(0.3, 1e-6), (0.5, 1e-5), (1.0, 1e-5), (1.5, 1e-5), (3.0, 1e-6)])
+def test_epsilon_spent_never_exceeds_the_asked_epsilon_and_a_budget_of_exactly_it_pays(cls, epsilon, delta):
+    """AMP once spent 1.0000000000000009 for ε = 1 (the shares and the Gaussian root finder round up), and a
+    shared (ε, δ) budget of exactly (1, 1e-5) refused the fit: the noises are planned a margin below their
+    shares (PLANNING_MARGIN, 1e-12 relative)."""
+    from onpair.privacy import ZCDPAccountant
+
+    X, y = _data(21, n=200, d=4)
+    budget = ZCDPAccountant.from_dp(epsilon, delta)
+    est = cls(epsilon=epsilon, delta=delta, norm_bound=1.0, random_state=0, accountant=budget).fit(X, y)
+    assert est.privacy_report_["epsilon_spent"] <= epsilon
+    assert est.privacy_report_["epsilon_spent"] == pytest.approx(epsilon, rel=1e-9)  # the margin costs nothing
+    assert budget.report()["epsilon_spent"] <= epsilon
