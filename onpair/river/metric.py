@@ -120,6 +120,10 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
     learner : OnPairStats, OnPairStrC, OnPairC or PairwiseGIGA
         A learner built with ``task="metric"``; its ``bounds`` must be **public** (never computed
         from the data). The transformer learns through it (it is not copied).
+        **A shared budget** goes on the learner: ``MetricTransformer(OnPairStats(task="metric", ...,
+        accountant=budget))`` charges every release to ``budget`` as well (:mod:`onpair.privacy.accountant`),
+        and river's ``clone()`` of the transformer clones the learner, which keeps sharing it (the
+        transformer has no ``accountant`` of its own: one learner, one place for it).
     features : sequence, optional
         The **public** feature names, in order. Default: the sorted keys of the first record learned
         (a private learner then warns, and the report lists ``features`` and ``schedule`` as
