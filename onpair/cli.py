@@ -98,8 +98,8 @@ def _check_bounds_count(args, d: int, source: str) -> None:
     for flag, text in (("--lower", args.lower), ("--upper", args.upper)):
         values = _floats(text)
         if np.ndim(values) and len(values) != d:
-            raise ValueError(f"{flag} has {len(values)} numbers but {source} has {d} feature columns (every column "
-                             f"but the label's): give one number for all of them, or {d}, comma-separated")
+            raise ValueError(f"{flag} has {len(values)} numbers but {source} has {d} features (every column but "
+                             f"the label's): give one number for all of them, or {d}, comma-separated")
 
 
 class _OneAgainstRest:

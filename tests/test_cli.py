@@ -269,7 +269,7 @@ def test_a_bounds_count_unlike_the_columns_is_reported_in_the_commands_terms(tmp
     path = _csv(tmp_path, "two.csv", labels=("0", "1"))
     status, _, err = _run(capsys, "replay", path, "--lower", "0,0,0", "--upper", "1", "--json")
     assert status == 1
-    assert "--lower has 3 numbers but" in err and "has 2 feature columns (every column but the label's)" in err
+    assert "--lower has 3 numbers but" in err and "has 2 features (every column but the label's)" in err
     assert "bounds=" not in err and "norm_bound" not in err and "FeatureBounds" not in err  # no API names
 
 

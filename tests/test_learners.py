@@ -386,7 +386,7 @@ def test_no_public_entry_point_touches_numpy_global_random_state():
                       OutputPerturbedSGD(bounds=(0, 1), T=200)):
         estimator.fit(X, y)
     OnPairStrC(bounds=(0, 1), buffer=("reservoir", 8)).learn_many(X, y)
-    model = PrivatePairwiseClassifier(bounds=(0.0, 1.0))
+    model = PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=[f"f{k}" for k in range(X.shape[1])])
     for row, label in zip(X, y):
         model.learn_one({f"f{k}": float(v) for k, v in enumerate(row)}, bool(label))
     assert np.array_equal(np.random.get_state()[1], before)

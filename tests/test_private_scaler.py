@@ -95,8 +95,10 @@ def test_river_scaler_passes_rivers_checks():
 
 
 def test_river_scaler_in_a_pipeline_with_the_private_classifier():
-    model = RiverScaler(bounds=(0.0, 1.0), epsilon=0.5, seed=0) | PrivatePairwiseClassifier(
-        bounds=(-3.0, 3.0), epsilon=0.5, seed=0)
+    from streams import PHISHING_FEATURES
+
+    model = RiverScaler(bounds=(0.0, 1.0), epsilon=0.5, seed=0, features=PHISHING_FEATURES) | PrivatePairwiseClassifier(
+        bounds=(-3.0, 3.0), epsilon=0.5, seed=0, features=PHISHING_FEATURES)
     score = evaluate.progressive_val_score(datasets.Phishing(), model, metrics.ROCAUC())
     assert score.get() > 0.6  # Phishing is already on [0, 1]: the scaler only splits the budget here
     scaler = model["PrivateStandardScaler"]
