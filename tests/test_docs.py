@@ -316,3 +316,15 @@ def test_make_and_a_plain_python_share_one_numba_cache():
         code = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
         assert not any("NUMBA_CACHE_DIR" in line for line in code), path
     assert NJIT_OPTIONS["cache"] and NJIT_PARALLEL_OPTIONS["cache"]
+
+
+def test_the_docs_say_what_model_selection_costs():
+    """GridSearchCV once refitted 16 times on the same records with no word about it in the docs: the README and
+    the guide say what cross-validation and grid search cost and name the shared accountant that holds them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide[guide.index("**What model selection costs.**"):]
+    section = section[:section.index("\n\n")]
+    for text in (readme, section):
+        assert "GridSearchCV" in text and "cross_val_score" in text and "accountant" in text
+        assert "best_estimator_.privacy_report_" in text
