@@ -179,13 +179,19 @@ def numba_threads(threads):
         numba.set_num_threads(previous)
 
 
+@contextlib.contextmanager
+def noisy_by_design():
+    """The audit's data sets are a few records and one canary: most releases are noise by design (that is
+    what is measured), so the NoiseDominatedWarning of each of its thousands of fits says nothing here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        yield
+
+
 def _run_many(make_mechanism, data, seeds) -> np.ndarray:
     X, y = data
     out = []
-    # The audit's data sets are a few records and one canary: most releases are noise by design (that is
-    # what is measured), so the NoiseDominatedWarning of each of its thousands of fits says nothing here.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoiseDominatedWarning)
+    with noisy_by_design():
         for child in seeds:
             mechanism, release = make_mechanism(child)
             model = np.asarray(release(mechanism, X, y), dtype=np.float64).ravel()
