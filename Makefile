@@ -57,6 +57,7 @@ bench: $(EXTRAS)
 	$(PY) bench/metric_statistics.py $(QUICK_FLAG)
 	$(PY) bench/objective_perturbation.py $(QUICK_FLAG)
 	$(PY) bench/dask_scaling.py $(QUICK_FLAG)
+	$(PY) bench/classifier.py targets $(if $(QUICK),--quick,--write)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

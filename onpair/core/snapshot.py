@@ -179,8 +179,9 @@ def make_read_only(learner, reason: str) -> None:
 
 
 #: Constructor parameters added after the format was first written, with the value that reproduces
-#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs).
-LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None}
+#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs), and the
+#: classifier's covariance model and moment layout (which the earlier tasks never read).
+LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None, "covariance": "auto", "moments": None}
 
 
 def saved_class(name, path) -> type:
