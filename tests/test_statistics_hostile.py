@@ -43,7 +43,7 @@ from hypothesis.extra import numpy as hnp
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair.privacy.continual import BandedToeplitz, EpochTrees, TreeAggregation
+from onpair.privacy.continual import BandedToeplitz, EpochTrees, PrefixSumMechanism, TreeAggregation
 from onpair.river import PrivatePairwiseClassifier
 
 NAN, INF = math.nan, math.inf
@@ -438,7 +438,8 @@ def test_river_default_learner_either_learns_or_changes_nothing(data, fresh):
 
 
 # == the continual-release mechanisms =====================================================================
-MECHANISMS = {"tree": TreeAggregation, "toeplitz": BandedToeplitz, "epochs": EpochTrees}
+#: Every mechanism users choose (the registry: a new mechanism is covered the day it registers).
+MECHANISMS = {name: PrefixSumMechanism.for_option(name) for name in PrefixSumMechanism.options()}
 MECHANISM_PARAMETERS = {
     "dim": st.integers(-2, 2 ** 33) | st.sampled_from([0, 1, 2 ** 31, 2 ** 31 + 1, 1.0, True, "2", None]),
     "sensitivity": any_element | st.sampled_from([1e308, 1e200, 1e-300, 5e-324]),
@@ -447,8 +448,9 @@ MECHANISM_PARAMETERS = {
     "band": st.integers(-2, 2 ** 33) | st.sampled_from([0, 1, 2 ** 31, 2 ** 31 + 1, 1.5, True, "4"]),
     "first_epoch": st.integers(-2, 2 ** 42) | st.sampled_from([0, 1, 3, 2 ** 40, 2 ** 41, 1.5, True, "4"]),
     "estimate": st.sampled_from(["honaker", "plain", "x", None, 1, b"plain"]),
+    "decays": st.sampled_from([[0.5], [0.9, 0.2], [1.0], [0.0], [], [float("nan")], [True], 0.5, (0.7,)]),
 }
-OWN = {"tree": ("estimate",), "toeplitz": ("band",), "epochs": ("first_epoch",)}
+OWN = {"tree": ("estimate",), "toeplitz": ("band",), "epochs": ("first_epoch",), "blt": ("decays",)}
 
 
 def mechanism_state(mechanism):
@@ -633,7 +635,7 @@ def test_regression_a_huge_band_or_dimension_is_refused_before_it_is_allocated()
     # process killed by the kernel); a mechanism of dim 2**31 asked for terabytes.
     with pytest.raises(ValueError, match="band=2147483648 .*MAX_STATE_FLOATS"):
         OnPairStats(band=2 ** 31, n_features=2)
-    for cls in (TreeAggregation, BandedToeplitz, EpochTrees):
+    for cls in MECHANISMS.values():
         with pytest.raises(ValueError, match="dim=2147483648 .*MAX_STATE_FLOATS"):
             cls(dim=2 ** 31, sensitivity=1.0, rho=1.0)
     # A first record too wide for the statistics (d² second moments) fails naming the features, and

@@ -23,8 +23,9 @@ from .limits import MAX_ENTRY, MAX_RECORDS, check_int, check_real, check_rng, is
 class PrefixSumMechanism(abc.ABC):
     """A continual-release mechanism for prefix sums of a stream of vectors (abstract base).
 
-    Subclasses: :class:`TreeAggregation`, :class:`BandedToeplitz`. Construct them with keyword
-    arguments only (a swapped ``sensitivity`` and ``rho`` would silently change the noise).
+    Subclasses: :class:`BufferedToeplitz`, :class:`TreeAggregation`, :class:`BandedToeplitz`,
+    :class:`EpochTrees`. Construct them with keyword arguments only (a swapped ``sensitivity`` and ``rho``
+    would silently change the noise).
 
     Attributes
     ----------

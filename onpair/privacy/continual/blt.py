@@ -1,0 +1,589 @@
+"""Buffered-linear-Toeplitz (BLT) continual release of prefix sums: near-optimal error at every horizon with
+O(buffers·k) work and memory per record.
+
+The mechanism is a Gaussian matrix mechanism for the prefix-sum matrix A (lower-triangular ones),
+factorised A = B·C with C lower-triangular Toeplitz and **rational**: its generating function is
+
+    c(x) = Σ_n c_n xⁿ = Π_{i=1}^{m} (1 − θ'_i x) / Π_{i=1}^{m} (1 − θ_i x) = 1 + Σ_i ω_i x / (1 − θ_i x),
+
+with m buffers whose decays θ_i (C's) and θ'_i (C⁻¹'s) interlace strictly inside (0, 1):
+1 > θ_1 > θ'_1 > θ_2 > θ'_2 > … > θ_m > θ'_m > 0. Then c_0 = 1, c_n = Σ_i ω_i θ_i^{n−1} with output scales
+ω_i = Π_j (θ_i − θ'_j) / Π_{j≠i} (θ_i − θ_j) > 0, and C⁻¹ is a BLT too, with decays θ'_i and output scales
+ω'_i = Π_j (θ'_i − θ_j) / Π_{j≠i} (θ'_i − θ'_j) < 0 (the same formula with the roles swapped). The interlacing
+is what makes every ω_i positive and every ω'_i negative (each factor pairs off into a ratio in (0, 1)),
+so that c is a positive mixture of geometric sequences like the square-root coefficients C(2n, n)/4ⁿ it
+imitates, and every closed form below is a sum of positive terms (no cancellation).
+
+**Release.** After record t the mechanism releases S_t + σ·(B·Z)_t, Z ~ N(0, I) (k coordinates each), with
+B = A·C⁻¹: the noise Y = C⁻¹Z is computed online by m buffers of k numbers (Y_t = Z_t − Σ_i ω_i b_i, then
+b_i ← θ_i b_i + Y_t; :mod:`onpair.privacy.continual._blt_kernels`), and (B·Z)_t = Σ_{s≤t} Y_s is a running sum. Work
+and memory: (m + 2)·k numbers, about 2m multiply-adds per coordinate and record, whatever the length of the
+stream. The releases are post-processing of C·V + σZ, a Gaussian mechanism.
+
+**Cost.** Replacing record s changes C·V by column s of C times (v_s − v'_s); the columns of a
+lower-triangular Toeplitz matrix are its first column cut shorter, so the largest column norm over every
+column of the encoder (those a finite stream cuts included) is that of the first:
+
+    κ² = Σ_{n<T} c_n² = 1 + Σ_{i,j} ω_i ω_j (1 − (θ_iθ_j)^{T−1}) / (1 − θ_iθ_j)      (horizon T),
+    κ² = Σ_{n≥0} c_n² = 1 + Σ_{i,j} ω_i ω_j / (1 − θ_iθ_j)                          (unbounded: finite, θ_i < 1),
+
+and σ = Δ·κ/√(2ρ) (× (1 + 10⁻⁹), the library's planning margin), so the whole stream costs
+ρ = Δ²κ²/(2σ²) in zCDP, a hair below the budget. An unbounded stream pays the infinite sum once, for any
+number of records.
+
+**Error.** B has generating function Π(1 − θ_i x) / ((1 − x)·Π(1 − θ'_i x)): its coefficients are
+β_n = Σ_{p=0}^{m} a_p λ_p^n with poles λ_0 = 1, λ_p = θ'_p and residues a_p > 0 (the same product formula),
+and the released prefix t has per-coordinate error variance
+
+    var(t) = σ²·‖B_{t,:}‖² = σ²·Σ_{n<t} β_n² = σ²·Σ_{p,q} a_p a_q (1 − (λ_pλ_q)^t) / (1 − λ_pλ_q),
+
+O(m²) per query for any t (1 − λ_pλ_q and the powers are computed through log1p/expm1, exact to a few ulps
+when λ_pλ_q → 1). In units of one Gaussian release of the total at the same ρ (variance Δ²/(2ρ)), the
+error of prefix t is κ²·Σ_{n<t} β_n²; it grows with t, so the last prefix has the largest error.
+
+**Parameters.** The decays are fitted once, offline, by ``bench/blt_optimise.py`` and stored below:
+:data:`HORIZON_FITS` (known horizon T = 2^j: minimise the last prefix's error κ²(T)·Σ_{n<T} β_n², which is
+the largest over t ≤ T; with the fewest buffers, up to :data:`FIT_MAX_BUFFERS`, within
+:data:`FIT_TOLERANCE` of the exact square-root factorisation's standard deviation) and :data:`UNBOUNDED_FIT`
+(no horizon: minimise the worst ratio, over T from 10³ to 10⁷, of the last prefix's standard deviation to
+the exact square-root factorisation's at the same T). The fits reach the square root within 0.05–0.19 % (2 to
+2^29 records; 0.25 % at 2^30 with 8 buffers), the unbounded fit within ×1.145 over 10³–10⁷ records (×1.30 at
+100, ×1.68 at 10⁸, ×4.1 at 10⁹: beyond its slowest buffer, ~1/(1 − θ_1) ≈ 5·10⁶ records, its error grows
+linearly). A known horizon that is not a power of two takes the fit of the next power of two (its κ² is
+computed at the true horizon), and one beyond 2^30 the fit of 2^30. Measured by ``bench/blt_optimise.py
+--rules`` at eight horizons from 100 to 5·10⁶: that rule is within 0.02 % of a fresh fit at the horizon (which
+takes seconds with scipy) and of a log-linear interpolation between the neighbouring fits, so neither is
+worth its code.
+
+**Decayed sums.** The decoder is written for the workload 1/(1 − γx) (γ = 1: prefix sums): the kernel and
+:class:`BLTParameters` take γ, so that the decayed sums Σ_s γ^{t−s} v_s of docs/algorithms.md §13 can reuse
+them with a BLT fitted to (1 − γx)^{−1/2} (``bench/blt_optimise.py --workload-decay``). The mechanism
+below releases prefix sums only.
+
+Literature: Dvijotham, McMahan, Pillutla, Steinke, Thakurta (2024), "Efficient and near-optimal noise
+generation for streaming differential privacy"; McKenna (2024), "Scaling up the banded matrix
+factorization mechanism for differentially private ML" (the BLT inverse as buffers; the pair
+parametrisation by the decays of C and C⁻¹).
+
+Privacy unit, adaptivity and the secrecy of the state: as every mechanism of
+:mod:`onpair.privacy.continual` (a record is a stream position; the state holds noiseless sums and the
+noise itself and refuses to be copied or pickled).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..gaussian import gaussian_rho
+from ._blt_kernels import _blt_add_block, _blt_record
+from ._kernels import _toeplitz_release
+from .base import PrefixSumMechanism
+from .limits import check_state_size, noise_scales
+
+__all__ = [
+    "BLTParameters",
+    "BufferedToeplitz",
+    "HORIZON_FITS",
+    "UNBOUNDED_FIT",
+    "FIT_LOSS",
+    "UNBOUNDED_LOSS",
+    "FIT_TOLERANCE",
+    "FIT_MAX_BUFFERS",
+    "MAX_BUFFERS",
+    "fitted_parameters",
+]
+
+#: The most buffers a BLT may have (the closed forms are O(m²); the fits use at most FIT_MAX_BUFFERS).
+MAX_BUFFERS = 32
+
+#: Fits of :data:`HORIZON_FITS` use the fewest buffers, up to FIT_MAX_BUFFERS, whose last-prefix standard
+#: deviation is within FIT_TOLERANCE (relative) of the exact square-root factorisation's at the horizon.
+FIT_TOLERANCE = 0.002
+FIT_MAX_BUFFERS = 8
+
+FIT_LOSS = ("κ²(T)·Σ_{n<T} β_n²: the variance of the last (= the worst) prefix of a stream of T records, in units "
+            "of one Gaussian release of the total at the same ρ (bench/blt_optimise.py)")
+UNBOUNDED_LOSS = ("max over 17 horizons T = 10^3, 10^3.25, …, 10^7 of √(κ²(∞)·Σ_{n<T} β_n²) / (Σ_{n<T} r_n²), the "
+                  "last prefix's standard deviation over the exact square-root factorisation's at T "
+                  "(bench/blt_optimise.py)")
+
+# -- fitted parameters (written by bench/blt_optimise.py; do not edit by hand) ---------------------------
+# BEGIN FITS
+#: Known horizon T = 2^j → (decays θ, inverse decays θ'), minimising :data:`FIT_LOSS` at T.
+HORIZON_FITS = {
+    2: ((0.7479098557475953,),
+        (0.24790984407839584,)),
+    4: ((0.7869756877551439,),
+        (0.29461192554783083,)),
+    8: ((0.9276349530981488, 0.4220823888711428),
+        (0.7213611350071302, 0.12870069739279433)),
+    16: ((0.9543791804949189, 0.5316840316256264),
+         (0.806123156723511, 0.18177331190541277)),
+    32: ((0.9729429041971303, 0.638468915988253),
+         (0.8733540798949894, 0.2452153125986813)),
+    64: ((0.9842298830482209, 0.72709346116013),
+         (0.9190250417800709, 0.3114341308906044)),
+    128: ((0.9939749861610782, 0.9181423305387608, 0.5481967848799244),
+          (0.9720240368634139, 0.7950513233004362, 0.1958455718577617)),
+    256: ((0.996640755096844, 0.9474128992826686, 0.6227729544070555),
+          (0.9836152664166158, 0.8509553829299259, 0.23888794524131313)),
+    512: ((0.998141832086605, 0.9664544632122026, 0.6880539893547909),
+          (0.9904721128117111, 0.8925441920316726, 0.2831929392309949)),
+    1024: ((0.9989728545573705, 0.978559752864437, 0.7432836350018991),
+           (0.9944499977177584, 0.92260905726492, 0.3273814204628506)),
+    2048: ((0.9995825034087661, 0.9933721565604433, 0.9443696750774071, 0.618186960497486),
+           (0.9979576819860795, 0.9804670608673901, 0.8473251419064064, 0.23615672897617607)),
+    4096: ((0.9997748407547115, 0.9960497161895095, 0.9605157445329143, 0.6684024204539276),
+           (0.9988591055671724, 0.9873449894404684, 0.8805122268086536, 0.26915623368240454)),
+    8192: ((0.9998786970651308, 0.9976406801769049, 0.9719606963365532, 0.713102316978578),
+           (0.9993622075361578, 0.9917840987779287, 0.9066653715133378, 0.30239556545606255)),
+    16384: ((0.9999345696190577, 0.9985841575879212, 0.9800342857778748, 0.7523680046039576),
+            (0.9996422068117099, 0.9946424105737526, 0.9270889415278358, 0.33544439532434583)),
+    32768: ((0.9999723806502352, 0.9995267471026699, 0.9953930502602377, 0.9569199177513605,
+             0.6562336995986701),
+            (0.9998612440001103, 0.9985090824614623, 0.9858379672351857, 0.8728453012937522,
+             0.2607825789380362)),
+    65536: ((0.9999853422298849, 0.999727710049585, 0.9969666032717284, 0.9672422997321413,
+             0.6934917379709346),
+            (0.999924210104028, 0.9990840955877793, 0.9899895030845961, 0.895578696308712,
+             0.28730595228521355)),
+    131072: ((0.9999922185758884, 0.9998428931162784, 0.9979972506329283, 0.9750731277879087,
+              0.7272900611284718),
+             (0.9999585307728824, 0.9994355845030061, 0.992910464179666, 0.9143189664894792,
+              0.3138734680605349)),
+    262144: ((0.9999965907884144, 0.9999425368599714, 0.9994551416670556, 0.9949659931794806,
+              0.9543667488367227, 0.6479629540767331),
+             (0.9999829722453939, 0.9998213463308869, 0.9983424373486094, 0.9847642025392038,
+              0.8674982498378978, 0.25523499204956784)),
+    524288: ((0.9999982085456344, 0.9999677265789132, 0.9996578418194604, 0.9964469238119239,
+              0.9636690858759972, 0.6798157491191436),
+             (0.9999908384263413, 0.9998940659372522, 0.998896695843023, 0.9885885153350262,
+              0.8874902245452572, 0.2772629520593211)),
+    1048576: ((0.9999990586785342, 0.9999818426024832, 0.9997846995533478, 0.9974887738662345,
+               0.9710736603492661, 0.7092884601395439),
+              (0.9999950662633723, 0.9999370541921004, 0.9992643406329219, 0.9914458269820703,
+               0.904557971814137, 0.2993959235045692)),
+    2097152: ((0.9999995050737616, 0.9999897586674201, 0.999864174302906, 0.9982218863065798,
+               0.976957014679192, 0.736413771688073),
+              (0.9999973384657092, 0.9999624947038351, 0.9995083775019973, 0.9935794606694217,
+               0.9190766036956719, 0.32152200178326923)),
+    4194304: ((0.9999997796329122, 0.9999961153366984, 0.9999602726890235, 0.9996021068464983,
+               0.9960231007848449, 0.9608853981444714, 0.6697638610189736),
+              (0.9999988817245935, 0.9999874711520202, 0.9998742372126712, 0.9987414723832075,
+               0.9874699919879703, 0.8813565675840116, 0.27011401082590397)),
+    8388608: ((0.9999998850373614, 0.9999978526023968, 0.9999758324581597, 0.9997326588008009,
+               0.9970472965881833, 0.9678247379712154, 0.695813955922506),
+              (0.9999994044016814, 0.9999927433238341, 0.999919601645615, 0.9991112003324918,
+               0.9902142137569445, 0.8969234349122789, 0.2890496246351742)),
+    16777216: ((0.9999999400092674, 0.9999988109682207, 0.9999852707037917, 0.9998201071633344,
+                0.997805523976559, 0.9735300618484429, 0.7201402907954975),
+               (0.9999996824511717, 0.9999957889209027, 0.9999485155198437, 0.9993715116272074,
+                0.9923525248909365, 0.9105020386249909, 0.30802934419814004)),
+    33554432: ((0.9999999686745512, 0.9999993402164548, 0.9999910032405686, 0.9998787369956688,
+                0.9983670280018926, 0.9782158950848397, 0.742776010424234),
+               (0.9999998304359495, 0.9999975506486823, 0.999966965250474, 0.9995549074872446,
+                0.9940183670732897, 0.9223189689805724, 0.32698809117086974)),
+    67108864: ((0.9999999858769764, 0.9999997424059366, 0.99999721224584, 0.9999703840494666,
+                0.9996855338572679, 0.9966655672943131, 0.9651515690968888, 0.685378087724636),
+               (0.9999999274544312, 0.9999991459852392, 0.9999909116921141, 0.9999034903698882,
+                0.9989755933602237, 0.9891747266025587, 0.8908156934434199, 0.28130248290423693)),
+    134217728: ((0.9999999926707226, 0.9999998592838508, 0.9999983439146772, 0.9999808124254917,
+                 0.999777778128276, 0.9974291146164588, 0.9706236885309278, 0.7073657322926625),
+                (0.9999999616502705, 0.999999513978425, 0.9999943619552538, 0.9999346990880663,
+                 0.999243908520778, 0.9912774328152054, 0.9034858437235938, 0.2978949200307331)),
+    268435456: ((0.9999999961949984, 0.9999999230164461, 0.9999990145877307, 0.9999875516697924,
+                 0.9998427929659631, 0.9980163562322836, 0.9752340680539858, 0.728052918274986),
+                (0.9999999797068351, 0.9999997229422081, 0.9999964970870021, 0.9999557611775249,
+                 0.9994414277619523, 0.9929683373735764, 0.9147218893471389, 0.31450483911641897)),
+    536870912: ((0.9999999980234122, 0.9999999578076859, 0.9999994125639009, 0.9999919112663129,
+                 0.9998886484376932, 0.9984681271681916, 0.9791157242263292, 0.7474667478661117),
+                (0.9999999892473993, 0.9999998417567941, 0.9999978199032316, 0.9999699878144823,
+                 0.9995869063710786, 0.9943279680451661, 0.9246700686630266, 0.33109102601351553)),
+    1073741824: ((0.9999999989723616, 0.9999999768272335, 0.9999996490825632, 0.9999947349134178,
+                  0.9999210190390716, 0.9988158341824808, 0.9823823211159476, 0.7656433501896127),
+                 (0.9999999942932931, 0.9999999094210019, 0.9999986405826896, 0.9999796074723682,
+                  0.9996941289396115, 0.995421335041357, 0.9334661274507519, 0.3476144975107028)),
+}
+
+#: (decays θ, inverse decays θ') for an unbounded stream, minimising :data:`UNBOUNDED_LOSS`.
+UNBOUNDED_FIT = ((0.9999998002072856, 0.9999946463024771, 0.9999257859195377, 0.9982736700930636,
+                  0.9707402947391025, 0.7063486933898925),
+                 (0.9999988784699225, 0.9999818769080377, 0.9997808919931426, 0.991688501844544,
+                  0.9029374276074957, 0.2970235856213466))
+# END FITS
+
+
+def _real_sequence(values, name):
+    """A non-empty 1-D sequence of real numbers (not bools, not strings) as float64."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a sequence of real numbers, got {values!r}")
+    for x in values:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"{name} must hold real numbers, got {x!r} ({type(x).__name__})")
+    arr = np.array([float(x) for x in values], dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} holds NaN or inf: {arr.tolist()}")
+    return arr
+
+
+def _residues(poles, zeros):
+    """r_i = Π_j (p_i − z_j) / Π_{k≠i} (p_i − p_k), for poles and zeros in descending order, as a product of
+    paired ratios (p_i − z_j)/(p_i − p_k(j)) (each in (0, 1) when poles and zeros interlace: no overflow)."""
+    n = poles.shape[0]
+    j = np.arange(n - 1)
+    others = poles[j[None, :] + (j[None, :] >= np.arange(n)[:, None])]  # row i: the poles but p_i, in order
+    paired = min(n - 1, zeros.shape[0])
+    p = poles[:, None]
+    ratios = np.prod((p - zeros[None, :paired]) / (p - others[:, :paired]), axis=1)
+    return ratios * np.prod(p - zeros[None, paired:], axis=1) / np.prod(p - others[:, paired:], axis=1)
+
+
+def _phi2(y):
+    """(e^y − 1 − y)/y², elementwise, for y ≤ 0 (a Taylor series where |y| < 10⁻², relative error < 10⁻¹⁵)."""
+    y = np.asarray(y, dtype=np.float64)
+    small = np.abs(y) < 1e-2
+    safe = np.where(small, -1.0, y)
+    direct = (np.expm1(safe) - safe) / (safe * safe)
+    series = 0.5 + y * (1 / 6 + y * (1 / 24 + y * (1 / 120 + y * (1 / 720 + y / 5040))))
+    return np.where(small, series, direct)
+
+
+def _pair_logs(u):
+    """For λ = 1 − u (u ≥ 0 given exactly): 1 − λ_pλ_q = u_p + u_q·λ_p (a sum of non-negative terms) and
+    log(λ_pλ_q) = log1p(−u_p) + log1p(−u_q), over all pairs (p, q)."""
+    one_minus = u[:, None] + u[None, :] * (1.0 - u[:, None])
+    with np.errstate(divide="ignore"):
+        logs = np.log1p(-u)[:, None] + np.log1p(-u)[None, :]
+    return one_minus, logs
+
+
+def _geometric_sums(one_minus, logs, t):
+    """Σ_{n<t} x^n = (1 − x^t)/(1 − x) for x = λ_pλ_q (t = inf: 1/(1 − x)); t itself where x = 1. A scalar t
+    gives the pairs' array; an array of t adds a leading axis."""
+    t = np.asarray(t, dtype=np.float64)[..., None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(np.isinf(t), 1.0 / one_minus, -np.expm1(np.where(np.isinf(t), 0.0, t) * logs) / one_minus)
+    return np.where(one_minus == 0.0, t, g)
+
+
+def _weighted_geometric_sums(one_minus, logs, T):
+    """Σ_{n<T} (T − n)·x^n = Σ_{t=1}^{T} Σ_{n<t} x^n, without cancellation as x → 1: with ℓ = log x and
+    φ₂(y) = (e^y − 1 − y)/y², it is [T·ℓ²·(T·φ₂(Tℓ) − φ₂(ℓ)) + (1 − x)(1 − x^T)] / (1 − x)²; T(T + 1)/2 at x = 1."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        num = T * logs * logs * (T * _phi2(T * logs) - _phi2(logs)) - one_minus * np.expm1(T * logs)
+        h = num / (one_minus * one_minus)
+    return np.where(one_minus == 0.0, 0.5 * T * (T + 1.0), h)
+
+
+class BLTParameters:
+    """A buffered-linear-Toeplitz factor C (and its inverse), from the decays of both.
+
+    Parameters
+    ----------
+    decays : sequence of float
+        θ_1 > … > θ_m, the decays of C's buffers (the poles of c(x) are 1/θ_i).
+    inverse_decays : sequence of float
+        θ'_1 > … > θ'_m, the decays of C⁻¹'s buffers (the zeros of c(x) are 1/θ'_i). The two must interlace
+        strictly inside (0, 1): 1 > θ_1 > θ'_1 > θ_2 > … > θ_m > θ'_m > 0.
+
+    Attributes
+    ----------
+    decays, inverse_decays : numpy.ndarray
+        θ and θ' (float64, descending).
+    output_scales, inverse_output_scales : numpy.ndarray
+        ω > 0 and ω' < 0: c(x) = 1 + Σ ω_i x/(1 − θ_i x) and 1/c(x) = 1 + Σ ω'_i x/(1 − θ'_i x).
+
+    Examples
+    --------
+    >>> p = BLTParameters([0.5], [0.25])     # c(x) = (1 − x/4)/(1 − x/2): c = 1, 1/4, 1/8, …
+    >>> p.coefficients(4).tolist(), p.inverse_coefficients(3).tolist()
+    ([1.0, 0.25, 0.125, 0.0625], [1.0, -0.25, -0.0625])
+    >>> p.sensitivity_squared(2), round(p.sensitivity_squared(), 6)   # 1 + 1/16; 1 + (1/16)/(1 − 1/4)
+    (1.0625, 1.083333)
+    """
+
+    def __init__(self, decays, inverse_decays):
+        theta = _real_sequence(decays, "decays")
+        theta_inv = _real_sequence(inverse_decays, "inverse_decays")
+        m = theta.shape[0]
+        if not 1 <= m <= MAX_BUFFERS:
+            raise ValueError(f"decays must hold between 1 and {MAX_BUFFERS} values, got {m}")
+        if theta_inv.shape[0] != m:
+            raise ValueError(f"inverse_decays must hold as many values as decays ({m}), got {theta_inv.shape[0]}")
+        merged = np.empty(2 * m)
+        merged[0::2] = theta
+        merged[1::2] = theta_inv
+        if not (merged[0] < 1.0 and merged[-1] > 0.0 and np.all(merged[:-1] > merged[1:])):
+            raise ValueError(
+                "decays and inverse_decays must interlace strictly inside (0, 1): 1 > decays[0] > "
+                "inverse_decays[0] > decays[1] > … > inverse_decays[-1] > 0; got "
+                f"decays={theta.tolist()}, inverse_decays={theta_inv.tolist()}")
+        self.decays, self.inverse_decays = theta, theta_inv
+        self.output_scales = _residues(theta, theta_inv)
+        self.inverse_output_scales = _residues(theta_inv, theta)
+        if not (np.all(np.isfinite(self.output_scales)) and np.all(self.output_scales > 0)
+                and np.all(np.isfinite(self.inverse_output_scales)) and np.all(self.inverse_output_scales < 0)):
+            raise ValueError(f"decays={theta.tolist()} and inverse_decays={theta_inv.tolist()} are too close to "
+                             "each other for float64 (their output scales underflow)")
+        self._decoders = {}
+
+    @property
+    def buffers(self) -> int:
+        """int: m, the number of buffers."""
+        return self.decays.shape[0]
+
+    def __repr__(self):
+        return f"BLTParameters(decays={self.decays.tolist()}, inverse_decays={self.inverse_decays.tolist()})"
+
+    # -- the matrices' coefficients (for tests and benchmarks; O(n·m)) ------------------------------
+    def coefficients(self, n):
+        """c_0 … c_{n−1}, the first column of C."""
+        powers = self.decays[None, :] ** np.arange(max(n - 1, 0), dtype=np.float64)[:, None]
+        return np.concatenate(([1.0], powers @ self.output_scales))[:n]
+
+    def inverse_coefficients(self, n):
+        """The first n coefficients of C⁻¹ (γ_0 = 1, γ_n = Σ ω'_i θ'_i^{n−1})."""
+        powers = self.inverse_decays[None, :] ** np.arange(max(n - 1, 0), dtype=np.float64)[:, None]
+        return np.concatenate(([1.0], powers @ self.inverse_output_scales))[:n]
+
+    def _decoder(self, workload_decay):
+        """(residues a_p, 1 − λ_p) of the decoder B = W·C⁻¹, W = 1/(1 − γx): poles λ = (γ, θ'_1, …, θ'_m)."""
+        key = float(workload_decay)
+        if key not in self._decoders:
+            if not 0.0 < key <= 1.0:
+                raise ValueError(f"workload_decay must lie in (0, 1], got {workload_decay!r}")
+            lam = np.concatenate(([key], self.inverse_decays))
+            if np.any(lam[0] == lam[1:]):
+                raise ValueError(f"workload_decay={workload_decay!r} equals an inverse decay (a double pole)")
+            order = np.argsort(-lam, kind="stable")
+            a = np.empty_like(lam)
+            a[order] = _residues(lam[order], self.decays)
+            u = np.concatenate(([1.0 - key], 1.0 - self.inverse_decays))
+            self._decoders[key] = (a, np.outer(a, a), *_pair_logs(u))
+        return self._decoders[key]
+
+    def decoder_coefficients(self, n, workload_decay=1.0):
+        """β_0 … β_{n−1}, the coefficients of W(x)/c(x) (γ = 1: the running sums of C⁻¹'s coefficients);
+        row t of B holds β_{t−1}, …, β_0."""
+        a, *_ = self._decoder(workload_decay)
+        lam = np.concatenate(([float(workload_decay)], self.inverse_decays))
+        return (lam[None, :] ** np.arange(n, dtype=np.float64)[:, None]) @ a
+
+    # -- closed forms (O(m²) whatever the horizon) --------------------------------------------------
+    def sensitivity_squared(self, horizon=None):
+        """κ² = Σ_{n<T} c_n², the largest column norm² of C over a stream of T = ``horizon`` records (None:
+        the infinite sum)."""
+        t = math.inf if horizon is None else float(horizon) - 1.0
+        w = self.output_scales
+        one_minus, logs = _pair_logs(1.0 - self.decays)
+        return 1.0 + float(np.sum(np.outer(w, w) * _geometric_sums(one_minus, logs, t)))
+
+    def error_sum(self, t, workload_decay=1.0):
+        """Σ_{n<t} β_n² = ‖B_{t,:}‖² (the variance of release t over σ²); t = inf allowed when γ < 1. A float
+        for a scalar t, an array for an array of t."""
+        _, aa, one_minus, logs = self._decoder(workload_decay)
+        sums = np.sum(aa * _geometric_sums(one_minus, logs, t), axis=(-2, -1))
+        return float(sums) if sums.ndim == 0 else sums
+
+    def mean_error_sum(self, T, workload_decay=1.0):
+        """(1/T)·Σ_{t=1}^{T} Σ_{n<t} β_n², the mean over the first T releases of var(t)/σ²."""
+        _, aa, one_minus, logs = self._decoder(workload_decay)
+        return float(np.sum(aa * _weighted_geometric_sums(one_minus, logs, float(T)))) / T
+
+
+def fitted_parameters(horizon=None):
+    """The stored fit for a horizon: (BLTParameters, a label saying which fit).
+
+    Parameters
+    ----------
+    horizon : int or None
+        None: :data:`UNBOUNDED_FIT`. Otherwise the fit of the smallest stored horizon T ≥ ``horizon`` (the
+        largest stored one beyond the table).
+
+    Examples
+    --------
+    >>> fitted_parameters(None)[1]
+    'unbounded'
+    """
+    if horizon is None or not HORIZON_FITS:
+        decays, inverse = UNBOUNDED_FIT
+        return BLTParameters(decays, inverse), "unbounded"
+    stored = sorted(HORIZON_FITS)
+    T = next((s for s in stored if s >= horizon), stored[-1])
+    decays, inverse = HORIZON_FITS[T]
+    return BLTParameters(decays, inverse), f"horizon {T}"
+
+
+class BufferedToeplitz(PrefixSumMechanism):
+    """Continual release of prefix sums by a buffered-linear-Toeplitz factorisation (see the module docstring).
+
+    Parameters
+    ----------
+    dim : int
+        k ≥ 1.
+    sensitivity : float
+        Δ > 0 (ℓ2, replacement of one record).
+    rho : float
+        zCDP budget ρ > 0 of the whole stream.
+    horizon : int or None, optional
+        Known stream length T (records beyond it are refused; κ² is the sum over T coefficients), or None
+        for an unbounded stream (κ² the infinite sum).
+    decays, inverse_decays : sequence of float or None, optional
+        The BLT's decays (:class:`BLTParameters`); None (both) takes the stored fit
+        (:func:`fitted_parameters`: the next stored horizon ≥ T, or the unbounded fit).
+        :meth:`get_params` reports the decays actually used, so a state resumes only with them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mech = BufferedToeplitz(dim=2, sensitivity=1.0, rho=0.5, horizon=20_000)
+    >>> mech.describe()["fit"], mech.describe()["buffers"]
+    ('horizon 32768', 5)
+    >>> est = mech.add_block(np.ones((3, 2)), np.random.default_rng(0), return_estimates=True)
+    >>> est.shape, mech.n_seen
+    ((3, 2), 3)
+    >>> round(mech.variance(1) / mech.describe()["sigma"] ** 2, 12)   # B's first row is (1)
+    1.0
+    """
+
+    kind = "buffered_toeplitz"
+    option = "blt"
+    #: γ of the workload 1/(1 − γx): 1 for prefix sums (a decayed-sum mechanism would change it).
+    _workload_decay = 1.0
+
+    def __init__(self, *, dim, sensitivity, rho, horizon=None, decays=None, inverse_decays=None):
+        super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        for values, name in ((decays, "decays"), (inverse_decays, "inverse_decays")):
+            if values is not None:
+                _real_sequence(values, name)  # a TypeError for a wrong type comes before the pairing's ValueError
+        if (decays is None) != (inverse_decays is None):
+            raise ValueError("give both decays and inverse_decays, or neither (the stored fit)")
+        if decays is None:
+            params, self._fit = fitted_parameters(self.horizon)
+        else:
+            params, self._fit = BLTParameters(decays, inverse_decays), "given"
+        self._params = params
+        m = params.buffers
+        check_state_size((m + 3) * self.dim, f"dim={self.dim!r} and {m} buffers")
+        self._kappa2 = params.sensitivity_squared(self.horizon)
+        self._sigma_nominal = float(noise_scales(np.array([self.sensitivity * math.sqrt(self._kappa2)]),
+                                                  np.array([self.rho]), self.sensitivity, self.rho)[0])
+        self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
+        self._omega = params.output_scales.copy()
+        self._theta = params.decays.copy()
+        self._buffers = np.zeros((m, self.dim))
+        self._prefix_sum = np.zeros(self.dim)
+        self._noise_sum = np.zeros(self.dim)
+        self._normals = np.empty(self.dim)  # scratch: one record's normals (add_one), not state
+
+    @property
+    def parameters(self) -> BLTParameters:
+        """BLTParameters: the factorisation (its decays and output scales)."""
+        return self._params
+
+    @property
+    def buffers(self) -> int:
+        """int: m, the number of buffers."""
+        return self._params.buffers
+
+    @property
+    def kappa2(self) -> float:
+        """float: κ², the largest column norm² of the encoder C (over the horizon, or all of it)."""
+        return self._kappa2
+
+    def get_params(self) -> dict:
+        return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "horizon": self.horizon,
+                "decays": self._params.decays.tolist(), "inverse_decays": self._params.inverse_decays.tolist()}
+
+    # -- adding records ---------------------------------------------------------------------------
+    def _noise_rows(self, t0, m):
+        return m
+
+    def _apply(self, V, Z, out=None, nodes=None):
+        _blt_add_block(V, Z, self._omega, self._theta, self._workload_decay, self._sigma, self._buffers,
+                       self._prefix_sum, self._noise_sum, np.empty((0, self.dim)) if out is None else out)
+        self._n_seen += V.shape[0]
+
+    def _add_checked_one(self, v, rng) -> None:
+        # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
+        # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
+        normals = self._normals
+        rng.standard_normal(out=normals)
+        _blt_record(v, normals, self._omega, self._theta, self._workload_decay, self._buffers,
+                    self._prefix_sum, self._noise_sum)
+        self._n_seen += 1
+
+    # -- releases ---------------------------------------------------------------------------------
+    def estimate(self):
+        """The released prefix estimate S_t + σ(BZ)_t at t = ``n_seen``: float64 (k,).
+
+        Examples
+        --------
+        >>> BufferedToeplitz(dim=2, sensitivity=1.0, rho=1.0).estimate().tolist()
+        [0.0, 0.0]
+        """
+        dest = np.empty(self.dim)
+        _toeplitz_release(self._prefix_sum, self._noise_sum, self._sigma, dest)
+        return dest
+
+    def _variance(self, t):
+        return self._sigma_nominal ** 2 * self._params.error_sum(t, self._workload_decay)
+
+    def _rho_spent(self):
+        return gaussian_rho(self.sensitivity * math.sqrt(self._kappa2), self._sigma_nominal)
+
+    def describe(self):
+        """Public summary of the factorisation.
+
+        Returns
+        -------
+        dict
+            ``kind``, ``dim``, ``sensitivity``, ``rho`` (budget), ``rho_spent_bound`` (Δ²κ²/(2σ²) ≤ ρ),
+            ``horizon``, ``n_seen``, ``fit`` (which stored fit, or "given"), ``buffers``, ``decays``,
+            ``inverse_decays``, ``output_scales``, ``kappa2``, ``sigma``.
+
+        Examples
+        --------
+        >>> d = BufferedToeplitz(dim=1, sensitivity=1.0, rho=1.0, decays=[0.5], inverse_decays=[0.25]).describe()
+        >>> d["fit"], d["buffers"], d["output_scales"], round(d["kappa2"], 6)
+        ('given', 1, [0.25], 1.083333)
+        """
+        out = self._common_description()
+        p = self._params
+        out.update(fit=self._fit, buffers=p.buffers, decays=p.decays.tolist(),
+                   inverse_decays=p.inverse_decays.tolist(), output_scales=p.output_scales.tolist(),
+                   kappa2=self._kappa2, sigma=self._sigma_nominal, rho_spent_bound=self._rho_spent())
+        return out
+
+    def privacy_rows(self):
+        """One row for the factorisation: ``what``, ``level`` (None), ``nodes_released`` (one noisy release
+        per record), ``sigma``, ``kappa2`` and ``rho`` (Δ²κ²/(2σ²), the whole stream's cost)."""
+        return [{"what": f"buffered linear Toeplitz factorisation ({self.buffers} buffers, fit: {self._fit})",
+                 "level": None, "nodes_released": self._n_seen, "sigma": self._sigma_nominal,
+                 "kappa2": self._kappa2, "rho": self._rho_spent()}]
+
+    # -- state --------------------------------------------------------------------------------------
+    def _array_shapes(self):
+        return {"prefix_sum": (self.dim,), "noise_sum": (self.dim,), "buffers": (self.buffers, self.dim)}
+
+    def _export_arrays(self):
+        return {"prefix_sum": self._prefix_sum.copy(), "noise_sum": self._noise_sum.copy(),
+                "buffers": self._buffers.copy()}
+
+    def _import_arrays(self, n_seen, arrays):
+        if n_seen == 0:
+            for name, value in arrays.items():
+                if np.any(value != 0.0):
+                    raise ValueError(f"arrays[{name!r}] is not zero, but n_seen=0 (inconsistent with n_seen)")
+        elif n_seen == 1:
+            # after one record every buffer and the noise sum hold Y_1 exactly (θ·0 + Y_1, γ·0 + Y_1)
+            rows = np.flatnonzero(np.any(arrays["buffers"] != arrays["noise_sum"][None, :], axis=1))
+            if rows.size:
+                raise ValueError(f"arrays['buffers'] row {int(rows[0])} differs from arrays['noise_sum'], but after "
+                                 "one record every buffer holds that record's noise (inconsistent with n_seen=1)")
+        self._prefix_sum = arrays["prefix_sum"]
+        self._noise_sum = arrays["noise_sum"]
+        self._buffers = arrays["buffers"]
