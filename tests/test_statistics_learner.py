@@ -205,7 +205,7 @@ def stream(n, d=4, seed=0, outside=True):
 
 
 MECHANISMS = [dict(), dict(mechanism="epochs"), dict(mechanism="tree"), dict(mechanism="tree", horizon=400),
-              dict(band=8), dict(private=False)]
+              dict(mechanism="toeplitz", band=8), dict(mechanism="toeplitz"), dict(private=False)]
 
 
 @pytest.mark.parametrize("kwargs", MECHANISMS)
@@ -339,7 +339,7 @@ def test_snapshot_with_edited_statistics_is_refused(tmp_path):
     fresh = OnPairStats(bounds=(0.0, 1.0), seed=0)
     from onpair.core.snapshot import SnapshotReader
 
-    arrays["statistics.noise_history"] = arrays["statistics.noise_history"][:-1]
+    arrays["statistics.buffers"] = arrays["statistics.buffers"][:-1]
     with pytest.raises(ValueError, match="invalid released statistics"):
         fresh._restore_state(document["state"], SnapshotReader("s", arrays))
 
@@ -353,12 +353,13 @@ def test_a_private_learner_refuses_copies_and_the_twin_copies():
     assert copy.deepcopy(twin).n_seen == 1
 
 
+@pytest.mark.parametrize("kwargs", [dict(), dict(mechanism="toeplitz", band=4)], ids=["blt", "toeplitz-band4"])
 @SETTINGS
 @given(cuts=st.lists(st.integers(0, 120), max_size=4), seed=st.integers(0, 1000))
-def test_any_block_split_gives_the_same_learner(cuts, seed):
+def test_any_block_split_gives_the_same_learner(kwargs, cuts, seed):
     X, y = stream(120, seed=seed % 7)
-    reference = OnPairStats(bounds=(0.0, 1.0), seed=seed, band=4)
-    learner = OnPairStats(bounds=(0.0, 1.0), seed=seed, band=4)
+    reference = OnPairStats(bounds=(0.0, 1.0), seed=seed, **kwargs)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=seed, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reference.learn_many(X, y)

@@ -2,8 +2,8 @@
 
 The river twin of :class:`onpair.preprocessing.PrivateStandardScaler`: ``learn_one(x)`` adds the record's
 per-feature (u_j, u_j²) (u: the record on the unit range of the public box) to a continual-release
-mechanism (:class:`onpair.privacy.continual.BandedToeplitz`, sensitivity 2√d, one fixed cost for the whole
-stream); ``transform_one(x)`` standardises with the means and scales computed from the latest release
+mechanism (by default :class:`onpair.privacy.continual.BufferedToeplitz`, sensitivity 2√d, one fixed cost for
+the whole stream); ``transform_one(x)`` standardises with the means and scales computed from the latest release
 and clips to [−clip, clip], the public bounds to give the model after it:
 
     PrivateStandardScaler(bounds=(lower, upper), epsilon=0.5) | PrivatePairwiseClassifier(bounds=(-3, 3), epsilon=1)
@@ -22,7 +22,7 @@ from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
 from ..privacy.checks import check_delta, check_epsilon
-from ..privacy.continual import BandedToeplitz
+from ..privacy.continual import PrefixSumMechanism
 from ..privacy.conversions import eps_from_rho, rho_from_dp
 from ..privacy.replay import record_level
 from ..privacy.reports import mark_curator_only
@@ -47,6 +47,9 @@ class PrivateStandardScaler(base.Transformer):
         Outputs are clipped to [−clip, clip].
     seed : int, optional
         For reproducible experiments only.
+    mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
+        The continual-release mechanism of the sums (as :class:`onpair.OnPairStats`'s ``mechanism``, without
+        a horizon); "toeplitz" was the default before issue 22.
 
     Examples
     --------
@@ -61,13 +64,16 @@ class PrivateStandardScaler(base.Transformer):
     (True, True)
     """
 
-    def __init__(self, bounds=None, epsilon=0.5, delta=1e-5, features=None, clip=DEFAULT_CLIP, seed=None):
+    def __init__(self, bounds=None, epsilon=0.5, delta=1e-5, features=None, clip=DEFAULT_CLIP, seed=None,
+                 mechanism="blt"):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
         self.features = features
         self.clip = clip
         self.seed = seed
+        self.mechanism = mechanism
+        self._mechanism_class = PrefixSumMechanism.for_option(mechanism)  # a ValueError names the choices
         check_epsilon(epsilon)
         check_delta(delta)
         if bounds is None:
@@ -95,7 +101,7 @@ class PrivateStandardScaler(base.Transformer):
 
     def _setup(self, d):
         self._box = (np.broadcast_to(self._lower, (d,)).copy(), np.broadcast_to(self._upper, (d,)).copy())
-        self._mechanism = BandedToeplitz(dim=2 * d, sensitivity=scaler_sensitivity(d), rho=self._rho)
+        self._mechanism = self._mechanism_class(dim=2 * d, sensitivity=scaler_sensitivity(d), rho=self._rho)
 
     def learn_one(self, x):
         """Add one record's per-feature (u, u²) to the released sums (a failed call changes nothing)."""

@@ -50,8 +50,8 @@ class OnPairStats(StreamLearner, saved=True):
     epsilon, delta : float, default 1.0 and 1e-5
         The (ε, δ)-DP guarantee for the whole stream (every release together). Neighbouring streams
         differ in one record, replaced at the same position; a record replayed k times costs more:
-        ``privacy_report(passes=k)["record_level"]`` (exactly k·ρ over same-order passes of n ≥ band
-        records with the default mechanism).
+        ``privacy_report(passes=k)["record_level"]`` (computed exactly from the mechanism's encoder for
+        same-order passes).
     task : {"auc", "metric"}, default "auc"
         Bipartite ranking (labels −1/+1, 0/1 or booleans) or metric learning (class labels of the
         public domain ``classes``).
@@ -70,20 +70,25 @@ class OnPairStats(StreamLearner, saved=True):
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
         lies in [1e-50, 1e50] (:data:`onpair.statistics.model.WEIGHT_RANGE`; the moment weight may also be 0).
-    mechanism : {"toeplitz", "epochs", "tree"}, default "toeplitz"
-        How the prefix sums are released (:mod:`onpair.privacy.continual`): the banded square-root
-        factorisation (memory O(band·k), any stream length at the cost ρ; the best progressive AUC up to a
-        few thousand records on synthetic streams), doubling epochs of least-squares trees (any stream
-        length at the cost ρ, error O(log² t): **the better choice for streams of more than ~5,000
-        records**, e.g. 0.646 against 0.608 at 8,000 records, ε = 1, on the synthetic streams), or one tree
-        (with ``horizon``; unbounded otherwise, with level shares ρ_h ∝ 1/h²).
+    mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
+        How the prefix sums are released (:mod:`onpair.privacy.continual`, docs/continual_release.md):
+        "blt", a buffered-linear-Toeplitz factorisation (:class:`onpair.privacy.continual.BufferedToeplitz`:
+        O(buffers·k) work and memory per record, any stream length at the cost ρ; its error is within 0.2 %
+        of the exact square-root factorisation's at a known ``horizon`` and within ×1.15 of it from 10³ to 10⁷
+        records without one); "toeplitz", the banded square-root factorisation (band 64: as good up to
+        about 100 records, then its error grows linearly, ×6 of the square root's at 1,250 records, ×24 at
+        20,000; its copies farther apart than the band do not overlap, so k same-order passes cost exactly
+        k·ρ against the BLT's slightly more, see ``privacy_report(passes=k)``); doubling epochs of
+        least-squares trees (error O(log² t)); or one tree (with ``horizon``; unbounded otherwise, with level
+        shares ρ_h ∝ 1/h²).
     band : int, optional
-        Band of the factorisation (default :data:`onpair.privacy.continual.DEFAULT_BAND`). A band, a
-        horizon or a number of features whose state would exceed
-        :data:`onpair.privacy.continual.MAX_STATE_FLOATS` is refused (a ValueError naming it).
+        Band of the banded factorisation (``mechanism="toeplitz"`` only; default
+        :data:`onpair.privacy.continual.DEFAULT_BAND`). A band, a horizon or a number of features whose state
+        would exceed :data:`onpair.privacy.continual.MAX_STATE_FLOATS` is refused (a ValueError naming it).
     horizon : int, optional
-        A known stream length: the tree is sized for it and records after it are not learned (the model
-        is frozen, with a warning); the factorisation uses it to stop.
+        A known stream length: records after it are not learned (the model is frozen, with a warning); the
+        BLT takes the fit for it (the stored fit of the next power of two, its cost computed at the
+        horizon itself), the tree is sized for it, the banded factorisation uses it to stop.
     bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
     n_features : int, optional
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
@@ -110,7 +115,7 @@ class OnPairStats(StreamLearner, saved=True):
     private = True
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
-                 weights=DEFAULT_WEIGHTS, mechanism="toeplitz", band=None, horizon=None, bounds=None,
+                 weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, bounds=None,
                  norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -150,7 +155,8 @@ class OnPairStats(StreamLearner, saved=True):
             raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
         if band is not None:
             if mechanism != "toeplitz":
-                raise ValueError("band is for mechanism='toeplitz'")
+                raise ValueError(f"band is for mechanism='toeplitz', got mechanism={mechanism!r} (the default is 'blt', "
+                                 "which has no band: pass mechanism='toeplitz' with band)")
             if isinstance(band, (bool, np.bool_)) or not isinstance(band, (int, np.integer)):
                 raise TypeError(f"band must be a positive integer, got {band!r} ({type(band).__name__})")
             if band < 1:
@@ -408,10 +414,11 @@ class OnPairStats(StreamLearner, saved=True):
 
         ``record_level`` is the cost of a **record** learned ``passes`` times. With ``order="same"`` (a data
         set of n records replayed k times in the same order: ``n_seen`` = k·n) it is exact, computed from
-        the continual-release mechanism's encoder (:func:`onpair.privacy.replay.replay_rho`): with the
-        default banded factorisation and n ≥ its band (64), exactly k·ρ, since the copies' encoder columns
-        do not overlap (four passes of river's Phishing at ε = 1: record-level ε 2.15, not the group
-        bound's 4.75). Shuffled passes, bagging or any other schedule: ``order="any"``, the group bound
+        the continual-release mechanism's encoder (:func:`onpair.privacy.replay.replay_rho`). Four passes of
+        river's Phishing (n = 1,250) at ε = 1: record-level ε 3.03 with the default BLT (7.3ρ: its encoder's
+        columns never end, so the copies overlap), 2.15 with ``mechanism="toeplitz"`` (exactly 4ρ: copies
+        farther apart than its band of 64 do not overlap), 2.20 with ``"epochs"``; the group bound gives 4.75.
+        Shuffled passes, bagging or any other schedule: ``order="any"``, the group bound
         k²ρ. Example: ``learner.privacy_report(passes=4)["record_level"]["epsilon"]``.
         """
         if not self.private:

@@ -7,7 +7,8 @@ class, :mod:`onpair.statistics._kernels`) to a prefix sum that a continual-relea
 current release (:mod:`onpair.statistics.model`), so it may be recomputed at any round for
 free. The non-private twin keeps the exact prefix sum instead.
 
-Memory: O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k) for the exact sum, with
+Memory: O(buffers·k) for the BLT, O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k)
+for the exact sum, with
 k = C·(1 + d + d(d+1)/2): never O(t·k).
 """
 
@@ -24,7 +25,7 @@ from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
 #: first: the options of :class:`onpair.privacy.continual.PrefixSumMechanism` (a test checks they agree).
-MECHANISMS = ("toeplitz", "blt", "epochs", "tree")
+MECHANISMS = ("blt", "toeplitz", "epochs", "tree")
 
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
@@ -115,7 +116,7 @@ class ReleasedStatistics:
         self._z = np.zeros(self.dim)  # and its mapped record
 
     @classmethod
-    def build(cls, *, dim, n_classes, weights, rho, mechanism="toeplitz", band=None, horizon=None):
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
         the statistics' sensitivity and budget ρ."""
         if rho is None:
@@ -190,7 +191,7 @@ class ReleasedStatistics:
 
     @property
     def memory_bound(self) -> int:
-        """Floats held: O(levels·k), O(band·k) or O(k), independent of the stream length."""
+        """Floats held: O(buffers·k), O(levels·k), O(band·k) or O(k), independent of the stream length."""
         _, arrays = self.mechanism.to_state()
         return int(sum(a.size for a in arrays.values()))
 

@@ -111,6 +111,8 @@ UNBOUNDED_LOSS = ("max over 17 horizons T = 10^3, 10^3.25, …, 10^7 of √(κ²
                   "(bench/blt_optimise.py)")
 
 # -- fitted parameters (written by bench/blt_optimise.py; do not edit by hand) ---------------------------
+# A learner's snapshot resumes only with the decays its noise was drawn with, rebuilt from these tables:
+# a refit must add a table (and a way to name it), never change a stored fit in place.
 # BEGIN FITS
 #: Known horizon T = 2^j → (decays θ, inverse decays θ'), minimising :data:`FIT_LOSS` at T.
 HORIZON_FITS = {
@@ -381,6 +383,31 @@ class BLTParameters:
         one_minus, logs = _pair_logs(1.0 - self.decays)
         return 1.0 + float(np.sum(np.outer(w, w) * _geometric_sums(one_minus, logs, t)))
 
+    def column_inner(self, lag, length=None):
+        """Σ_{n<L} c_n·c_{n+lag}: the inner product of two columns of C ``lag`` ≥ 0 positions apart, the later
+        one of ``length`` = L rows (None: infinite), i.e. (C e_a)ᵀ(C e_b) for b = a + lag and L = T − b + 1.
+        With c_0 = 1 and c_n = Σ_i ω_i θ_i^{n−1}: [lag = 0 ? 1 : c_lag] + Σ_{i,j} ω_iω_j θ_j^lag Σ_{n<L−1}
+        (θ_iθ_j)^n (a sum of positive terms). lag = 0 gives :meth:`sensitivity_squared` of L.
+
+        Examples
+        --------
+        >>> p = BLTParameters([0.5], [0.25])
+        >>> c = p.coefficients(40)
+        >>> round(p.column_inner(3, 6), 15) == round(float(c[:6] @ c[3:9]), 15)
+        True
+        """
+        lag = int(lag)
+        if lag < 0:
+            raise ValueError(f"lag must be >= 0, got {lag!r}")
+        t = math.inf if length is None else float(length) - 1.0
+        if t < 0:
+            return 0.0
+        w, theta = self.output_scales, self.decays
+        one_minus, logs = _pair_logs(1.0 - theta)
+        first = 1.0 if lag == 0 else float(np.dot(w, theta ** (lag - 1)))
+        shifted = np.outer(w, w * theta ** lag)  # ω_i·ω_j·θ_j^lag
+        return first + float(np.sum(shifted * _geometric_sums(one_minus, logs, t)))
+
     def error_sum(self, t, workload_decay=1.0):
         """Σ_{n<t} β_n² = ‖B_{t,:}‖² (the variance of release t over σ²); t = inf allowed when γ < 1. A float
         for a scalar t, an array for an array of t."""
@@ -461,10 +488,13 @@ class BufferedToeplitz(PrefixSumMechanism):
                 _real_sequence(values, name)  # a TypeError for a wrong type comes before the pairing's ValueError
         if (decays is None) != (inverse_decays is None):
             raise ValueError("give both decays and inverse_decays, or neither (the stored fit)")
-        if decays is None:
-            params, self._fit = fitted_parameters(self.horizon)
-        else:
-            params, self._fit = BLTParameters(decays, inverse_decays), "given"
+        params, self._fit = fitted_parameters(self.horizon)
+        if decays is not None:
+            given = BLTParameters(decays, inverse_decays)
+            # the stored fit given back (get_params, a snapshot) keeps its name; anything else is "given"
+            if not (np.array_equal(given.decays, params.decays)
+                    and np.array_equal(given.inverse_decays, params.inverse_decays)):
+                params, self._fit = given, "given"
         self._params = params
         m = params.buffers
         check_state_size((m + 3) * self.dim, f"dim={self.dim!r} and {m} buffers")
