@@ -643,8 +643,9 @@ def test_regression_a_huge_band_or_dimension_is_refused_before_it_is_allocated()
     # changes nothing, not even the clipping warning's flag (it was set before the failure).
     learner = OnPairStats(bounds=(0.0, 1.0), seed=0)
     before = state_of(learner)
-    with pytest.raises(ValueError, match="5000 features"):
-        quiet(learner.learn_one, np.full(5000, 2.0), 1)
+    # (12,000 features: k = 144 million statistics, whose BLT state of (6 + 3)·k floats passes the limit)
+    with pytest.raises(ValueError, match="12000 features"):
+        quiet(learner.learn_one, np.full(12000, 2.0), 1)
     assert_same_state(before, state_of(learner))
     assert not learner._warned_clipping
 

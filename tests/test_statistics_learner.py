@@ -413,3 +413,102 @@ def test_offline_metric_task_needs_public_classes_and_a_large_delta_warns():
     assert est.coef_.shape == (4, 4) and est.privacy_report_["n_classes"] == 3
     with pytest.warns(onpair.PrivacyWarning, match="1/n"):
         OffPairStats(delta=0.5, bounds=(0.0, 1.0), random_state=0).fit(X, y.astype(int))
+
+
+# -- the per-record path: normals drawn ahead, one compiled call per record ------------------------------
+def test_the_fused_record_path_is_the_mechanism_fed_its_rows_with_the_generators_normals():
+    """OnPairStats.learn_one (box map, row, BLT step in one compiled call, normals from a block drawn ahead)
+    against its definition: the rows of statistics_rows fed one by one to a BufferedToeplitz with a plain
+    Generator spawned as the learner spawns its noise stream."""
+    from onpair.privacy.continual import BufferedToeplitz
+    from onpair.statistics._kernels import statistics_rows
+
+    X, y = stream(700, seed=4)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, label in zip(X, y):
+            learner.learn_one(x, label)
+    Z, _ = learner.feature_bounds.transform(X)
+    rows = statistics_rows(Z, y.astype(np.int64), 2, (0.8, 1.0, 0.6))
+    _, noise_seq, _ = np.random.SeedSequence(9).spawn(3)
+    mech = BufferedToeplitz(dim=rows.shape[1], sensitivity=statistics_sensitivity(0.8, 1.0, 0.6),
+                            rho=learner._rho_budget)
+    generator = np.random.Generator(np.random.PCG64(noise_seq))
+    for row in rows:
+        mech.add_one(np.ascontiguousarray(row), generator)
+    assert np.array_equal(mech.estimate(), learner._stats.estimate())
+    # the learner's generator is ahead by the rest of a whole block, which it keeps
+    ahead = learner._normal_block.unconsumed()
+    assert np.array_equal(ahead, generator.standard_normal(ahead.size))
+
+
+def test_normals_drawn_ahead_are_saved_and_resume_exactly(tmp_path):
+    X, y = stream(300, seed=2)
+    whole = OnPairStats(bounds=(0.0, 1.0), seed=5)
+    first = OnPairStats(bounds=(0.0, 1.0), seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, label in zip(X, y):
+            whole.learn_one(x, label)
+        for x, label in zip(X[:123], y[:123]):
+            first.learn_one(x, label)
+    first.save(tmp_path / "s.onpair")
+    resumed = onpair.load(tmp_path / "s.onpair")
+    assert resumed._normal_block.unconsumed().size == first._normal_block.unconsumed().size > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, label in zip(X[123:], y[123:]):
+            resumed.learn_one(x, label)
+    assert_same_state(state_of(whole), state_of(resumed))
+
+
+def test_a_learner_without_a_seed_drops_its_normals_after_a_save(tmp_path):
+    """Its generator is replaced after a save (the snapshot and the learner must never add the same noise):
+    the normals drawn ahead went into the snapshot, and the learner draws new ones."""
+    X, y = stream(50, seed=1)
+    learner = OnPairStats(bounds=(0.0, 1.0)).learn_many(X, y)
+    saved = learner._normal_block.unconsumed()
+    learner.save(tmp_path / "s.onpair")
+    learner.learn_many(X[:3], y[:3])
+    assert learner._normal_block.rng is learner._noise_rng
+    k = learner._stats.width
+    assert saved.size > 3 * k + 10
+    assert not np.array_equal(learner._normal_block.unconsumed()[:10], saved[3 * k:3 * k + 10])
+    resumed = onpair.load(tmp_path / "s.onpair")
+    assert np.array_equal(resumed._normal_block.unconsumed(), saved)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda a: a.__setitem__("noise.normals", np.full(5, 41.0)), "not a standard normal"),
+    (lambda a: a.__setitem__("noise.normals", np.zeros(5, dtype=np.float32)), "float64"),
+    (lambda a: a.__setitem__("noise.normals", np.zeros((2, 2))), "float64"),
+    (lambda a: a.__setitem__("noise.normals", np.array([0.0, np.nan])), "non-finite"),
+    (lambda a: a.__setitem__("noise.normals", np.zeros(10 ** 6)), "float64"),
+])
+def test_a_snapshot_with_implausible_normals_is_refused(edit, match, tmp_path):
+    from onpair.core.snapshot import SnapshotReader
+    from onpair.persistence import _parse
+
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
+    learner.save(tmp_path / "s.onpair")
+    document, arrays = _parse((tmp_path / "s.onpair").read_bytes(), "s")
+    assert "noise.normals" in arrays
+    edit(arrays)
+    with pytest.raises(ValueError, match=match):
+        OnPairStats(bounds=(0.0, 1.0), seed=0)._restore_state(document["state"], SnapshotReader("s", arrays))
+    twin = OnPairStats(bounds=(0.0, 1.0), private=False)
+    arrays = {"noise.normals": np.zeros(3)}
+    with pytest.raises(ValueError, match="non-private twin"):
+        twin._read_normals(SnapshotReader("s", arrays))
+
+
+def test_n_releases_counts_the_records_learned_up_to_the_horizon():
+    X, y = stream(90, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        learner = OnPairStats(bounds=(0.0, 1.0), seed=0, horizon=70)
+        learner.learn_many(X[:40], y[:40])
+        for x, label in zip(X[40:], y[40:]):
+            learner.learn_one(x, label)
+            assert learner.n_releases == learner._stats.n_seen == min(learner.n_seen, 70)

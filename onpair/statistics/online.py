@@ -22,6 +22,7 @@ from ..core.stream import StreamLearner
 from ..core.task import make_task
 from ..privacy.accountant import ZCDPAccountant
 from ..privacy.continual import MAX_RECORDS
+from ..privacy.continual.normals import BLOCK_VALUES, NormalBlock
 from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.replay import record_level
@@ -29,7 +30,10 @@ from ..privacy.reports import mark_curator_only
 from ._kernels import _auc_square_model
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
                     released_model)
-from .released import MECHANISMS, ReleasedStatistics
+from .released import MECHANISMS, PLAUSIBLE_DEVIATIONS, ReleasedStatistics
+
+#: The snapshot array of the normals drawn ahead and not consumed yet (:meth:`OnPairStats._noise_source`).
+NORMALS_ARRAY = "noise.normals"
 
 
 class OnPairStats(StreamLearner, saved=True):
@@ -168,6 +172,8 @@ class OnPairStats(StreamLearner, saved=True):
         self._budget_committed = False
         self._setup_stream(bounds, norm_bound, n_features, seed)
         self._stats = None
+        self._box = None  # (lower, upper, half-scale) rows of a box, once the dimension is known
+        self._normal_block = None  # the release noise's normals, drawn ahead: _noise_source()
         self._frozen_warned = False
         self._model_cache = None
         if self._dim is not None:
@@ -224,6 +230,7 @@ class OnPairStats(StreamLearner, saved=True):
     def _init_state(self, dim: int) -> None:
         self._stats = self._new_state(dim)
         self._dim = dim
+        self._box = self._bounds.box_rows(dim) if self._bounds.kind == "box" else None  # the fast path's map
 
     # -- learning ----------------------------------------------------------------------------------
     def learn_one(self, x, y):
@@ -237,15 +244,20 @@ class OnPairStats(StreamLearner, saved=True):
         label = y if type(y) is int and (y == 1 or y == -1) and self._classes is None else \
             self._task.label_one(y, self._t)
         stats = self._stats
-        if (stats is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self._dim,)
-                and self._bounds.kind == "box" and not self._read_only and not self._capacity_reached()):
-            # The common round without the block machinery: a finite record (clipped to the box once the
-            # clipping warning has been issued: the first clipped record takes the general path, which warns),
-            # a known class; the same row and the same noise as the block path, bit for bit.
+        box = self._box
+        if (box is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == box[0].shape
+                and not self._read_only and (self._horizon is None or self._t < self._horizon)):
+            # The common round without the block machinery (box bounds, the state built, below the horizon:
+            # then t records were learned): a finite record (clipped to the box once the clipping warning has
+            # been issued: the first clipped record takes the general path, which warns), a known class; the
+            # same row and the same noise as the block path, bit for bit.
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
             if code is not None:
                 clip = self._warned_clipping
-                status = stats.add_box_one(x, self._bounds.box_rows(self._dim), code, self._noise_rng, clip)
+                block = self._normal_block
+                if block is None or block.rng is not self._noise_rng:
+                    block = self._noise_source()
+                status = stats.add_box_one(x, box, code, block, clip)
                 if status == 0 or (status == 1 and clip):
                     self._t += 1
                     self._n_clipped += status
@@ -254,9 +266,6 @@ class OnPairStats(StreamLearner, saved=True):
                     return self
         X = as_feature_vector(x, self._dim, self._t, name="x")
         return self._learn_block(X, self._task.single_block(label))
-
-    def _capacity_reached(self) -> bool:
-        return self._horizon is not None and self._stats.n_seen >= self._horizon
 
     def _codes(self, labels) -> np.ndarray:
         """Class codes of validated labels: 0 negative / 1 positive (AUC), the public domain's codes
@@ -288,7 +297,8 @@ class OnPairStats(StreamLearner, saved=True):
         self._issue(pending)
         if fresh is not None:
             self._stats, self._dim = fresh, Z.shape[1]
-        self._stats.add(Z[:learned], codes[:learned], self._noise_rng)
+            self._box = self._bounds.box_rows(self._dim) if self._bounds.kind == "box" else None
+        self._stats.add(Z[:learned], codes[:learned], self._noise_source())
         self._t += m
         self._n_clipped += n_clipped
         self._commit_budget()
@@ -357,8 +367,10 @@ class OnPairStats(StreamLearner, saved=True):
 
     @property
     def n_releases(self) -> int:
-        """Releases so far: one per record learned."""
-        return self._learned() if self.private else 0
+        """Releases so far: one per record learned (t records, up to the horizon)."""
+        if not self.private:
+            return 0
+        return self._t if self._horizon is None or self._t < self._horizon else self._horizon
 
     # -- snapshots ---------------------------------------------------------------------------------
     def _state_kind(self) -> str:
@@ -371,10 +383,49 @@ class OnPairStats(StreamLearner, saved=True):
                 "bounds": self._bounds.to_dict(), "epsilon": self._epsilon, "delta": self._delta,
                 "accounting": self.accounting, "rho_budget": self._rho_budget}
 
+    def _noise_source(self) -> NormalBlock:
+        """The normals of the release noise: a block drawn ahead from the learner's noise generator and
+        consumed in order (:class:`onpair.privacy.continual.normals.NormalBlock`). A new generator (a
+        resumed snapshot, or one detached after a save) starts a new, empty block: normals drawn ahead from
+        the old one are never used (they went into the snapshot)."""
+        block = self._normal_block
+        if block is None or block.rng is not self._noise_rng:
+            block = self._normal_block = NormalBlock(self._noise_rng)
+        return block
+
     def _export_own(self, state, arrays):
         state["frozen_warned"] = self._frozen_warned
         if self._dim is not None:
             self._stats.export(state, arrays)
+        block = self._normal_block
+        if self.private and block is not None and block.rng is self._noise_rng and block.end > block.pos:
+            arrays[NORMALS_ARRAY] = block.unconsumed()  # the noise's next normals: as secret as the noise
+
+    def _restore_state(self, state, reader) -> None:
+        normals = self._read_normals(reader)
+        super()._restore_state(state, reader)
+        self._normal_block = None
+        if normals is not None:
+            self._noise_source().restore(normals)
+
+    def _read_normals(self, reader):
+        """The normals drawn ahead that a snapshot holds (``noise.normals``; none in the snapshots of versions
+        before issue 22, whose generator then continues where it stopped: the same normals): checked as
+        untrusted input. A twin's snapshot holds none."""
+        if NORMALS_ARRAY not in reader.arrays:
+            return None
+        if not self.private:
+            raise reader.error(f"array {NORMALS_ARRAY!r} in the snapshot of the non-private twin (it draws no noise)")
+        value = reader.arrays[NORMALS_ARRAY]
+        limit = max(BLOCK_VALUES, 2 * ReleasedStatistics.width_of(self._dim or 1, self._n_classes))
+        if value.dtype != np.float64 or value.ndim != 1 or not 0 < value.shape[0] <= limit:
+            raise reader.error(f"array {NORMALS_ARRAY!r} must hold 1 to {limit} float64 values, got shape "
+                               f"{value.shape} and dtype {value.dtype}")
+        normals = reader.array(NORMALS_ARRAY, value.shape)
+        if np.max(np.abs(normals)) > PLAUSIBLE_DEVIATIONS:
+            raise reader.error(f"array {NORMALS_ARRAY!r} holds {float(np.max(np.abs(normals))):g}, not a standard "
+                               "normal a generator draws")
+        return normals
 
     def _own_state_keys(self, dim):
         return ["frozen_warned"] + (["statistics"] if dim is not None else [])

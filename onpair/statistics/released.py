@@ -18,9 +18,11 @@ import math
 
 import numpy as np
 
-from ..privacy.continual import MAX_STATE_FLOATS, PrefixSumMechanism
+from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, PrefixSumMechanism
+from ..privacy.continual.normals import NormalBlock
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import _add_rows, _box_statistics_row, _statistics_row, block_length, statistics_rows
+from ._kernels import (_add_rows, _box_blt_record, _box_statistics_row, _rows_blt_block, _statistics_row,
+                       block_length, box_blt_constants, statistics_rows)
 from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
@@ -114,6 +116,9 @@ class ReleasedStatistics:
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
+        # the BLT takes the single-record path in one compiled call (map, row, noise, step)
+        self._fused = type(self.mechanism) is BufferedToeplitz
+        self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
     def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None):
@@ -126,6 +131,11 @@ class ReleasedStatistics:
         mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
                                                         rho=rho, horizon=horizon, **options)
         return cls(dim, n_classes, weights, mech)
+
+    @staticmethod
+    def width_of(dim: int, n_classes: int) -> int:
+        """k = C·(1 + d + d(d+1)/2), the length of a row (a ValueError when it would not fit in memory)."""
+        return _checked_width(dim, n_classes)
 
     @property
     def private(self) -> bool:
@@ -147,6 +157,11 @@ class ReleasedStatistics:
         draws its noise from ``rng`` (the learner's own generator). Checked by the caller."""
         if Z.shape[0] == 0:
             return
+        if self._fused:
+            self.mechanism.add_block_compiled(_rows_blt_block, (np.ascontiguousarray(Z, dtype=np.float64),
+                                                                np.ascontiguousarray(codes, dtype=np.int64),
+                                                                self.weight_array), Z.shape[0], rng)
+            return
         self.mechanism.add_block(statistics_rows(Z, codes, self.n_classes, self.weights), rng)
 
     def add_one(self, z: np.ndarray, code: int, rng) -> None:
@@ -164,6 +179,13 @@ class ReleasedStatistics:
         ``clip`` is true) and −1 for one holding NaN or ±inf; a record outside the box without ``clip``, or
         not finite, changes nothing and draws no noise (the caller's general path then clips, counts,
         warns or refuses)."""
+        if self._fused and type(rng) is NormalBlock:
+            if self._box[0] is not box:
+                params = self.mechanism.parameters
+                self._box = (box, box_blt_constants(box, self.weight_array, params.output_scales, params.decays,
+                                                    self.mechanism.workload_decay))
+            status = self.mechanism.add_one_compiled(_box_blt_record, (x, self._box[1], code, clip), rng)
+            return 1 if status == -2 else status
         lower, upper, half_scale = box
         status = _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row)
         if status < 0 or (status > 0 and not clip):

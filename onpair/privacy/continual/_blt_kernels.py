@@ -24,9 +24,13 @@ from numba import njit
 
 from ...core._config import NJIT_OPTIONS
 
+#: The per-record step is the entry point other packages' compiled kernels call (the statistics family's
+#: single-record path fuses its row and this step in one call: BufferedToeplitz.add_one_compiled).
+__all__ = ["blt_record"]
+
 
 @njit(**NJIT_OPTIONS)
-def _blt_record(v, y, omega, theta, decay, buffers, prefix_sum, noise_sum):
+def blt_record(v, y, omega, theta, decay, buffers, prefix_sum, noise_sum):
     """Feed one record: the body of :func:`_blt_add_block` (which calls it for every record).
 
     Parameters
@@ -62,7 +66,7 @@ def _blt_record(v, y, omega, theta, decay, buffers, prefix_sum, noise_sum):
 
 @njit(**NJIT_OPTIONS)
 def _blt_add_block(V, Z, omega, theta, decay, sigma, buffers, prefix_sum, noise_sum, out):
-    """Feed records V[0], V[1], … in order (see :func:`_blt_record`).
+    """Feed records V[0], V[1], … in order (see :func:`blt_record`).
 
     Parameters
     ----------
@@ -71,7 +75,7 @@ def _blt_add_block(V, Z, omega, theta, decay, sigma, buffers, prefix_sum, noise_
     Z : float64 (n, k)
         One row of standard normals per record; overwritten with the rows Y_t.
     omega, theta, decay, buffers, prefix_sum, noise_sum
-        As :func:`_blt_record`.
+        As :func:`blt_record`.
     sigma : float
         σ, the noise scale of the releases written to ``out``.
     out : float64 (n, k) or (0, k)
@@ -80,7 +84,7 @@ def _blt_add_block(V, Z, omega, theta, decay, sigma, buffers, prefix_sum, noise_
     n, k = V.shape
     write = out.shape[0] > 0
     for r in range(n):
-        _blt_record(V[r], Z[r], omega, theta, decay, buffers, prefix_sum, noise_sum)
+        blt_record(V[r], Z[r], omega, theta, decay, buffers, prefix_sum, noise_sum)
         if write:
             for q in range(k):
                 out[r, q] = prefix_sum[q] + sigma * noise_sum[q]

@@ -76,12 +76,15 @@ import math
 import numbers
 
 import numpy as np
+from numba import njit
 
+from ...core._config import NJIT_OPTIONS
 from ..gaussian import gaussian_rho
-from ._blt_kernels import _blt_add_block, _blt_record
+from ._blt_kernels import _blt_add_block, blt_record
 from ._kernels import _toeplitz_release
+from ._noise import draw_normals
 from .base import PrefixSumMechanism
-from .limits import check_state_size, noise_scales
+from .limits import MAX_RECORDS, check_state_size, noise_scales
 
 __all__ = [
     "BLTParameters",
@@ -93,8 +96,12 @@ __all__ = [
     "FIT_TOLERANCE",
     "FIT_MAX_BUFFERS",
     "MAX_BUFFERS",
+    "NEED_NORMALS",
     "fitted_parameters",
 ]
+
+#: What a kernel of :meth:`BufferedToeplitz.add_one_compiled` returns when the block holds fewer than k normals.
+NEED_NORMALS = -3
 
 #: The most buffers a BLT may have (the closed forms are O(m²); the fits use at most FIT_MAX_BUFFERS).
 MAX_BUFFERS = 32
@@ -410,7 +417,10 @@ class BLTParameters:
 
     def error_sum(self, t, workload_decay=1.0):
         """Σ_{n<t} β_n² = ‖B_{t,:}‖² (the variance of release t over σ²); t = inf allowed when γ < 1. A float
-        for a scalar t, an array for an array of t."""
+        for a scalar t (by the compiled :func:`_error_sum_at`, as the mechanism's ``variance``), an array for
+        an array of t."""
+        if np.ndim(t) == 0 and math.isfinite(t):
+            return float(_error_sum_at(float(t), *_closed_form_terms(self, workload_decay)))
         _, aa, one_minus, logs = self._decoder(workload_decay)
         sums = np.sum(aa * _geometric_sums(one_minus, logs, t), axis=(-2, -1))
         return float(sums) if sums.ndim == 0 else sums
@@ -419,6 +429,26 @@ class BLTParameters:
         """(1/T)·Σ_{t=1}^{T} Σ_{n<t} β_n², the mean over the first T releases of var(t)/σ²."""
         _, aa, one_minus, logs = self._decoder(workload_decay)
         return float(np.sum(aa * _weighted_geometric_sums(one_minus, logs, float(T)))) / T
+
+
+def _closed_form_terms(params, workload_decay):
+    """(a_p·a_q, 1 − λ_pλ_q, log λ_pλ_q) flattened: what :func:`_error_sum_at` needs for Σ_{n<t} β_n²."""
+    _, aa, one_minus, logs = params._decoder(workload_decay)
+    return aa.ravel().copy(), one_minus.ravel().copy(), logs.ravel().copy()
+
+
+@njit(**NJIT_OPTIONS)
+def _error_sum_at(t, aa, one_minus, logs):
+    """Σ_{n<t} β_n² = Σ_{p,q} a_pa_q·(1 − (λ_pλ_q)^t)/(1 − λ_pλ_q) (t where λ_pλ_q = 1), for one t: the
+    arithmetic of :meth:`BLTParameters.error_sum` (−expm1(t·log x)/(1 − x)), compiled for the model refresh
+    (a learner asks for the variance of its current release at every refresh)."""
+    total = 0.0
+    for j in range(aa.shape[0]):
+        if one_minus[j] == 0.0:
+            total += aa[j] * t
+        else:
+            total += aa[j] * (-math.expm1(t * logs[j]) / one_minus[j])
+    return total
 
 
 def fitted_parameters(horizon=None):
@@ -502,12 +532,14 @@ class BufferedToeplitz(PrefixSumMechanism):
         self._sigma_nominal = float(noise_scales(np.array([self.sensitivity * math.sqrt(self._kappa2)]),
                                                   np.array([self.rho]), self.sensitivity, self.rho)[0])
         self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
-        self._omega = params.output_scales.copy()
-        self._theta = params.decays.copy()
-        self._buffers = np.zeros((m, self.dim))
-        self._prefix_sum = np.zeros(self.dim)
-        self._noise_sum = np.zeros(self.dim)
+        # (2, m): ω and θ; the state in one (m + 2, k) array: rows 0 … m−1 the buffers, m the data's running
+        # sums S, m + 1 the noise's running sums N (views below), so that a compiled caller takes it whole
+        self._coefficients = np.stack([params.output_scales, params.decays])
+        self._omega, self._theta = self._coefficients
+        self._state = np.zeros((m + 2, self.dim))
+        self._buffers, self._prefix_sum, self._noise_sum = self._state[:m], self._state[m], self._state[m + 1]
         self._normals = np.empty(self.dim)  # scratch: one record's normals (add_one), not state
+        self._variance_sums = _closed_form_terms(params, self._workload_decay)
 
     @property
     def parameters(self) -> BLTParameters:
@@ -523,6 +555,11 @@ class BufferedToeplitz(PrefixSumMechanism):
     def kappa2(self) -> float:
         """float: κ², the largest column norm² of the encoder C (over the horizon, or all of it)."""
         return self._kappa2
+
+    @property
+    def workload_decay(self) -> float:
+        """float: γ of the released workload 1/(1 − γx) (1.0: prefix sums)."""
+        return self._workload_decay
 
     def get_params(self) -> dict:
         return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "horizon": self.horizon,
@@ -541,10 +578,76 @@ class BufferedToeplitz(PrefixSumMechanism):
         # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
         # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
         normals = self._normals
-        rng.standard_normal(out=normals)
-        _blt_record(v, normals, self._omega, self._theta, self._workload_decay, self._buffers,
+        draw_normals(rng, normals)
+        blt_record(v, normals, self._omega, self._theta, self._workload_decay, self._buffers,
                     self._prefix_sum, self._noise_sum)
         self._n_seen += 1
+
+    def add_one_compiled(self, kernel, args, block) -> int:
+        """Add one record in one compiled call: ``kernel(*args, normals, pos, end, state)``.
+
+        The protocol of the learners' single-record path (:meth:`onpair.statistics.released.ReleasedStatistics.
+        add_box_one`): the ``kernel`` computes the record's row v from its own ``args`` (a raw record, the
+        public map, the class, and the public ω = ``parameters.output_scales``, θ = ``parameters.decays`` and
+        γ = :attr:`workload_decay`) and calls :func:`~onpair.privacy.continual._blt_kernels.blt_record` with
+        v, the k normals ``normals[pos:pos + k]`` (the block's next ones, unconsumed up to ``end``), ω, θ, γ
+        and the views state[:m], state[m], state[m + 1] (buffers, data sums, noise sums); it returns a status, negative when it changed nothing (no row: the
+        caller's general path decides), :data:`NEED_NORMALS` when it would add the record but fewer than k
+        normals are left (the block is then refilled and the kernel called again: a record that is not added
+        never makes the block draw). The same
+        arithmetic as :meth:`add_one` of v with the same normals, so the same state bit for bit. The caller
+        guarantees what :meth:`add_one` checks of v (finite, within ±MAX_ENTRY; a row of the public map is).
+
+        Parameters
+        ----------
+        kernel : numba dispatcher
+        args : tuple
+        block : NormalBlock
+            The source of the normals (k of them consumed when the record is added).
+
+        Returns
+        -------
+        int
+            The kernel's status.
+
+        Raises
+        ------
+        PrivacyBudgetExceeded
+            The horizon is reached (nothing changed).
+        """
+        if self._n_seen >= (MAX_RECORDS if self._horizon is None else self._horizon):
+            self._check_capacity(1)  # raises, naming the horizon
+        status = kernel(*args, block.values, block.pos, block.end, self._state)
+        if status == NEED_NORMALS:  # a record to add, fewer than k normals left: refill (nothing else changed)
+            block.ensure(self._dim)
+            status = kernel(*args, block.values, block.pos, block.end, self._state)
+        if status >= 0:
+            block.pos += self._dim
+            self._n_seen += 1
+        return status
+
+    def add_block_compiled(self, kernel, args, m, source) -> None:
+        """Add m records whose rows a compiled ``kernel`` computes: ``kernel(*args, lo, hi, Z, coefficients,
+        decay, state)`` feeds records lo … hi − 1 (rows computed from its own ``args``) through
+        :func:`~onpair.privacy.continual._blt_kernels.blt_record` with the rows of Z as their normals, in
+        the chunks and the noise pipeline of :meth:`add_block`, without building the (m, k) block of rows.
+        The same arithmetic as :meth:`add_block` of those rows, so the same state bit for bit (the learners'
+        block path; the caller guarantees the rows' checks, as for :meth:`add_one_compiled`).
+
+        Raises
+        ------
+        PrivacyBudgetExceeded
+            The block would pass the horizon (nothing changed).
+        """
+        self._check_capacity(m)
+        if m == 0:
+            return
+
+        def apply(lo, hi, Z):
+            kernel(*args, lo, hi, Z, self._coefficients, self._workload_decay, self._state)
+            self._n_seen += hi - lo
+
+        self._pipeline(m, source, apply)
 
     # -- releases ---------------------------------------------------------------------------------
     def estimate(self):
@@ -560,7 +663,7 @@ class BufferedToeplitz(PrefixSumMechanism):
         return dest
 
     def _variance(self, t):
-        return self._sigma_nominal ** 2 * self._params.error_sum(t, self._workload_decay)
+        return self._sigma_nominal ** 2 * _error_sum_at(t, *self._variance_sums)
 
     def _rho_spent(self):
         return gaussian_rho(self.sensitivity * math.sqrt(self._kappa2), self._sigma_nominal)
@@ -614,6 +717,6 @@ class BufferedToeplitz(PrefixSumMechanism):
             if rows.size:
                 raise ValueError(f"arrays['buffers'] row {int(rows[0])} differs from arrays['noise_sum'], but after "
                                  "one record every buffer holds that record's noise (inconsistent with n_seen=1)")
-        self._prefix_sum = arrays["prefix_sum"]
-        self._noise_sum = arrays["noise_sum"]
-        self._buffers = arrays["buffers"]
+        self._prefix_sum[:] = arrays["prefix_sum"]  # into the views of the one state array
+        self._noise_sum[:] = arrays["noise_sum"]
+        self._buffers[:] = arrays["buffers"]
