@@ -27,7 +27,7 @@ whatever T, so a fit takes seconds.
 (1 − γx)^{−1/2}, coefficients γⁿ r_n); not used by the library yet (docs/algorithms.md §13).
 
 Run: ``.venv/bin/python bench/blt_optimise.py [--write] [--rules] [--scan-unbounded]``; ``--write``
-replaces the block between ``# BEGIN FITS`` and ``# END FITS`` in onpair/privacy/continual/blt.py.
+replaces the block between ``# BEGIN FITS`` and ``# END FITS`` in onpair/privacy/continual/blt_fits.py.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, gammaln, logit
 
-from onpair.privacy import blt
+from onpair.privacy.continual import blt_fits
 from onpair.privacy.continual.blt import FIT_MAX_BUFFERS, FIT_TOLERANCE, BLTParameters
 
-MODULE = Path(blt.__file__)
+MODULE = Path(blt_fits.__file__)
 HORIZON_EXPONENTS = range(1, 31)
 UNBOUNDED_HORIZONS = np.round(10.0 ** np.arange(3.0, 7.0001, 0.25)).astype(np.int64)
 RULE_HORIZONS = (100, 1_000, 3_000, 20_000, 100_000, 300_000, 1_000_000, 5_000_000)
@@ -258,7 +258,7 @@ def write_constants(block):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="store the fits in onpair/privacy/continual/blt.py")
+    parser.add_argument("--write", action="store_true", help="store the fits in onpair/privacy/continual/blt_fits.py")
     parser.add_argument("--rules", action="store_true", help="measure the rules for horizons between stored ones")
     parser.add_argument("--scan-unbounded", action="store_true", help="unbounded fits for 2 … 8 buffers")
     parser.add_argument("--unbounded-buffers", type=int, default=6)

@@ -248,7 +248,12 @@ def _blt_rho(mechanism, P) -> float:
             inner = params.column_inner(later - int(P[a]), length)
             terms.append(inner if a == b else 2.0 * inner)
     total = math.fsum(terms)
-    return gaussian_rho(mechanism.sensitivity, mechanism.describe()["sigma"]) * total
+    description = mechanism.describe()
+    stream = gaussian_rho(mechanism.sensitivity, description["sigma"]) * total
+    if description["final_sigma"] is None:
+        return stream
+    # the one release of the total at the horizon: the record enters it |P| times (sensitivity |P|·Δ)
+    return stream + P.size ** 2 * gaussian_rho(mechanism.sensitivity, description["final_sigma"])
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -220,7 +220,27 @@ def _rows_blt_block(Z, codes, weights, lo, hi, normals, coefficients, decay, sta
     """Records lo … hi − 1 of the mapped block Z into their rows v(z) and through the BLT's per-record step
     with the rows of ``normals`` (one per record), one row at a time in a scratch row: the arithmetic of
     :func:`_statistics_rows` then the mechanism's block kernel, without the (m, k) block of rows (the
-    default learner's block path, :meth:`onpair.privacy.continual.BufferedToeplitz.add_block_compiled`)."""
+    default learner's block path, :meth:`onpair.privacy.continual.BufferedToeplitz.add_block_compiled`).
+
+    Parameters
+    ----------
+    Z : float64 array of shape (n, d)
+        The mapped records (read only).
+    codes : int64 array of shape (n,)
+        Their class codes (read only).
+    weights : float64 array of shape (3,)
+        (a, b, m) (read only).
+    lo, hi : int
+        The records to feed.
+    normals : float64 array of shape (hi − lo, k)
+        One row of standard normals per record (overwritten with the rows Y_t).
+    coefficients : float64 array of shape (2, m)
+        ω and θ (read only).
+    decay : float
+        γ.
+    state : float64 array of shape (m + 2, k)
+        The mechanism's buffers, data sums and noise sums (updated in place).
+    """
     k = state.shape[1]
     m = coefficients.shape[1]
     row = np.empty(k)

@@ -41,7 +41,8 @@ O(m²) per query for any t (1 − λ_pλ_q and the powers are computed through l
 when λ_pλ_q → 1). In units of one Gaussian release of the total at the same ρ (variance Δ²/(2ρ)), the
 error of prefix t is κ²·Σ_{n<t} β_n²; it grows with t, so the last prefix has the largest error.
 
-**Parameters.** The decays are fitted once, offline, by ``bench/blt_optimise.py`` and stored below:
+**Parameters.** The decays are fitted once, offline, by ``bench/blt_optimise.py`` and stored in
+:mod:`onpair.privacy.continual.blt_fits`:
 :data:`HORIZON_FITS` (known horizon T = 2^j: minimise the last prefix's error κ²(T)·Σ_{n<T} β_n², which is
 the largest over t ≤ T; with the fewest buffers, up to :data:`FIT_MAX_BUFFERS`, within
 :data:`FIT_TOLERANCE` of the exact square-root factorisation's standard deviation) and :data:`UNBOUNDED_FIT`
@@ -84,7 +85,8 @@ from ._blt_kernels import _blt_add_block, blt_record
 from ._kernels import _toeplitz_release
 from ._noise import draw_normals
 from .base import PrefixSumMechanism
-from .limits import MAX_RECORDS, check_state_size, noise_scales
+from .blt_fits import FIT_LOSS, FIT_MAX_BUFFERS, FIT_TOLERANCE, HORIZON_FITS, UNBOUNDED_FIT, UNBOUNDED_LOSS
+from .limits import MAX_RECORDS, check_real, check_state_size, noise_scales
 
 __all__ = [
     "BLTParameters",
@@ -106,123 +108,6 @@ NEED_NORMALS = -3
 #: The most buffers a BLT may have (the closed forms are O(m²); the fits use at most FIT_MAX_BUFFERS).
 MAX_BUFFERS = 32
 
-#: Fits of :data:`HORIZON_FITS` use the fewest buffers, up to FIT_MAX_BUFFERS, whose last-prefix standard
-#: deviation is within FIT_TOLERANCE (relative) of the exact square-root factorisation's at the horizon.
-FIT_TOLERANCE = 0.002
-FIT_MAX_BUFFERS = 8
-
-FIT_LOSS = ("κ²(T)·Σ_{n<T} β_n²: the variance of the last (= the worst) prefix of a stream of T records, in units "
-            "of one Gaussian release of the total at the same ρ (bench/blt_optimise.py)")
-UNBOUNDED_LOSS = ("max over 17 horizons T = 10^3, 10^3.25, …, 10^7 of √(κ²(∞)·Σ_{n<T} β_n²) / (Σ_{n<T} r_n²), the "
-                  "last prefix's standard deviation over the exact square-root factorisation's at T "
-                  "(bench/blt_optimise.py)")
-
-# -- fitted parameters (written by bench/blt_optimise.py; do not edit by hand) ---------------------------
-# A learner's snapshot resumes only with the decays its noise was drawn with, rebuilt from these tables:
-# a refit must add a table (and a way to name it), never change a stored fit in place.
-# BEGIN FITS
-#: Known horizon T = 2^j → (decays θ, inverse decays θ'), minimising :data:`FIT_LOSS` at T.
-HORIZON_FITS = {
-    2: ((0.7479098557475953,),
-        (0.24790984407839584,)),
-    4: ((0.7869756877551439,),
-        (0.29461192554783083,)),
-    8: ((0.9276349530981488, 0.4220823888711428),
-        (0.7213611350071302, 0.12870069739279433)),
-    16: ((0.9543791804949189, 0.5316840316256264),
-         (0.806123156723511, 0.18177331190541277)),
-    32: ((0.9729429041971303, 0.638468915988253),
-         (0.8733540798949894, 0.2452153125986813)),
-    64: ((0.9842298830482209, 0.72709346116013),
-         (0.9190250417800709, 0.3114341308906044)),
-    128: ((0.9939749861610782, 0.9181423305387608, 0.5481967848799244),
-          (0.9720240368634139, 0.7950513233004362, 0.1958455718577617)),
-    256: ((0.996640755096844, 0.9474128992826686, 0.6227729544070555),
-          (0.9836152664166158, 0.8509553829299259, 0.23888794524131313)),
-    512: ((0.998141832086605, 0.9664544632122026, 0.6880539893547909),
-          (0.9904721128117111, 0.8925441920316726, 0.2831929392309949)),
-    1024: ((0.9989728545573705, 0.978559752864437, 0.7432836350018991),
-           (0.9944499977177584, 0.92260905726492, 0.3273814204628506)),
-    2048: ((0.9995825034087661, 0.9933721565604433, 0.9443696750774071, 0.618186960497486),
-           (0.9979576819860795, 0.9804670608673901, 0.8473251419064064, 0.23615672897617607)),
-    4096: ((0.9997748407547115, 0.9960497161895095, 0.9605157445329143, 0.6684024204539276),
-           (0.9988591055671724, 0.9873449894404684, 0.8805122268086536, 0.26915623368240454)),
-    8192: ((0.9998786970651308, 0.9976406801769049, 0.9719606963365532, 0.713102316978578),
-           (0.9993622075361578, 0.9917840987779287, 0.9066653715133378, 0.30239556545606255)),
-    16384: ((0.9999345696190577, 0.9985841575879212, 0.9800342857778748, 0.7523680046039576),
-            (0.9996422068117099, 0.9946424105737526, 0.9270889415278358, 0.33544439532434583)),
-    32768: ((0.9999723806502352, 0.9995267471026699, 0.9953930502602377, 0.9569199177513605,
-             0.6562336995986701),
-            (0.9998612440001103, 0.9985090824614623, 0.9858379672351857, 0.8728453012937522,
-             0.2607825789380362)),
-    65536: ((0.9999853422298849, 0.999727710049585, 0.9969666032717284, 0.9672422997321413,
-             0.6934917379709346),
-            (0.999924210104028, 0.9990840955877793, 0.9899895030845961, 0.895578696308712,
-             0.28730595228521355)),
-    131072: ((0.9999922185758884, 0.9998428931162784, 0.9979972506329283, 0.9750731277879087,
-              0.7272900611284718),
-             (0.9999585307728824, 0.9994355845030061, 0.992910464179666, 0.9143189664894792,
-              0.3138734680605349)),
-    262144: ((0.9999965907884144, 0.9999425368599714, 0.9994551416670556, 0.9949659931794806,
-              0.9543667488367227, 0.6479629540767331),
-             (0.9999829722453939, 0.9998213463308869, 0.9983424373486094, 0.9847642025392038,
-              0.8674982498378978, 0.25523499204956784)),
-    524288: ((0.9999982085456344, 0.9999677265789132, 0.9996578418194604, 0.9964469238119239,
-              0.9636690858759972, 0.6798157491191436),
-             (0.9999908384263413, 0.9998940659372522, 0.998896695843023, 0.9885885153350262,
-              0.8874902245452572, 0.2772629520593211)),
-    1048576: ((0.9999990586785342, 0.9999818426024832, 0.9997846995533478, 0.9974887738662345,
-               0.9710736603492661, 0.7092884601395439),
-              (0.9999950662633723, 0.9999370541921004, 0.9992643406329219, 0.9914458269820703,
-               0.904557971814137, 0.2993959235045692)),
-    2097152: ((0.9999995050737616, 0.9999897586674201, 0.999864174302906, 0.9982218863065798,
-               0.976957014679192, 0.736413771688073),
-              (0.9999973384657092, 0.9999624947038351, 0.9995083775019973, 0.9935794606694217,
-               0.9190766036956719, 0.32152200178326923)),
-    4194304: ((0.9999997796329122, 0.9999961153366984, 0.9999602726890235, 0.9996021068464983,
-               0.9960231007848449, 0.9608853981444714, 0.6697638610189736),
-              (0.9999988817245935, 0.9999874711520202, 0.9998742372126712, 0.9987414723832075,
-               0.9874699919879703, 0.8813565675840116, 0.27011401082590397)),
-    8388608: ((0.9999998850373614, 0.9999978526023968, 0.9999758324581597, 0.9997326588008009,
-               0.9970472965881833, 0.9678247379712154, 0.695813955922506),
-              (0.9999994044016814, 0.9999927433238341, 0.999919601645615, 0.9991112003324918,
-               0.9902142137569445, 0.8969234349122789, 0.2890496246351742)),
-    16777216: ((0.9999999400092674, 0.9999988109682207, 0.9999852707037917, 0.9998201071633344,
-                0.997805523976559, 0.9735300618484429, 0.7201402907954975),
-               (0.9999996824511717, 0.9999957889209027, 0.9999485155198437, 0.9993715116272074,
-                0.9923525248909365, 0.9105020386249909, 0.30802934419814004)),
-    33554432: ((0.9999999686745512, 0.9999993402164548, 0.9999910032405686, 0.9998787369956688,
-                0.9983670280018926, 0.9782158950848397, 0.742776010424234),
-               (0.9999998304359495, 0.9999975506486823, 0.999966965250474, 0.9995549074872446,
-                0.9940183670732897, 0.9223189689805724, 0.32698809117086974)),
-    67108864: ((0.9999999858769764, 0.9999997424059366, 0.99999721224584, 0.9999703840494666,
-                0.9996855338572679, 0.9966655672943131, 0.9651515690968888, 0.685378087724636),
-               (0.9999999274544312, 0.9999991459852392, 0.9999909116921141, 0.9999034903698882,
-                0.9989755933602237, 0.9891747266025587, 0.8908156934434199, 0.28130248290423693)),
-    134217728: ((0.9999999926707226, 0.9999998592838508, 0.9999983439146772, 0.9999808124254917,
-                 0.999777778128276, 0.9974291146164588, 0.9706236885309278, 0.7073657322926625),
-                (0.9999999616502705, 0.999999513978425, 0.9999943619552538, 0.9999346990880663,
-                 0.999243908520778, 0.9912774328152054, 0.9034858437235938, 0.2978949200307331)),
-    268435456: ((0.9999999961949984, 0.9999999230164461, 0.9999990145877307, 0.9999875516697924,
-                 0.9998427929659631, 0.9980163562322836, 0.9752340680539858, 0.728052918274986),
-                (0.9999999797068351, 0.9999997229422081, 0.9999964970870021, 0.9999557611775249,
-                 0.9994414277619523, 0.9929683373735764, 0.9147218893471389, 0.31450483911641897)),
-    536870912: ((0.9999999980234122, 0.9999999578076859, 0.9999994125639009, 0.9999919112663129,
-                 0.9998886484376932, 0.9984681271681916, 0.9791157242263292, 0.7474667478661117),
-                (0.9999999892473993, 0.9999998417567941, 0.9999978199032316, 0.9999699878144823,
-                 0.9995869063710786, 0.9943279680451661, 0.9246700686630266, 0.33109102601351553)),
-    1073741824: ((0.9999999989723616, 0.9999999768272335, 0.9999996490825632, 0.9999947349134178,
-                  0.9999210190390716, 0.9988158341824808, 0.9823823211159476, 0.7656433501896127),
-                 (0.9999999942932931, 0.9999999094210019, 0.9999986405826896, 0.9999796074723682,
-                  0.9996941289396115, 0.995421335041357, 0.9334661274507519, 0.3476144975107028)),
-}
-
-#: (decays θ, inverse decays θ') for an unbounded stream, minimising :data:`UNBOUNDED_LOSS`.
-UNBOUNDED_FIT = ((0.9999998002072856, 0.9999946463024771, 0.9999257859195377, 0.9982736700930636,
-                  0.9707402947391025, 0.7063486933898925),
-                 (0.9999988784699225, 0.9999818769080377, 0.9997808919931426, 0.991688501844544,
-                  0.9029374276074957, 0.2970235856213466))
-# END FITS
 
 
 def _real_sequence(values, name):
@@ -441,7 +326,15 @@ def _closed_form_terms(params, workload_decay):
 def _error_sum_at(t, aa, one_minus, logs):
     """Σ_{n<t} β_n² = Σ_{p,q} a_pa_q·(1 − (λ_pλ_q)^t)/(1 − λ_pλ_q) (t where λ_pλ_q = 1), for one t: the
     arithmetic of :meth:`BLTParameters.error_sum` (−expm1(t·log x)/(1 − x)), compiled for the model refresh
-    (a learner asks for the variance of its current release at every refresh)."""
+    (a learner asks for the variance of its current release at every refresh).
+
+    Parameters
+    ----------
+    t : float
+        The release, t ≥ 0 (finite).
+    aa, one_minus, logs : float64 arrays of shape ((m + 1)²,)
+        a_pa_q, 1 − λ_pλ_q and log(λ_pλ_q) over the pairs (:func:`_closed_form_terms`; read only).
+    """
     total = 0.0
     for j in range(aa.shape[0]):
         if one_minus[j] == 0.0:
@@ -492,6 +385,13 @@ class BufferedToeplitz(PrefixSumMechanism):
         The BLT's decays (:class:`BLTParameters`); None (both) takes the stored fit
         (:func:`fitted_parameters`: the next stored horizon ≥ T, or the unbounded fit).
         :meth:`get_params` reports the decays actually used, so a state resumes only with them.
+    final_share : float, default 0
+        φ ∈ [0, 1), with a ``horizon`` only: the public share of ρ spent on **one** Gaussian release of the
+        total at the horizon, S_T + σ_f·z (σ_f = Δ/√(2φρ)), drawn right after record T; the factorisation gets
+        (1 − φ)ρ. The two releases compose: (1 − φ)ρ + φρ = ρ in zCDP. From the horizon on, :meth:`estimate`
+        is their inverse-variance combination (post-processing of the two), whose variance
+        v_c·v_f/(v_c + v_f) (v_c = the factorisation's at T, v_f = σ_f²) is below either; before it, the
+        releases carry the factorisation's noise at (1 − φ)ρ, 1/√(1 − φ) times more.
 
     Examples
     --------
@@ -511,8 +411,15 @@ class BufferedToeplitz(PrefixSumMechanism):
     #: γ of the workload 1/(1 − γx): 1 for prefix sums (a decayed-sum mechanism would change it).
     _workload_decay = 1.0
 
-    def __init__(self, *, dim, sensitivity, rho, horizon=None, decays=None, inverse_decays=None):
+    def __init__(self, *, dim, sensitivity, rho, horizon=None, decays=None, inverse_decays=None, final_share=0.0):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        check_real(final_share, "final_share")
+        if not 0.0 <= final_share < 1.0:
+            raise ValueError(f"final_share must lie in [0, 1), got {final_share!r}")
+        if final_share > 0.0 and self.horizon is None:
+            raise ValueError(f"final_share={final_share!r} needs a horizon: the final release is of the total at the "
+                             "horizon")
+        self._final_share = float(final_share)
         for values, name in ((decays, "decays"), (inverse_decays, "inverse_decays")):
             if values is not None:
                 _real_sequence(values, name)  # a TypeError for a wrong type comes before the pairing's ValueError
@@ -527,10 +434,14 @@ class BufferedToeplitz(PrefixSumMechanism):
                 params, self._fit = given, "given"
         self._params = params
         m = params.buffers
-        check_state_size((m + 3) * self.dim, f"dim={self.dim!r} and {m} buffers")
+        check_state_size((m + 4) * self.dim, f"dim={self.dim!r} and {m} buffers")
         self._kappa2 = params.sensitivity_squared(self.horizon)
+        share = self._final_share
         self._sigma_nominal = float(noise_scales(np.array([self.sensitivity * math.sqrt(self._kappa2)]),
-                                                  np.array([self.rho]), self.sensitivity, self.rho)[0])
+                                                  np.array([self.rho * (1.0 - share)]), self.sensitivity, self.rho)[0])
+        self._final_sigma = float(noise_scales(np.array([self.sensitivity]), np.array([self.rho * share]),
+                                               self.sensitivity, self.rho)[0]) if share > 0.0 else math.inf
+        self._final = np.zeros(self.dim) if share > 0.0 else None  # S_T + σ_f·z, once record T is in
         self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
         # (2, m): ω and θ; the state in one (m + 2, k) array: rows 0 … m−1 the buffers, m the data's running
         # sums S, m + 1 the noise's running sums N (views below), so that a compiled caller takes it whole
@@ -561,9 +472,15 @@ class BufferedToeplitz(PrefixSumMechanism):
         """float: γ of the released workload 1/(1 − γx) (1.0: prefix sums)."""
         return self._workload_decay
 
+    @property
+    def final_share(self) -> float:
+        """float: φ, the share of ρ spent on the one release of the total at the horizon (0: none)."""
+        return self._final_share
+
     def get_params(self) -> dict:
         return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "horizon": self.horizon,
-                "decays": self._params.decays.tolist(), "inverse_decays": self._params.inverse_decays.tolist()}
+                "decays": self._params.decays.tolist(), "inverse_decays": self._params.inverse_decays.tolist(),
+                "final_share": self._final_share}
 
     # -- adding records ---------------------------------------------------------------------------
     def _noise_rows(self, t0, m):
@@ -574,6 +491,18 @@ class BufferedToeplitz(PrefixSumMechanism):
                        self._prefix_sum, self._noise_sum, np.empty((0, self.dim)) if out is None else out)
         self._n_seen += V.shape[0]
 
+    def _feed(self, V, rng, out) -> None:
+        super()._feed(V, rng, out)
+        self._release_final(rng)
+
+    def _release_final(self, rng) -> None:
+        """With a final share, once record T (the horizon) is in: the one release of the total, S_T + σ_f·z,
+        its k normals the next ones of ``rng`` (right after record T's, in every path)."""
+        if self._final is not None and self._n_seen == self._horizon:
+            z = np.empty(self._dim)
+            draw_normals(rng, z)
+            self._final = self._prefix_sum + self._final_sigma * z
+
     def _add_checked_one(self, v, rng) -> None:
         # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
         # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
@@ -582,6 +511,7 @@ class BufferedToeplitz(PrefixSumMechanism):
         blt_record(v, normals, self._omega, self._theta, self._workload_decay, self._buffers,
                     self._prefix_sum, self._noise_sum)
         self._n_seen += 1
+        self._release_final(rng)
 
     def add_one_compiled(self, kernel, args, block) -> int:
         """Add one record in one compiled call: ``kernel(*args, normals, pos, end, state)``.
@@ -624,6 +554,8 @@ class BufferedToeplitz(PrefixSumMechanism):
         if status >= 0:
             block.pos += self._dim
             self._n_seen += 1
+            if self._final is not None:
+                self._release_final(block)
         return status
 
     def add_block_compiled(self, kernel, args, m, source) -> None:
@@ -648,6 +580,7 @@ class BufferedToeplitz(PrefixSumMechanism):
             self._n_seen += hi - lo
 
         self._pipeline(m, source, apply)
+        self._release_final(source)
 
     # -- releases ---------------------------------------------------------------------------------
     def estimate(self):
@@ -660,13 +593,25 @@ class BufferedToeplitz(PrefixSumMechanism):
         """
         dest = np.empty(self.dim)
         _toeplitz_release(self._prefix_sum, self._noise_sum, self._sigma, dest)
+        if self._final is not None and self._n_seen == self._horizon:
+            # the inverse-variance combination of the two releases at T (post-processing of both)
+            v_c, v_f = self._stream_variance(self._n_seen), self._final_sigma ** 2
+            dest = (v_f * dest + v_c * self._final) / (v_c + v_f)
         return dest
 
-    def _variance(self, t):
+    def _stream_variance(self, t):
         return self._sigma_nominal ** 2 * _error_sum_at(t, *self._variance_sums)
 
+    def _variance(self, t):
+        v_c = self._stream_variance(t)
+        if self._final is not None and t == self._horizon:
+            v_f = self._final_sigma ** 2
+            return v_c * v_f / (v_c + v_f)
+        return v_c
+
     def _rho_spent(self):
-        return gaussian_rho(self.sensitivity * math.sqrt(self._kappa2), self._sigma_nominal)
+        stream = gaussian_rho(self.sensitivity * math.sqrt(self._kappa2), self._sigma_nominal)
+        return stream + (gaussian_rho(self.sensitivity, self._final_sigma) if self._final is not None else 0.0)
 
     def describe(self):
         """Public summary of the factorisation.
@@ -674,9 +619,10 @@ class BufferedToeplitz(PrefixSumMechanism):
         Returns
         -------
         dict
-            ``kind``, ``dim``, ``sensitivity``, ``rho`` (budget), ``rho_spent_bound`` (Δ²κ²/(2σ²) ≤ ρ),
-            ``horizon``, ``n_seen``, ``fit`` (which stored fit, or "given"), ``buffers``, ``decays``,
-            ``inverse_decays``, ``output_scales``, ``kappa2``, ``sigma``.
+            ``kind``, ``dim``, ``sensitivity``, ``rho`` (budget), ``rho_spent_bound`` (Δ²κ²/(2σ²), plus
+            Δ²/(2σ_f²) with a final share: ≤ ρ), ``horizon``, ``n_seen``, ``fit`` (which stored fit, or
+            "given"), ``buffers``, ``decays``, ``inverse_decays``, ``output_scales``, ``kappa2``, ``sigma``,
+            ``final_share``, ``final_sigma`` (None without a final share) and ``final_released``.
 
         Examples
         --------
@@ -688,23 +634,40 @@ class BufferedToeplitz(PrefixSumMechanism):
         p = self._params
         out.update(fit=self._fit, buffers=p.buffers, decays=p.decays.tolist(),
                    inverse_decays=p.inverse_decays.tolist(), output_scales=p.output_scales.tolist(),
-                   kappa2=self._kappa2, sigma=self._sigma_nominal, rho_spent_bound=self._rho_spent())
+                   kappa2=self._kappa2, sigma=self._sigma_nominal, rho_spent_bound=self._rho_spent(),
+                   final_share=self._final_share,
+                   final_sigma=self._final_sigma if self._final is not None else None,
+                   final_released=self._final is not None and self._n_seen == self._horizon)
         return out
 
     def privacy_rows(self):
         """One row for the factorisation: ``what``, ``level`` (None), ``nodes_released`` (one noisy release
-        per record), ``sigma``, ``kappa2`` and ``rho`` (Δ²κ²/(2σ²), the whole stream's cost)."""
-        return [{"what": f"buffered linear Toeplitz factorisation ({self.buffers} buffers, fit: {self._fit})",
+        per record), ``sigma``, ``kappa2`` and ``rho`` (Δ²κ²/(2σ²), the whole stream's cost); with a final
+        share, a second row for the release of the total at the horizon (``rho`` Δ²/(2σ_f²)). The rows add."""
+        rows = [{"what": f"buffered linear Toeplitz factorisation ({self.buffers} buffers, fit: {self._fit})",
                  "level": None, "nodes_released": self._n_seen, "sigma": self._sigma_nominal,
-                 "kappa2": self._kappa2, "rho": self._rho_spent()}]
+                 "kappa2": self._kappa2,
+                 "rho": gaussian_rho(self.sensitivity * math.sqrt(self._kappa2), self._sigma_nominal)}]
+        if self._final is not None:
+            rows.append({"what": f"one release of the total at the horizon ({self._horizon} records; share "
+                                 f"{self._final_share:g} of ρ)", "level": None,
+                         "nodes_released": int(self._n_seen == self._horizon), "sigma": self._final_sigma,
+                         "kappa2": 1.0, "rho": gaussian_rho(self.sensitivity, self._final_sigma)})
+        return rows
 
     # -- state --------------------------------------------------------------------------------------
     def _array_shapes(self):
-        return {"prefix_sum": (self.dim,), "noise_sum": (self.dim,), "buffers": (self.buffers, self.dim)}
+        shapes = {"prefix_sum": (self.dim,), "noise_sum": (self.dim,), "buffers": (self.buffers, self.dim)}
+        if self._final is not None:
+            shapes["final"] = (self.dim,)
+        return shapes
 
     def _export_arrays(self):
-        return {"prefix_sum": self._prefix_sum.copy(), "noise_sum": self._noise_sum.copy(),
-                "buffers": self._buffers.copy()}
+        arrays = {"prefix_sum": self._prefix_sum.copy(), "noise_sum": self._noise_sum.copy(),
+                  "buffers": self._buffers.copy()}
+        if self._final is not None:
+            arrays["final"] = self._final.copy()
+        return arrays
 
     def _import_arrays(self, n_seen, arrays):
         if n_seen == 0:
@@ -717,6 +680,11 @@ class BufferedToeplitz(PrefixSumMechanism):
             if rows.size:
                 raise ValueError(f"arrays['buffers'] row {int(rows[0])} differs from arrays['noise_sum'], but after "
                                  "one record every buffer holds that record's noise (inconsistent with n_seen=1)")
+        if "final" in arrays and n_seen < self._horizon and np.any(arrays["final"] != 0.0):
+            raise ValueError(f"arrays['final'] is not zero, but n_seen={n_seen} is below the horizon "
+                             f"{self._horizon} (inconsistent with n_seen)")
+        if "final" in arrays:
+            self._final = arrays["final"]
         self._prefix_sum[:] = arrays["prefix_sum"]  # into the views of the one state array
         self._noise_sum[:] = arrays["noise_sum"]
         self._buffers[:] = arrays["buffers"]

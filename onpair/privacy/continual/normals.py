@@ -51,9 +51,25 @@ _INV_R = float(ziggurat_nor_inv_r)
 def _ziggurat_fill(words, out, start, stop, ki, wi, fi, r_tail, inv_r):
     """Write standard normals into out[start:stop] from the raw words, in order, as NumPy's ziggurat would.
 
-    Returns (i, p): out[start:i] was written and words[:p] consumed. It stops at ``stop`` or where the
-    words run out; a normal whose words run out is not written and its words are not consumed (p is where
-    it began), so that the next call, given words[p:] followed by fresh ones, continues the same sequence.
+    Parameters
+    ----------
+    words : uint64 array of shape (n,)
+        The generator's raw outputs, in order (read only).
+    out : float64 array of shape (N,)
+        Written in place from ``start``.
+    start, stop : int
+        The entries of ``out`` to write.
+    ki, wi, fi : arrays of shape (256,)
+        NumPy's ziggurat tables (uint64, float64, float64; read only).
+    r_tail, inv_r : float
+        The ziggurat's r and 1/r.
+
+    Returns
+    -------
+    (int, int)
+        (i, p): out[start:i] was written and words[:p] consumed. It stops at ``stop`` or where the words
+        run out; a normal whose words run out is not written and its words are not consumed (p is where it
+        began), so that the next call, given words[p:] followed by fresh ones, continues the same sequence.
     """
     n_words = words.shape[0]
     mask8 = np.uint64(0xFF)
