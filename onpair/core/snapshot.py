@@ -149,6 +149,9 @@ def learner_document(learner, arrays: dict, path):
         )
     if learner._read_only:
         raise RuntimeError(f"cannot save to {os.fspath(path)!r}: {learner._read_only}")
+    if getattr(learner, "_shared", None) is not None:
+        raise ValueError(f"cannot save to {os.fspath(path)!r}: the learner charges a shared accountant "
+                         "(accountant=), which a snapshot cannot hold; a resumed learner would spend outside it")
     params = {key: _encode(getattr(learner, key), arrays, key, path) for key in learner._param_names()}
     config = _normalised(learner._settings())
     # The file is rebuilt from the public parameters, so they must still say what the learner uses

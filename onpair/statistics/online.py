@@ -13,20 +13,19 @@ O(k) = O(C·d²), and the model is useful from the first few hundred records on
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from ..core._validation import as_feature_vector, check_positive, class_label
 from ..core.stream import StreamLearner
 from ..core.task import make_task
-from ..privacy.accountant import ZCDPAccountant
+from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
 from ..privacy.continual import MAX_RECORDS
 from ..privacy.continual.normals import BLOCK_VALUES, NormalBlock
-from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
+from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
-from ..privacy.replay import record_level
-from ..privacy.reports import mark_curator_only
+from ..privacy.events import ContinualRelease
+from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ._kernels import _auc_square_model
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
                     released_model)
@@ -101,6 +100,10 @@ class OnPairStats(StreamLearner, saved=True):
         False gives the non-private twin: the exact statistics, no noise.
     seed : int, optional
         For reproducible experiments only.
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`): the release's cost is also
+        charged to it, with the first record, and a learner it cannot pay for refuses that record (nothing
+        changes). Not saved in snapshots: a learner with one refuses ``save``.
 
     Examples
     --------
@@ -117,10 +120,11 @@ class OnPairStats(StreamLearner, saved=True):
     """
 
     private = True
+    _non_private_mode = "exact statistics"
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
                  weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, bounds=None,
-                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None):
+                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.task = task
@@ -139,6 +143,10 @@ class OnPairStats(StreamLearner, saved=True):
         if not isinstance(private, (bool, np.bool_)):
             raise TypeError(f"private must be True or False, got {private!r}")
         self.private = bool(private)
+        self._shared = check_accountant(accountant, type(self).__name__)
+        if self._shared is not None and not self.private:
+            raise ValueError("accountant= is for a private learner: the non-private twin (private=False) has no "
+                             "finite ε to charge")
         self._task = make_task(task)
         self._epsilon = check_positive(epsilon, "epsilon")
         self._delta = check_positive(delta, "delta")
@@ -168,7 +176,7 @@ class OnPairStats(StreamLearner, saved=True):
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = self._horizon_value()
         # The continual release's cost is fixed when it is built; it is committed with the first record.
-        self._accountant = ZCDPAccountant(self._rho_budget)
+        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
         self._setup_stream(bounds, norm_bound, n_features, seed)
         self._stats = None
@@ -182,10 +190,7 @@ class OnPairStats(StreamLearner, saved=True):
             # The mechanism is built with the first record; a twin of one feature checks its parameters
             # (band, horizon, the noise scale of the weights and ε) now, so that they fail here, not there.
             self._new_state(1)
-        if self._horizon_value() is not None and self._delta >= 1.0 / self._horizon_value():
-            warnings.warn(f"delta = {self._delta:g} ≥ 1/horizon = {1.0 / self._horizon_value():g}: a mechanism "
-                          "that publishes one random record in the clear satisfies such a δ. Prefer δ ≪ 1/n.",
-                          PrivacyWarning, stacklevel=2)
+        warn_large_delta(type(self).__name__, self._delta, self._horizon_value(), what="horizon", stacklevel=2)
 
     # -- configuration -----------------------------------------------------------------------------
     def _check_classes(self, classes):
@@ -246,11 +251,13 @@ class OnPairStats(StreamLearner, saved=True):
         stats = self._stats
         box = self._box
         if (box is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == box[0].shape
-                and not self._read_only and (self._horizon is None or self._t < self._horizon)):
+                and not self._read_only and (self._horizon is None or self._t < self._horizon)
+                and (self._budget_committed or self._shared is None)):
             # The common round without the block machinery (box bounds, the state built, below the horizon:
-            # then t records were learned): a finite record (clipped to the box once the clipping warning has
-            # been issued: the first clipped record takes the general path, which warns), a known class; the
-            # same row and the same noise as the block path, bit for bit.
+            # then t records were learned; the budget committed unless no shared accountant must be asked): a
+            # finite record (clipped to the box once the clipping warning has been issued: the first clipped
+            # record takes the general path, which warns), a known class; the same row and the same noise as
+            # the block path, bit for bit.
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
             if code is not None:
                 clip = self._warned_clipping
@@ -294,6 +301,11 @@ class OnPairStats(StreamLearner, saved=True):
                 f"OnPairStats: the horizon of {capacity} records is reached; later records are not learned and "
                 "the model stays at the last release (see privacy_report()).", PrivacyWarning, self._mark_frozen))
         fresh = self._new_state(Z.shape[1]) if self._stats is None else None  # may fail: nothing changed yet
+        if self.private and not self._budget_committed and learned > 0:
+            # The shared accountant is asked before anything changes (the own budget was planned to fit).
+            exc = refusal([self._shared], [self._release_event((fresh or self._stats).mechanism)])
+            if exc is not None:
+                raise exc
         self._issue(pending)
         if fresh is not None:
             self._stats, self._dim = fresh, Z.shape[1]
@@ -311,8 +323,13 @@ class OnPairStats(StreamLearner, saved=True):
             return
         if self.private and self._learned() > 0:
             self._budget_committed = True
-            cost = min(float(self._stats.mechanism.describe()["rho_spent_bound"]), self._rho_budget)
-            self._accountant.spend(cost, label="continual release of the class statistics")
+            charge([self._accountant, self._shared], [self._release_event(self._stats.mechanism)])
+
+    def _release_event(self, mechanism):
+        """The continual release of the whole stream, as one event: the mechanism's cost, capped at the budget
+        it was calibrated to (the rounding of the root finders)."""
+        cost = min(float(mechanism.describe()["rho_spent_bound"]), self._rho_budget)
+        return ContinualRelease.of(mechanism, what="continual release of the class statistics", rho=cost)
 
     def _mark_frozen(self) -> None:
         self._frozen_warned = True
@@ -439,29 +456,35 @@ class OnPairStats(StreamLearner, saved=True):
             learned = t if capacity is None else min(t, capacity)
             self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
         self._frozen_warned = frozen
-        self._accountant = ZCDPAccountant(self._rho_budget)
+        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
         self._commit_budget()
 
     @property
     def accountant(self):
-        """A read-only view of the learner's zCDP accountant (the release's cost, spent with the first record)."""
-        return self._accountant.view()
+        """A read-only view of the learner's own zCDP accountant (the release's cost, spent with the first
+        record; an empty one for the non-private twin). The shared one given as ``accountant=`` is
+        :attr:`shared_accountant`."""
+        return (self._accountant or ZCDPAccountant(self._rho_budget, owner="OnPairStats")).view()
+
+    @property
+    def shared_accountant(self):
+        """The accountant given as ``accountant=`` (shared with other models), or None."""
+        return self._shared
 
     # -- what has been spent -----------------------------------------------------------------------
     def privacy_report(self, passes=1, order="same") -> dict:
         """What has been spent and released so far.
 
-        Keys as for :meth:`onpair.OnPairStrC.privacy_report`: ``rho_budget``, ``rho_spent`` (the whole
-        stream's cost for a record at one position, committed with the first record), ``rho_remaining``,
-        ``epsilon_spent``,
-        ``releases`` (one row per tree level or factorisation: ``what``, ``level``, ``nodes_released``,
-        ``sigma``, ``rho``), ``epsilon``, ``delta``, ``accounting``, ``mode`` ("continual"), ``n_seen``,
-        ``frozen``, ``status``, ``schedule`` (the mechanism's public description), ``buffer`` (None),
-        ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
+        The keys of every report (:func:`onpair.privacy.reports.build_report`; ``rho_spent`` is the whole
+        stream's cost for a record at one position, committed with the first record), ``releases`` (one
+        row: the :class:`onpair.privacy.events.ContinualRelease` of the whole stream, with its
+        ``mechanism``, ``kappa2``, ``horizon`` and ``nodes_released`` so far), and ``frozen``, ``schedule``
+        (the mechanism's public description, one entry per tree level or factorisation), ``buffer``
+        (None), ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
         ``noise_sd`` (the per-coordinate noise of the current release), ``noise_dominated`` (the class
-        means' difference is no longer than its noise: the model is mostly noise; public),
-        ``record_level`` and ``curator_only``.
+        means' difference is no longer than its noise: the model is mostly noise; public) and
+        ``record_level``.
 
         ``record_level`` is the cost of a **record** learned ``passes`` times. With ``order="same"`` (a data
         set of n records replayed k times in the same order: ``n_seen`` = k·n) it is exact, computed from
@@ -473,11 +496,9 @@ class OnPairStats(StreamLearner, saved=True):
         k²ρ. Example: ``learner.privacy_report(passes=4)["record_level"]["epsilon"]``.
         """
         if not self.private:
-            report = super().privacy_report(passes, order)
-            report.update(mode="exact statistics", sensitivity_now=self._sensitivity)
-            return report
+            return extend_report(super().privacy_report(passes, order), public={"sensitivity_now": self._sensitivity})
         mechanism = None if self._stats is None else self._stats.mechanism
-        rho_spent = self._accountant.rho_spent
+        events = [ContinualRelease.of(mechanism, e.what, rho=e.rho) for e in self._accountant.events]
         horizon = self._horizon_value()
         frozen = horizon is not None and self._t >= horizon
         noise_dominated = self._noise_dominated()
@@ -486,30 +507,15 @@ class OnPairStats(StreamLearner, saved=True):
         if noise_dominated:
             status += ("; the released statistics are dominated by noise (the class means' difference is no "
                        "longer than its noise): more records or a larger ε help")
-        return mark_curator_only({
-            "algorithm": type(self).__name__,
-            "mode": "continual",
-            "accounting": self.accounting,
-            "epsilon": self._epsilon,
-            "delta": self._delta,
-            "rho_budget": self._rho_budget,
-            "rho_spent": rho_spent,
-            "rho_remaining": max(0.0, self._rho_budget - rho_spent),
-            "epsilon_spent": float(eps_from_rho(rho_spent, self._delta, method=self.accounting)) if rho_spent > 0
-            else 0.0,
-            "releases": [] if mechanism is None else [dict(r) for r in mechanism.privacy_rows()],
-            "n_seen": self._t,
-            "frozen": frozen,
-            "status": status,
-            "schedule": None if mechanism is None else mechanism.describe(),
-            "buffer": None,
-            "sensitivity_now": self._sensitivity,
-            "n_clipped": self._n_clipped,
-            "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
-            "noise_dominated": noise_dominated,
-            "record_level": record_level(rho_spent, self._delta, self.accounting, passes, order, mechanism,
-                                         self._t),
-        })
+        return build_report(
+            type(self).__name__, events, epsilon=self._epsilon, delta=self._delta, accounting=self.accounting,
+            mode="continual", n_seen=self._t, status=status, rho_budget=self._rho_budget, passes=passes,
+            order=order, mechanism=mechanism,
+            public={"frozen": frozen, "schedule": None if mechanism is None else mechanism.describe(),
+                    "buffer": None, "sensitivity_now": self._sensitivity,
+                    "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
+                    "noise_dominated": noise_dominated},
+            curator={"n_clipped": self._n_clipped})
 
     def _noise_dominated(self) -> bool:
         """Whether the released class means' difference is no longer than its noise typically is:
