@@ -92,6 +92,17 @@ class OnPairStats(StreamLearner, saved=True):
         A known stream length: records after it are not learned (the model is frozen, with a warning); the
         BLT takes the fit for it (the stored fit of the next power of two, its cost computed at the
         horizon itself), the tree is sized for it, the banded factorisation uses it to stop.
+    final_share : float, default 0
+        φ ∈ [0, 1), with ``mechanism="blt"`` and a ``horizon`` only: a public share of ρ spent on **one**
+        Gaussian release of the statistics' total at the horizon, combined with the continual estimate by
+        inverse variance (:class:`onpair.privacy.continual.BufferedToeplitz`'s ``final_share``). It buys a
+        better **final** model for a worse model along the stream: the continual releases get (1 − φ)ρ, so
+        their noise grows by 1/√(1 − φ), and the model after record T has the variance v_c·v_f/(v_c + v_f) of
+        the two combined (v_f = Δ²/(2φρ): below one release of the total at the full ρ only as φ → 1). No
+        continual mechanism gives the last prefix the error of one release at the same ρ (the BLT's, at a
+        known horizon, is ×3–5 of it from 10³ to 10⁶ records); the default, 0, spends everything on the
+        stream, whose every model is then as good as a continual release allows. The trade-off on Pima and
+        Phishing: bench/results.md, "final share".
     bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
     n_features : int, optional
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
@@ -123,8 +134,9 @@ class OnPairStats(StreamLearner, saved=True):
     _non_private_mode = "exact statistics"
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
-                 weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, bounds=None,
-                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None, accountant=None):
+                 weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, final_share=0.0,
+                 bounds=None, norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None,
+                 accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.task = task
@@ -135,6 +147,7 @@ class OnPairStats(StreamLearner, saved=True):
         self.mechanism = mechanism
         self.band = band
         self.horizon = horizon
+        self.final_share = final_share
         self.bounds = bounds
         self.norm_bound = norm_bound
         self.n_features = n_features
@@ -175,6 +188,7 @@ class OnPairStats(StreamLearner, saved=True):
                 raise ValueError(f"band must be a positive integer, got {band!r}")
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = self._horizon_value()
+        self._final_share = self._check_final_share(final_share, mechanism)
         # The continual release's cost is fixed when it is built; it is committed with the first record.
         self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
@@ -208,6 +222,19 @@ class OnPairStats(StreamLearner, saved=True):
             raise ValueError(f"classes must list at least one label, each once, got {classes!r}")
         return {label: code for code, label in enumerate(canonical)}
 
+    def _check_final_share(self, final_share, mechanism) -> float:
+        if isinstance(final_share, (bool, np.bool_)) or not isinstance(final_share, (int, float, np.integer,
+                                                                                   np.floating)):
+            raise TypeError(f"final_share must be a real number in [0, 1), got {final_share!r} "
+                            f"({type(final_share).__name__})")
+        if not 0.0 <= final_share < 1.0:
+            raise ValueError(f"final_share must lie in [0, 1), got {final_share!r}")
+        if final_share > 0.0 and (mechanism != "blt" or self._horizon is None):
+            raise ValueError(f"final_share={final_share!r} needs mechanism='blt' and a horizon (the one release of "
+                             f"the total is made at the horizon), got mechanism={mechanism!r}, "
+                             f"horizon={self.horizon!r}")
+        return float(final_share)
+
     def _horizon_value(self):
         if self.horizon is None:
             return None
@@ -227,7 +254,7 @@ class OnPairStats(StreamLearner, saved=True):
             return ReleasedStatistics.build(
                 dim=dim, n_classes=self._n_classes, weights=self._weights,
                 rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
-                horizon=self._horizon_value())
+                horizon=self._horizon_value(), final_share=self._final_share)
         except ValueError as exc:
             raise ValueError(f"the release of the statistics of {dim} features in {self._n_classes} classes "
                              f"(weights {self._weights}, epsilon={self._epsilon:g}): {exc}") from None
@@ -398,7 +425,9 @@ class OnPairStats(StreamLearner, saved=True):
                 list(self._classes), "model": self._model_kind, "lam": self._lam, "weights": list(self._weights),
                 "mechanism": self.mechanism, "band": self.band, "horizon": self._horizon_value(),
                 "bounds": self._bounds.to_dict(), "epsilon": self._epsilon, "delta": self._delta,
-                "accounting": self.accounting, "rho_budget": self._rho_budget}
+                "accounting": self.accounting, "rho_budget": self._rho_budget,
+                # only when used: the settings of the snapshots written before final_share existed are unchanged
+                **({"final_share": self._final_share} if self._final_share else {})}
 
     def _noise_source(self) -> NormalBlock:
         """The normals of the release noise: a block drawn ahead from the learner's noise generator and

@@ -121,13 +121,15 @@ class ReleasedStatistics:
         self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
-    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None):
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
         the statistics' sensitivity and budget ρ."""
         if rho is None:
             return cls(dim, n_classes, weights)
         width = _checked_width(dim, n_classes)
         options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
+        if final_share:
+            options["final_share"] = final_share  # the BLT's, with a horizon (checked by the learner)
         mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
                                                         rho=rho, horizon=horizon, **options)
         return cls(dim, n_classes, weights, mech)

@@ -494,6 +494,8 @@ class BufferedToeplitz(PrefixSumMechanism):
     def _feed(self, V, rng, out) -> None:
         super()._feed(V, rng, out)
         self._release_final(rng)
+        if out is not None and self._final is not None and self._n_seen == self._horizon:
+            out[-1] = self.estimate()  # the release at T is the combination (as estimate() after add_one)
 
     def _release_final(self, rng) -> None:
         """With a final share, once record T (the horizon) is in: the one release of the total, S_T + σ_f·z,
