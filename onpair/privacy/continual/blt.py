@@ -17,8 +17,10 @@ imitates, and every closed form below is a sum of positive terms (no cancellatio
 **Release.** After record t the mechanism releases S_t + σ·(B·Z)_t, Z ~ N(0, I) (k coordinates each), with
 B = A·C⁻¹: the noise Y = C⁻¹Z is computed online by m buffers of k numbers (Y_t = Z_t − Σ_i ω_i b_i, then
 b_i ← θ_i b_i + Y_t; :mod:`onpair.privacy.continual._blt_kernels`), and (B·Z)_t = Σ_{s≤t} Y_s is a running sum. Work
-and memory: (m + 2)·k numbers, about 2m multiply-adds per coordinate and record, whatever the length of the
-stream. The releases are post-processing of C·V + σZ, a Gaussian mechanism.
+and memory: a state of (m + 2)·k numbers (the m buffers, the data's and the noise's running sums) and a scratch
+row of k normals, (m + 3)·k in all ((m + 4)·k with a final share, which keeps the release at the horizon);
+about 2m multiply-adds per coordinate and record, whatever the length of the stream. The releases are
+post-processing of C·V + σZ, a Gaussian mechanism.
 
 **Cost.** Replacing record s changes C·V by column s of C times (v_s − v'_s); the columns of a
 lower-triangular Toeplitz matrix are its first column cut shorter, so the largest column norm over every
@@ -68,7 +70,14 @@ parametrisation by the decays of C and C⁻¹).
 
 Privacy unit, adaptivity and the secrecy of the state: as every mechanism of
 :mod:`onpair.privacy.continual` (a record is a stream position; the state holds noiseless sums and the
-noise itself and refuses to be copied or pickled).
+noise itself and refuses to be copied or pickled). :meth:`BufferedToeplitz.from_state` checks what the arrays
+can tell (finite, the shapes, zero before the first record, every buffer equal to the noise sum after one,
+no final release before the horizon), but after two records nothing in them pins ``n_seen``: a state whose
+``n_seen`` was lowered resumes, and lets records past the horizon in, at a cost above the reported ρ (their
+columns of C were already counted at the earlier positions). That is no weakness against the data's owner's
+adversaries, because whoever can write the state can read the data: it holds the noiseless sums and the
+noise, so it must be kept **as secret as the raw data** (as :meth:`to_state` says); the checks catch
+corruption and mistakes, not an attacker who holds the state.
 """
 
 from __future__ import annotations
