@@ -76,7 +76,7 @@ no final release before the horizon), but after two records nothing in them pins
 ``n_seen`` was lowered resumes, and lets records past the horizon in, at a cost above the reported ρ (their
 columns of C were already counted at the earlier positions). That is no weakness against the data's owner's
 adversaries, because whoever can write the state can read the data: it holds the noiseless sums and the
-noise, so it must be kept **as secret as the raw data** (as :meth:`to_state` says); the checks catch
+noise, so it must be kept **as secret as the raw data** (as :meth:`BufferedToeplitz.to_state` says); the checks catch
 corruption and mistakes, not an attacker who holds the state.
 """
 
@@ -527,17 +527,18 @@ class BufferedToeplitz(PrefixSumMechanism):
     def add_one_compiled(self, kernel, args, block) -> int:
         """Add one record in one compiled call: ``kernel(*args, normals, pos, end, state)``.
 
-        The protocol of the learners' single-record path (:meth:`onpair.statistics.released.ReleasedStatistics.
-        add_box_one`): the ``kernel`` computes the record's row v from its own ``args`` (a raw record, the
-        public map, the class, and the public ω = ``parameters.output_scales``, θ = ``parameters.decays`` and
-        γ = :attr:`workload_decay`) and calls :func:`~onpair.privacy.continual._blt_kernels.blt_record` with
-        v, the k normals ``normals[pos:pos + k]`` (the block's next ones, unconsumed up to ``end``), ω, θ, γ
-        and the views state[:m], state[m], state[m + 1] (buffers, data sums, noise sums); it returns a status, negative when it changed nothing (no row: the
-        caller's general path decides), :data:`NEED_NORMALS` when it would add the record but fewer than k
-        normals are left (the block is then refilled and the kernel called again: a record that is not added
-        never makes the block draw). The same
-        arithmetic as :meth:`add_one` of v with the same normals, so the same state bit for bit. The caller
-        guarantees what :meth:`add_one` checks of v (finite, within ±MAX_ENTRY; a row of the public map is).
+        The protocol of the learners' single-record path
+        (:meth:`onpair.statistics.released.ReleasedStatistics.add_box_one`): the ``kernel`` computes the
+        record's row v from its own ``args`` (a raw record, the public map, the class, and the public
+        ω = ``parameters.output_scales``, θ = ``parameters.decays`` and γ = :attr:`workload_decay`) and calls
+        :func:`~onpair.privacy.continual._blt_kernels.blt_record` with v, the k normals ``normals[pos:pos + k]``
+        (the block's next ones, unconsumed up to ``end``), ω, θ, γ and the views state[:m], state[m],
+        state[m + 1] (buffers, data sums, noise sums); it returns a status, negative when it changed nothing
+        (no row: the caller's general path decides), :data:`NEED_NORMALS` when it would add the record but
+        fewer than k normals are left (the block is then refilled and the kernel called again: a record that
+        is not added never makes the block draw). The same arithmetic as :meth:`add_one` of v with the same
+        normals, so the same state bit for bit. The caller guarantees what :meth:`add_one` checks of v
+        (finite, within ±MAX_ENTRY; a row of the public map is).
 
         Parameters
         ----------
