@@ -70,14 +70,10 @@ parametrisation by the decays of C and C⁻¹).
 
 Privacy unit, adaptivity and the secrecy of the state: as every mechanism of
 :mod:`onpair.privacy.continual` (a record is a stream position; the state holds noiseless sums and the
-noise itself and refuses to be copied or pickled). :meth:`BufferedToeplitz.from_state` checks what the arrays
-can tell (finite, the shapes, zero before the first record, every buffer equal to the noise sum after one,
-no final release before the horizon), but after two records nothing in them pins ``n_seen``: a state whose
-``n_seen`` was lowered resumes, and lets records past the horizon in, at a cost above the reported ρ (their
-columns of C were already counted at the earlier positions). That is no weakness against the data's owner's
-adversaries, because whoever can write the state can read the data: it holds the noiseless sums and the
-noise, so it must be kept **as secret as the raw data** (as :meth:`BufferedToeplitz.to_state` says); the checks catch
-corruption and mistakes, not an attacker who holds the state.
+noise itself and refuses to be copied or pickled). After two records nothing in the arrays pins ``n_seen``: a
+state whose ``n_seen`` was lowered would resume and let records past the horizon in, above the reported ρ.
+Whoever can write the state can read the data (noiseless sums and the noise): keep it **as secret as the
+data**; ``from_state``'s checks catch corruption and mistakes, not an attacker who holds the state.
 """
 
 from __future__ import annotations
