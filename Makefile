@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) bench/metric_statistics.py
 	$(PY) bench/objective_perturbation.py
 	$(PY) bench/dask_scaling.py
+	$(PY) bench/classifier.py targets --write
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

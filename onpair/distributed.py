@@ -69,7 +69,8 @@ except ImportError as exc:  # pragma: no cover - the extra is installed by `make
     raise ImportError("onpair.distributed needs Dask: pip install 'onpair[dask]'") from exc
 
 from .core._validation import is_dask_collection
-from .core.fitting import (check_binary, fit_bounds, is_metric_task, seed_sequence, set_fitted, validate_training_data,
+from .core.fitting import (OBSERVED, check_binary, fit_bounds, label_coding, public_classes, seed_sequence, set_fitted,
+                           validate_training_data,
                            warn_clipped)
 
 __all__ = ["fit", "PartitionedFit", "DaskPartitions", "Partition", "SPLIT_EVERY"]
@@ -132,12 +133,12 @@ def fit(estimator, X, y, *, client=None):
     if not isinstance(estimator, PartitionedFit):
         raise TypeError(f"{type(estimator).__name__} has no distributed fit; the estimators with one are "
                         "OffPairStats and GradientPerturbedGD (fit the others on a NumPy array)")
-    metric = is_metric_task(estimator)
+    coding = label_coding(estimator)
     estimator.check_partitioned_fit()  # parameters first: a bad one fails before the cluster does any work
     client = _resolve_client(client)
     blocks, labels, dim = _row_blocks(X, y)
     bounds = fit_bounds(estimator, dim)
-    partitions = DaskPartitions(blocks, labels, dim, bounds=bounds, metric=metric,
+    partitions = DaskPartitions(blocks, labels, dim, bounds=bounds, coding=coding,
                                 classes=getattr(estimator, "classes", None), client=client,
                                 split=estimator.partition_layout == "split")
     try:
@@ -225,14 +226,14 @@ def _partition_labels(y) -> np.ndarray:
     return np.unique(np.asarray(y).reshape(-1))
 
 
-def _prepare_partition(X, y, index, bounds, metric, classes, split) -> Partition:
+def _prepare_partition(X, y, index, bounds, coding, classes, split) -> Partition:
     """Validate one partition (the in-process fit's checks; messages name the partition), map it."""
     y = np.asarray(y)
     if X.shape[0] == 0 and y.shape[0] == 0:
         empty = np.empty((0, bounds.n_features or X.shape[1]))
         return Partition(0, 0, empty, np.empty(0, np.int64), empty, empty)
     try:
-        X, labels, _ = validate_training_data(X, y, metric=metric, classes=classes, minimum=1)
+        X, labels, _ = validate_training_data(X, y, classes=classes, minimum=1, coding=coding)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"partition {index}: {exc}") from None
     Z, clipped = bounds.transform(X)
@@ -241,7 +242,7 @@ def _prepare_partition(X, y, index, bounds, metric, classes, split) -> Partition
         positive = labels > 0
         return Partition(Z.shape[0], n_clipped, positives=np.ascontiguousarray(Z[positive]),
                          negatives=np.ascontiguousarray(Z[~positive]))
-    codes = labels.astype(np.int64) if metric else (labels > 0).astype(np.int64)
+    codes = labels.astype(np.int64) if coding != "signs" else (labels > 0).astype(np.int64)
     return Partition(Z.shape[0], n_clipped, Z=np.ascontiguousarray(Z), codes=codes)
 
 
@@ -277,17 +278,20 @@ class DaskPartitions:
     the cluster holds for the fit.
     """
 
-    def __init__(self, blocks, labels, dim, *, bounds, metric, classes, client, split):
+    def __init__(self, blocks, labels, dim, *, bounds, coding, classes, client, split):
         self.dim = dim
         self._client = client
-        if classes is None:
+        if classes is None or (isinstance(classes, str) and classes == OBSERVED):
             found = self._compute([delayed(_partition_labels)(part) for part in labels])
             classes = np.unique(np.concatenate(found)) if found else np.empty(0)
-            if not metric:
+            if coding == "signs":
                 check_binary(classes)
-        # The in-process fit's classes_: the public domain as given, or the labels read off y.
-        self.classes = np.asarray(classes)
-        prepared = [delayed(_prepare_partition)(X, y, k, bounds, metric, classes, split)
+            elif coding == "sorted" and classes.size < 2:
+                raise ValueError(f"classification needs at least 2 classes in y, got {classes.tolist()[:5]}")
+        # The in-process fit's classes_: the public domain (sorted but for the metric task), or the labels
+        # read off y.
+        self.classes = public_classes(classes, coding)
+        prepared = [delayed(_prepare_partition)(X, y, k, bounds, coding, classes, split)
                     for k, (X, y) in enumerate(zip(blocks, labels))]
         self._parts = client.persist(prepared) if client is not None else list(dask.persist(*prepared))
         try:

@@ -30,6 +30,29 @@ def contribution(z, code, n_classes, weights):
     return out
 
 
+def pooled_contribution(z, code, n_classes, weights):
+    """v(z) of the pooled layout: [a, b·z] in the block (of length 1 + d) of class ``code``, zeros in the other
+    classes' blocks, then m·vech(zzᵀ) in the one shared moment block."""
+    a, b, m = weights
+    d = z.size
+    out = np.zeros(n_classes * (1 + d))
+    out[code * (1 + d):(code + 1) * (1 + d)] = np.concatenate([[a], b * z])
+    return np.concatenate([out, m * vech(np.outer(z, z))])
+
+
+def pooled_decode(estimate, n_classes, d, weights, floor):
+    """Counts and means per class, and the pooled within-class covariance (M/m − Σ_c n_c μ_cμ_cᵀ)/Σ_c n_c."""
+    a, b, m = weights
+    counts = np.array([max(estimate[c * (1 + d)] / a, floor) for c in range(n_classes)])
+    means = np.array([estimate[c * (1 + d) + 1:(c + 1) * (1 + d)] / (b * counts[c]) for c in range(n_classes)])
+    if m > 0:
+        second = unvech(estimate[n_classes * (1 + d):], d) / m
+        pooled = (second - sum(counts[c] * np.outer(means[c], means[c]) for c in range(n_classes))) / counts.sum()
+    else:
+        pooled = np.zeros((d, d))
+    return counts, means, pooled
+
+
 def decode(estimate, n_classes, d, weights, floor):
     a, b, m = weights
     q = 1 + d + d * (d + 1) // 2
@@ -59,3 +82,38 @@ def pairwise_square_loss(w, X_pos, X_neg, lam):
         for xj in X_neg:
             total += (1.0 - w @ (xi - xj)) ** 2
     return total / (len(X_pos) * len(X_neg)) + 0.5 * lam * (w @ w)
+
+
+def ball(rng, n, d):
+    """Records in the unit ball, some on its sphere."""
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return X * rng.uniform(0.0, 1.0, size=(n, 1)) ** (1.0 / d)
+
+
+def worst_sampled_difference(layout, weights, d, C, rng, draws=4000):
+    """max ‖v(z) − v(z')‖₂ over ``draws`` random pairs of unit-ball records with random labels, ``layout``
+    being :func:`contribution` or :func:`pooled_contribution`."""
+    worst = 0.0
+    for _ in range(draws):
+        z, z2 = ball(rng, 2, d)
+        c1, c2 = rng.integers(0, C, size=2)
+        worst = max(worst, float(np.linalg.norm(layout(z, c1, C, weights) - layout(z2, c2, C, weights))))
+    return worst
+
+
+def attained_difference(layout, weights, d, C):
+    """The larger of the two candidate suprema of ‖v(z) − v(z')‖₂: unit records e₁ and e₂ of different labels
+    (orthogonal: their moments differ most in the pooled layout), and same-label unit records at the angle
+    γ* = −b²/(2m²) (or opposite ones where b² ≥ 2m²)."""
+    a, b, m = weights
+    u, v = np.eye(d)[0], np.eye(d)[1]
+    cross = np.linalg.norm(layout(u, 0, C, weights) - layout(v, 1, C, weights))
+    if b * b >= 2 * m * m:
+        other = -u
+    else:
+        gamma = -b * b / (2 * m * m)
+        other = gamma * u + np.sqrt(1 - gamma * gamma) * v
+    same = np.linalg.norm(layout(u, 0, C, weights) - layout(other, 0, C, weights))
+    return float(max(cross, same))
+

@@ -45,7 +45,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from onpair import (ApproxMinimaPerturbedLogistic, FeatureBounds, ObjectivePerturbedLogistic, GradientPerturbedGD, OffPairC, OffPairStrC, OnPairC, OnPairStrC,
+from onpair import (OffPairStats, OnPairStats, ApproxMinimaPerturbedLogistic, FeatureBounds, ObjectivePerturbedLogistic, GradientPerturbedGD, OffPairC, OffPairStrC, OnPairC, OnPairStrC,
                     OutputPerturbedSGD, PairwiseGIGA)
 from onpair.cli import main as cli_main
 from learner_state import assert_same_state, state_of
@@ -122,6 +122,9 @@ ESTIMATORS = {
     "ApproxMinimaPerturbedLogistic": lambda: ApproxMinimaPerturbedLogistic(
         bounds=(0, 1), objective="pairwise", random_state=0),
 }
+# The statistics family's classifier (task="classify", a public domain of the suite's ±1 labels).
+ESTIMATORS["OffPairStats-classify"] = lambda: OffPairStats(task="classify", classes=[-1, 1], bounds=(0, 1),
+                                                           random_state=0)
 # Every other public estimator, discovered from onpair.__all__ (covered the day it is exported).
 ESTIMATORS.update({name: (lambda name=name: make_offline(name)) for name in OFFLINE if name not in ESTIMATORS})
 ONLINE = {
@@ -131,6 +134,7 @@ ONLINE = {
     "PairwiseGIGA": lambda: PairwiseGIGA(bounds=(0, 1)),
     "PairwiseGIGA-hinge-unit-ball": lambda: PairwiseGIGA(loss="hinge"),
 }
+ONLINE["OnPairStats-classify"] = lambda: OnPairStats(task="classify", classes=[-1, 1], bounds=(0, 1), seed=0)
 # Every other public online learner, discovered from onpair.__all__ (covered the day it is exported; the
 # river wrappers take dict records: see the module docstring).
 ONLINE.update({name: (lambda name=name: make_online(name)) for name in PUBLIC_ONLINE if name not in ONLINE})

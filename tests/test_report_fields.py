@@ -129,6 +129,16 @@ def river_classifier(**kwargs):
     return build
 
 
+def river_multiclass(**kwargs):
+    def build(seed):
+        X, y = data(seed, classes=3)
+        model = onpair.river.PrivateClassifier(classes=["a", "b", "c"], bounds=(0.0, 1.0), seed=0, **kwargs)
+        for (x, _), label in zip(dicts(X, y), y):
+            model.learn_one(x, "abc"[int(label)])
+        return model.privacy_report()
+    return build
+
+
 def river_metric(learner, **kwargs):
     def build(seed):
         X, y = data(seed, classes=3)
@@ -176,6 +186,8 @@ BUILDERS = {
     "PrivatePairwiseClassifier": [river_classifier(), river_classifier(features=FEATURES),
                                   river_classifier(learner="onpairstrc", features=FEATURES),
                                   river_classifier(learner="giga"), river_classifier(classes=(-1, 1))],
+    "PrivateClassifier": [river_multiclass(), river_multiclass(features=FEATURES),
+                          river_multiclass(features=FEATURES, learner_params={"private": False})],
     "MetricTransformer": [river_metric(lambda: onpair.OnPairStats(task="metric", classes=[0, 1, 2], bounds=(0, 1))),
                           river_metric(lambda: onpair.OnPairStats(task="metric", classes=[0, 1, 2], bounds=(0, 1)),
                                        features=FEATURES),

@@ -19,6 +19,11 @@ ESTIMATORS = [
     OutputPerturbedSGD(random_state=0),
     GradientPerturbedGD(random_state=0),
     OffPairStats(random_state=0),
+    # The classifier (any number of classes). scikit-learn's checks fit each clone on label sets of their own
+    # (0/1, 0/1/2, strings), so the domain is read off y, as declared by classes="observed"; a public
+    # domain (classes=[...]) is what the library asks of users (tests/test_classifier.py).
+    OffPairStats(task="classify", classes="observed", random_state=0),
+    OffPairStats(task="classify", classes="observed", moments="per-class", covariance="diagonal", random_state=0),
     ObjectivePerturbedLogistic(random_state=0),
     ObjectivePerturbedLogistic(objective="pairwise", random_state=0),
     ApproxMinimaPerturbedLogistic(random_state=0),

@@ -125,12 +125,14 @@ Examples
 from .bound import (DATA_KINDS, DEFAULT_D, DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_N, AuditResult, audit,
                     clopper_pearson, epsilon_lower_bound)
 from .command import add_arguments, main, run_from_args
-from .datasets import metric_neighbouring_datasets, neighbouring_datasets, statistics_neighbouring_datasets
+from .datasets import (classifier_neighbouring_datasets, metric_neighbouring_datasets, neighbouring_datasets,
+                       statistics_neighbouring_datasets)
 from .presets import PRESETS, Preset, audit_algorithm
 from ..statistics.audit_variants import CONTRAST_SAMPLES, MOMENT_WEIGHTS, release_contrast
 
 __all__ = [
     "AuditResult", "audit", "audit_algorithm", "clopper_pearson", "epsilon_lower_bound",
     "neighbouring_datasets", "metric_neighbouring_datasets", "statistics_neighbouring_datasets",
+    "classifier_neighbouring_datasets",
     "release_contrast", "PRESETS", "main", "add_arguments", "run_from_args",
 ]

@@ -116,3 +116,25 @@ def statistics_neighbouring_datasets(n: int = DEFAULT_N, d: int = DEFAULT_D, kin
     y_prime = y.copy()
     y_prime[0] = 1
     return (X, y), (X.copy(), y_prime), bounds, u
+
+
+def classifier_neighbouring_datasets(n: int, d: int, kind: str = "adversarial", seed: int = 0):
+    """``(D, D_prime, bounds, u)`` for the classifier's pooled release (one second moment for all classes): as
+    :func:`onpair.audit.statistics_neighbouring_datasets`, but where only the label of the first record flips
+    there (which moves the counts and the sums but not a pooled moment), D′'s first record here is the
+    half-corner (1, …, 1, 0, …, 0), mapped to (1, …, 1, −1, …, −1)/√d, orthogonal to D's corner for even d,
+    with label +1 against the corner's −1: ‖v(z′) − v(z)‖² = 2a² + 2b² + 2m², the pooled layout's different-label
+    supremum (:func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`), the moment included.
+    ``kind="random"``: the statistics presets' random data sets.
+
+    Examples
+    --------
+    >>> (X, y), (X2, y2), bounds, u = classifier_neighbouring_datasets(3, 2)
+    >>> X.tolist(), X2.tolist(), y.tolist(), y2.tolist()
+    ([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [-1, 1, -1], [1, 1, -1])
+    """
+    (X, y), (X_prime, y_prime), bounds, u = statistics_neighbouring_datasets(n, d, kind=kind, seed=seed)
+    if kind == "adversarial":
+        X_prime = X_prime.copy()
+        X_prime[0, (d + 1) // 2:] = 0.0
+    return (X, y), (X_prime, y_prime), bounds, u

@@ -21,7 +21,8 @@ from ..privacy.gaussian import gaussian_sigma
 from ..statistics import audit_variants as statistics
 from ..statistics.audit_variants import MOMENT_WEIGHTS
 from .bound import DEFAULT_D, DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_N, AuditResult, numba_threads, audit
-from .datasets import metric_neighbouring_datasets, neighbouring_datasets, statistics_neighbouring_datasets
+from .datasets import (classifier_neighbouring_datasets, metric_neighbouring_datasets, neighbouring_datasets,
+                       statistics_neighbouring_datasets)
 
 
 def _reference_setup(epsilon, delta, n, d, bounds):
@@ -119,6 +120,13 @@ PRESETS = {p.name: p for p in (
            datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-metric", "OnPairStats, task='metric', classes [-1, 1], the whole release sequence",
            statistics.onpairstats_setup(None, task="metric"), task="metric", datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-classify", "OnPairStats, task='classify', classes [-1, 1], one pooled second moment, the "
+           "whole release sequence", statistics.onpairstats_setup(None, task="classify"),
+           datasets=classifier_neighbouring_datasets),
+    Preset("onpairstats-classify-moments", f"OnPairStats, task='classify', one pooled second moment, weights "
+           f"{MOMENT_WEIGHTS}, the whole release sequence",
+           statistics.onpairstats_setup(None, task="classify", weights=MOMENT_WEIGHTS),
+           datasets=classifier_neighbouring_datasets),
     Preset("offpairstats", "OffPairStats, one release, model_type='centroid'", statistics.offpairstats_setup(None)),
     Preset("onpairstats-noise0.1", "BROKEN: OnPairStats with σ × 0.1", statistics.onpairstats_setup("noise0.1"),
            broken=True, datasets=statistics_neighbouring_datasets),
@@ -131,6 +139,10 @@ PRESETS = {p.name: p for p in (
            datasets=statistics_neighbouring_datasets),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
            broken=True),
+    Preset("onpairstats-classify-m0", f"BROKEN: OnPairStats, task='classify' (one pooled second moment), weights "
+           f"{MOMENT_WEIGHTS}, Δ computed as if the moment weight were 0 (as if the shared moment did not move)",
+           statistics.onpairstats_setup("m0", task="classify", weights=MOMENT_WEIGHTS), broken=True,
+           datasets=classifier_neighbouring_datasets),
     # Objective perturbation and AMP (seed 004), read through the claimed mechanism's privacy loss.
     *(Preset(name, description, objective_perturbation.objective_setup(kind, cls_name, objective), broken=kind is not None,
              scalar_release=True, needs_neighbours=True)

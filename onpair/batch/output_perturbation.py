@@ -145,7 +145,8 @@ class OutputPerturbedSGD(PairwiseEstimator):
         False gives the non-private twin: the same draws (same ``random_state``), the same iterations,
         ``coef_ = w̄_T`` without noise or final projection (w̄_T lies in W already).
     classes : sequence of labels, optional
-        The **public** label domain: for the AUC task two labels, ``classes[1]`` positive; for the
+        The **public** label domain: for the AUC task two labels (``classes_``, sorted: ``classes_[1]`` is
+        positive); for the
         metric task all class labels. Recommended: without it the classes are read off ``y``, so which
         label values occur must itself be public (as the bounds are); a record with a label outside
         ``classes`` is an error, and a data set in which only one class occurs can be fitted.

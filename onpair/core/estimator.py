@@ -28,8 +28,9 @@ from scipy.special import expit
 from ..metrics import roc_auc
 from ._validation import is_dask_collection
 from .bounds import FeatureBounds
-from .fitting import (NotFittedError, check_binary, complex_dtype, fit_bounds, is_metric_task, not_fitted_error,
-                      seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .fitting import (NotFittedError, check_binary, complex_dtype, fit_bounds, is_metric_task, label_coding,
+                      not_fitted_error, seed_sequence, set_fitted, sklearn_feature_block, validate_training_data,
+                      warn_clipped)
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -123,9 +124,8 @@ class PairwiseEstimator:
             from ..distributed import fit as distributed_fit
 
             return distributed_fit(self, X, y)
-        metric = self._metric_task()
-        X, signs, classes = self._validate_training_data(X, y, metric=metric,
-                                                          classes=getattr(self, "classes", None))
+        X, signs, classes = self._validate_training_data(X, y, classes=getattr(self, "classes", None),
+                                                          coding=label_coding(self))
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
@@ -189,15 +189,20 @@ class PairwiseEstimator:
             raise ValueError("get_mahalanobis_matrix is for task='metric'")
         return self.coef_.copy()
 
-    def decision_function(self, X) -> np.ndarray:
-        """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
+    def _mapped(self, X, what: str) -> np.ndarray:
+        """φ(X), the records checked and mapped by the public bounds, for ``what`` (refused for the metric
+        task and before a fit)."""
         self._check_fitted()
-        self._refuse_metric("decision_function")
+        self._refuse_metric(what)
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
         X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
         Z, _ = self.bounds_.transform(X)
-        return Z @ self.coef_
+        return Z
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores ``coef_ᵀ φ(x)`` under the released model (φ: the public bounds map)."""
+        return self._mapped(X, "decision_function") @ self.coef_
 
     def predict_proba(self, X) -> np.ndarray:
         """``[1 − p, p]`` with ``p`` the logistic function of the score.

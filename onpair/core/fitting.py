@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,12 +51,44 @@ def _conversion_warning():
     return _sklearn_class("sklearn.exceptions", "DataConversionWarning") or UserWarning
 
 
+#: The tasks of the offline estimators (``"classify"``: the statistics family's classifier only; each
+#: estimator checks its own).
+TASKS = ("auc", "metric", "classify")
+#: ``classes="observed"``: the label domain read off ``y`` (which labels occur must then be public).
+OBSERVED = "observed"
+
+
+def domain_read_off_y(estimator) -> bool:
+    """Whether a fit reads its label domain off ``y`` (``classes`` None or ``"observed"``): then the labels
+    present, ``classes_`` and anything counted from them are curator-only (the report lists
+    ``observed_classes`` under ``curator_only``)."""
+    declared = getattr(estimator, "classes", None)
+    return declared is None or (isinstance(declared, str) and declared == OBSERVED)
+
+
 def is_metric_task(estimator) -> bool:
     """True for ``task="metric"``; a ValueError for an unknown task (checked at fit, as sklearn wants)."""
     task = getattr(estimator, "task", "auc")
-    if not isinstance(task, str) or task not in ("auc", "metric"):
-        raise ValueError(f"task must be 'auc' or 'metric', got {task!r}")
+    if not isinstance(task, str) or task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     return task == "metric"
+
+
+def label_coding(estimator) -> str:
+    """How a fit codes the labels: ``"signs"`` (AUC: ±1, classes_[1] positive), ``"codes"`` (metric task: the
+    domain's codes in its declared order) or ``"sorted"`` (the classifier: codes of the sorted classes_)."""
+    if is_metric_task(estimator):
+        return "codes"
+    return "sorted" if getattr(estimator, "task", "auc") == "classify" else "signs"
+
+
+@dataclass(frozen=True)
+class FittedModel:
+    """What a release gives beside ``coef_``: further public fitted attributes (name → value), assigned by
+    :func:`set_fitted` with the others, all at once."""
+
+    coef: np.ndarray
+    attributes: dict = field(default_factory=dict)
 
 
 def seed_sequence(state) -> np.random.SeedSequence:
@@ -90,7 +123,14 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     # (PrivacyBudgetExceeded) leaves the estimator as it was, and nothing was released.
     accountant = check_accountant(getattr(estimator, "accountant", None), type(estimator).__name__)
     charge([accountant], report.events)
-    report = extend_report(report, curator={"n_clipped": n_clipped})
+    curator = {"n_clipped": n_clipped}
+    if domain_read_off_y(estimator):
+        # Which labels occur was read off y, not declared: data, not a public parameter (``classes_`` too).
+        curator["observed_classes"] = np.asarray(classes).tolist()
+    report = extend_report(report, curator=curator)
+    extra = {}
+    if isinstance(coef, FittedModel):
+        coef, extra = coef.coef, coef.attributes
     coef = np.asarray(coef, dtype=np.float64)
     if is_metric_task(estimator):
         d = n_features
@@ -104,6 +144,8 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     estimator.bounds_ = bounds
     estimator.n_clipped_ = n_clipped
     estimator.privacy_report_ = report
+    for name, value in extra.items():
+        setattr(estimator, name, value)
     return estimator
 
 
@@ -113,9 +155,14 @@ def _fixed_threshold(estimator) -> float:
     return float(threshold) if isinstance(threshold, (int, float)) else 1.0
 
 
-def validate_training_data(X, y, metric=False, classes=None, minimum=2):
+def validate_training_data(X, y, metric=False, classes=None, minimum=2, coding=None):
     """``(X, signs or codes, classes_)`` checked; ``minimum`` records (a partition of a distributed
-    fit may hold a single one)."""
+    fit may hold a single one). ``coding`` (:func:`label_coding`; default ``"codes"`` with ``metric``, else
+    ``"signs"``) says how the labels are coded; ``classes`` is the public domain, or None or ``"observed"``
+    to read it off ``y``."""
+    coding = coding or ("codes" if metric else "signs")
+    if isinstance(classes, str) and classes == OBSERVED:
+        classes = None
     if y is None:
         raise ValueError("requires y to be passed, but the target y is None")
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
@@ -157,12 +204,15 @@ def validate_training_data(X, y, metric=False, classes=None, minimum=2):
         if len(kinds) > 1:
             raise ValueError(f"labels of mixed types {sorted(k.__name__ for k in kinds)}")
     if classes is not None:
-        return X, *_codes_in_public_classes(y_arr, classes, metric)
+        return X, *_codes_in_public_classes(y_arr, classes, coding)
     # No label domain given: it is read off y, so the label values present must be public (like
     # the bounds): see the ``classes`` parameter.
     classes, codes = np.unique(y_arr, return_inverse=True)
-    if metric:
-        # Any number of classes (one included: every pair is then a same-class pair).
+    if coding == "sorted" and classes.size < 2:
+        raise ValueError(f"classification needs at least 2 classes in y, got {classes.size} class: "
+                         f"{classes.tolist()[:5]} (declare the public domain with classes=[...])")
+    if coding != "signs":
+        # Any number of classes (one included for the metric task: every pair is then a same-class pair).
         return X, codes.reshape(-1).astype(np.int64), classes
     check_binary(classes)
     signs = np.where(y_arr == classes[1], 1, -1).astype(np.int8)
@@ -189,14 +239,22 @@ def check_binary(classes) -> None:
         )
 
 
-def _codes_in_public_classes(y, classes, metric):
-    """``(signs or codes, classes_)`` for labels in a **public** label domain ``classes``.
+def public_classes(classes, coding: str) -> np.ndarray:
+    """The fit's ``classes_`` for a **public** label domain ``classes``: sorted, as scikit-learn expects, for
+    the AUC task and the classifier (``coding`` ``"signs"`` or ``"sorted"``), as declared for the metric task
+    (``"codes"``); a ValueError for labels that are not distinct or too few for the task.
 
-    Inferring the classes from y lets one record decide them: with labels {0, 1} in the data set, a
-    neighbour whose only 0 is replaced by a 2 has classes {1, 2}, a different positive class, and every
-    other record's sign flips, far beyond the sensitivity 2Γ/n. With the domain given, one record
-    changes one sign at most, and a data set with a single class present is fine (no opposite pair).
-    AUC: exactly two classes, ``classes[1]`` positive. Metric task: any number of classes.
+    The AUC task's positive class is ``classes_[1]``, the larger label, whatever order ``classes`` was given
+    in: ROC AUC with one label positive under scores s equals ROC AUC with the other positive under −s, and
+    every model of these estimators is antisymmetric in the two labels (swapping them negates it), so the
+    order only set the sign of ``decision_function``, which scikit-learn's tools (``roc_auc_score``,
+    ``scoring="roc_auc"``) read as the score of ``classes_[1]``. A domain declared in another order is
+    accepted with a warning that says so (earlier versions took ``classes[1]`` as the positive class).
+
+    Examples
+    --------
+    >>> public_classes(["b", "a"], "sorted").tolist(), public_classes(["b", "a"], "codes").tolist()
+    (['a', 'b'], ['b', 'a'])
     """
     try:
         domain = np.asarray(classes)
@@ -205,16 +263,42 @@ def _codes_in_public_classes(y, classes, metric):
         distinct = False
     if not distinct:
         raise ValueError(f"classes must be a list of distinct labels, got {classes!r}")
-    if not metric and domain.size != 2:
-        raise ValueError(f"classes must hold exactly 2 labels for the AUC task (classes[1] is the positive "
-                         f"class), got {classes!r}")
+    if coding == "signs" and domain.size != 2:
+        raise ValueError(f"classes must hold exactly 2 labels for the AUC task (classes_[1], the larger, is the "
+                         f"positive class), got {classes!r}")
+    if coding == "sorted" and domain.size < 2:
+        raise ValueError(f"classes must hold at least 2 labels for task='classify', got {classes!r}")
+    if coding == "codes":
+        return domain
+    ordered = np.sort(domain)
+    if coding == "signs" and not np.array_equal(ordered, domain):
+        warnings.warn(f"classes={classes!r}: classes_ is sorted ({ordered.tolist()!r}), as scikit-learn expects, "
+                      f"and decision_function and predict_proba[:, 1] score classes_[1] = {ordered[1].item()!r} "
+                      f"(earlier versions made classes[1] = {domain[1].item()!r} positive). score, roc_auc_score "
+                      "and cross_val_score(scoring='roc_auc') agree, and ROC AUC does not depend on which label is "
+                      "called positive. Declare classes in sorted order to silence this warning.",
+                      UserWarning, stacklevel=5)
+    return ordered
+
+
+def _codes_in_public_classes(y, classes, coding):
+    """``(signs or codes, classes_)`` for labels in a **public** label domain ``classes``
+    (:func:`public_classes` orders it).
+
+    Inferring the classes from y lets one record decide them: with labels {0, 1} in the data set, a
+    neighbour whose only 0 is replaced by a 2 has classes {1, 2}, a different positive class, and every
+    other record's sign flips, far beyond the sensitivity 2Γ/n. With the domain given, one record
+    changes one sign at most, and a data set with a single class present is fine (no opposite pair).
+    AUC: exactly two classes, ``classes_[1]`` positive. Metric task and classifier: any number of classes.
+    """
+    domain = public_classes(classes, coding)
     matches = y[:, None] == domain[None, :]
     unknown = np.flatnonzero(~matches.any(axis=1))
     if unknown.size:
         i = int(unknown[0])
         raise ValueError(f"y[{i}] = {np.asarray(y[i]).tolist()!r} is not one of classes = {domain.tolist()!r}")
     codes = np.argmax(matches, axis=1)
-    if metric:
+    if coding != "signs":
         return codes.astype(np.int64), domain
     return np.where(codes == 1, 1, -1).astype(np.int8), domain
 

@@ -255,7 +255,28 @@ class MetricTask:
         return settings
 
 
+class ClassifyTask:
+    """Classification over a public class domain (the statistics family's ``task="classify"``): class labels
+    checked as the metric task's (any number of classes, of type int, str or bool); the model is
+    post-processing of released class statistics, so there is no parameter geometry here.
+
+    Examples
+    --------
+    >>> CLASSIFY.label_one("a", 0), CLASSIFY.single_block(2)
+    ('a', [2])
+    """
+
+    name = "classify"
+    label_block = MetricTask.label_block
+    label_one = MetricTask.label_one
+    single_block = MetricTask.single_block
+
+    def settings(self) -> dict:
+        return {"task": "classify"}
+
+
 AUC = AUCTask()
+CLASSIFY = ClassifyTask()
 
 
 def make_task(task="auc", constraint=None, terms=None):

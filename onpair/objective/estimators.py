@@ -209,7 +209,8 @@ _COMMON_PARAMETERS = """
     bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`)
         Default: the unit ball. Records outside are clipped (that clipping is part of the mechanism).
     classes : sequence of two labels, optional
-        The public label domain (``classes[1]`` positive); without it the labels are read off ``y``.
+        The public label domain; ``classes_`` is it sorted and ``classes_[1]`` is positive (scikit-learn's
+        convention); without it the labels are read off ``y``.
     private : bool, default True
         False: the non-private twin, the exact minimiser of the same regularised objective (same λ).
     random_state : int, SeedSequence, Generator or None

@@ -7,6 +7,12 @@ coordinates so that ‖vech(M)‖₂ = ‖M‖_F. Neighbouring streams replace o
 position; the sensitivity is Δ = sup ‖v(z) − v(z')‖₂ over ‖x‖, ‖x'‖ ≤ 1 and any two labels of the
 public class domain. The weights a, b, m are public: they share the budget between the three kinds of
 statistic (docs/algorithms.md#continual-release).
+
+The classifier's **pooled** layout (``moments="pooled"``) releases the counts and sums per class and one
+second moment for all classes, v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)]: its sensitivity is the same Δ
+(:func:`statistics_sensitivity` proves both), whatever the number of classes C ≥ 2. The sensitivity of
+either layout does not depend on C: a record touches one class's block, so a replaced record changes at
+most two, for two classes as for twenty.
 """
 
 from __future__ import annotations
@@ -71,6 +77,20 @@ def statistics_sensitivity(count_weight: float, sum_weight: float, moment_weight
     Δ² is the larger of the two, and the bound is attained. With b² ≥ 2m² and a² + m² ≤ b², counts and
     second moments cost nothing beyond the sums: Δ = 2b (the defaults a = 0.8, b = 1, m = 0.6 sit
     there).
+
+    **The pooled layout** (one second moment for all classes: v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)], the
+    moment outside the class blocks) has the **same** Δ:
+
+    * Same label: the count cancels and the sum and moment differences are those of the per-class layout,
+      b²‖x − x'‖² + m²‖xxᵀ − x'x'ᵀ‖²_F: the same supremum, :func:`same_label_sensitivity_squared`.
+    * Different labels: the counts give 2a², the sums sit in different blocks, b²(r² + s²), and the moments
+      now share one block: m²‖xxᵀ − x'x'ᵀ‖²_F = m²(r⁴ + s⁴ − 2r²s²γ²) ≤ m²(r⁴ + s⁴). So
+      ‖v(z) − v(z')‖² ≤ 2a² + b²(r² + s²) + m²(r⁴ + s⁴) ≤ 2a² + 2b² + 2m², attained at ‖x‖ = ‖x'‖ = 1 with
+      x ⊥ x' (d ≥ 2; for d = 1 the supremum is smaller and the bound still holds).
+
+    Both cases give the per-class layout's bounds, so Δ is the same for both layouts; the pooled one adds
+    one noise draw to the pooled moment where the per-class one adds C (one per class) to their sum.
+    ``tests/test_classifier.py`` checks the pooled layout against sampled and adversarially optimised pairs.
 
     Parameters
     ----------

@@ -1,7 +1,9 @@
 """river adapters: the private online learners as river estimators.
 
 * :class:`PrivatePairwiseClassifier` (:mod:`onpair.river.classifier`): online AUC maximisation as a
-  river binary classifier;
+  river binary classifier (calibrated probabilities with the default learner);
+* :class:`PrivateClassifier` (:mod:`onpair.river.multiclass`): a calibrated multi-class classifier, one
+  budget for the whole stream whatever the number of classes;
 * :class:`MetricTransformer` and :func:`metric_distance` (:mod:`onpair.river.metric`): a learned
   metric as a river transformer and as a distance for river's k-NN;
 * :class:`PrivateStandardScaler` (:mod:`onpair.river.scaler`): standardisation with privately released
@@ -16,9 +18,10 @@ bounds map. This is the only package of onpair that imports river; ``import onpa
 """
 
 from .classifier import PrivatePairwiseClassifier
+from .multiclass import PrivateClassifier
 from .metric import MetricTransformer, metric_distance
 from .scaler import PrivateStandardScaler
 from .composition import pipeline_report
 
-__all__ = ["PrivatePairwiseClassifier", "MetricTransformer", "metric_distance", "PrivateStandardScaler",
+__all__ = ["PrivatePairwiseClassifier", "PrivateClassifier", "MetricTransformer", "metric_distance", "PrivateStandardScaler",
            "pipeline_report"]

@@ -12,7 +12,7 @@ The label domain is **public**, never read off the stream (a key or a type taken
 labels seen would tell which labels arrived). Without ``classes=`` it is river's binary one:
 ``predict_proba_one`` has exactly the keys ``False`` and ``True`` (bool objects), ``predict_one``
 returns a bool, and the labels accepted are booleans and 0/1 (which compare equal to them). With
-``classes=(negative, positive)`` (``classes[1]`` is positive, as in the offline estimators) the keys
+``classes=(negative, positive)`` (``classes[1]`` is positive: river names the positive class by its key) the keys
 and predictions are exactly those two objects, and a label is accepted when it equals one of them:
 declare ``classes=(-1, 1)`` for −1/+1 labels. A label outside the domain (a −1 without ``classes=``,
 a string, 2, NaN) is a ``ValueError``: nothing changed, nothing spent.
@@ -21,13 +21,21 @@ Predictions
 -----------
 Only the last **released** model is used (the data-independent start before the first release; a
 probability of 0.5 before the feature order is known). With ``s = wᵀφ(x)`` the released score
-(φ: the public bounds map into the unit ball), ``predict_proba_one`` returns
-``p = (1 + s/‖w‖)/2`` for the positive label: the record's position along the model's direction,
-mapped from [−1, 1] onto [0, 1]. It is a monotone transform of the score, so AUC (river's
-``ROCAUC`` included) measures the model's ranking; it is not a calibrated probability, and
-``predict_one`` (p > 1/2, i.e. s > 0) is not tuned for accuracy. The plain logistic σ(s) would
-confine p to [0.475, 0.525] (‖w‖ ≤ R = 0.1 by default), between two of the ten thresholds of
-river's ``ROCAUC`` (4/9 and 5/9), which would then read 0.5 for any model.
+(φ: the public bounds map into the unit ball):
+
+* the default learner (``"stats"``) returns the **calibrated** posterior of its release along the released
+  model, ``p = σ(a·s + b)`` (:meth:`onpair.OnPairStats.posterior`, docs/algorithms.md#classifier): ``a > 0``
+  and ``b`` come from the released class statistics (the one-dimensional discriminant along w, shrunk by its
+  noise), so p ranks records exactly as s does (AUC unchanged), river's ``ROCAUC`` reads what the exact AUC
+  reads, and ``predict_one`` (p > 1/2) is the posterior's arg-max, with the intercept the score alone lacks;
+  where the release is mostly noise, p shrinks towards the prior instead of flipping;
+* the record-keeping learners return ``p = (1 + s/‖w‖)/2``, the record's position along the model's direction
+  mapped from [−1, 1] onto [0, 1]: a monotone transform of the score (so AUC measures the model's ranking),
+  not a calibrated probability (no statistics are released to calibrate it). The plain logistic σ(s) would
+  confine p to [0.475, 0.525] (‖w‖ ≤ R = 0.1 by default), between two of the ten thresholds of river's
+  ``ROCAUC`` (4/9 and 5/9), which would then read 0.5 for any model.
+
+For more than two classes, :class:`onpair.river.PrivateClassifier`.
 
 Copies, clones and the budget
 -----------------------------
@@ -61,20 +69,18 @@ it, and the ``lineage`` total (which assumes each member learned each record onc
 
 from __future__ import annotations
 
-import copy
 import math
-import warnings
 
 import numpy as np
 from river import base, utils
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
-from ..persistence import load_learner, save_learner
-from ..core.bounds import BOUNDS_ADVICE, clip_box_dot
-from ..privacy.reports import extend_report
+from ..persistence import load_learner
+from ..core.bounds import BOUNDS_ADVICE
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
-from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
+from .records import RecordMapper, as_frame
+from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window, restored_wrapper
 
 __all__ = ["PrivatePairwiseClassifier"]
 
@@ -100,7 +106,7 @@ _OLD_REFRESH_SHIFT = 6
 SAVE_TAG = "onpair.river:PrivatePairwiseClassifier"
 
 
-class PrivatePairwiseClassifier(base.MiniBatchClassifier):
+class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     """Differentially private online AUC maximisation as a river binary classifier.
 
     Wraps :class:`onpair.OnPairStats` (default: the class statistics released after every record, a
@@ -217,18 +223,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self._lineage.add(self._inner)
 
     def _make_inner(self, order):
-        kwargs = {}
-        if self.learner_params is not None:
-            if not isinstance(self.learner_params, dict) or not all(isinstance(k, str) for k in self.learner_params):
-                raise ValueError(f"learner_params must be a dict of argument names, got {self.learner_params!r}")
-            own = sorted(set(self.learner_params) & set(_OWN_ARGUMENTS))
-            if own:
-                raise ValueError(f"learner_params sets {', '.join(own)}: pass them to PrivatePairwiseClassifier "
-                                 "itself (n_features comes from features)")
-            kwargs.update(self.learner_params)
-        if order is None and has_array_bounds(self.bounds):
-            raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "
-                             "(the order of dict keys is not fixed)")
+        kwargs = learner_arguments("PrivatePairwiseClassifier", self.learner_params, _OWN_ARGUMENTS,
+                                   "n_features comes from features", order, self.bounds)
         kwargs.update(bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                       n_features=None if order is None else len(order))
         cls = LEARNERS[self.learner]
@@ -277,117 +273,70 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         }
 
     # -- records -----------------------------------------------------------------------------------
+    _save_tag = SAVE_TAG
+
     def _label(self, y, where) -> int:
         """The sign (±1) of a label of the public domain, or a ValueError naming it (nothing is kept of it)."""
+        if type(y) is bool and self.classes is None:  # the common label, before label_sign's checks
+            return 1 if y else -1
         return label_sign(y, self._labels, self.classes is not None, where)
 
-    # -- learning ----------------------------------------------------------------------------------
-    def learn_one(self, x, y):
-        """Learn one record: ``x`` a dict of features, ``y`` a label of the public domain (a boolean or 0/1
-        without ``classes=``; one of ``classes`` otherwise).
+    @staticmethod
+    def _labels_of(signs) -> np.ndarray:
+        return np.array(signs, dtype=np.int8)
 
-        A failed call (bad value, label outside the domain, undeclared key with ``unknown_features="raise"``,
-        or an error of the learner) changes nothing and spends no budget.
-        """
-        if type(y) is bool and self.classes is None:  # the common label, before _label's checks
-            sign = 1 if y else -1
-        else:
-            sign = self._label(y, f"stream position {self._inner.n_seen + 1}")
-        records = self._records
-        order = records.order
-        found = records.fast_vector(x)  # None: the general path decides (and says why)
-        if found is None:
-            where = f"stream position {self._inner.n_seen + 1}"
-            order, feature_set = records.order_for(x, where)
-            found = records.vector(x, where, order, feature_set)
-            if records.order is None and self._inner.private:
-                records.warn_order_from_record(type(self).__name__)
-        vector, unknown, missing = found
-        self._inner.learn_one(vector, sign)
-        # Committed only once the learner has accepted the record.
-        if unknown or missing or records.order is None:
-            records.commit(order, unknown, missing, 1)
-
-    def learn_many(self, X, y):
-        """Learn a data frame of records (pandas, or any frame river's ``utils.dataframe`` reads),
-        exactly as ``learn_one`` on each row in order would.
-
-        A column that is absent reads as 0; a NaN is an error (fill it first), as in a dict. A frame of
-        0 rows is a no-op (nothing learned or spent), as the learners' ``learn_many`` of 0 records."""
-        frame = as_frame(X)
-        labels = series_values(y)
-        if len(labels) != len(frame):
-            raise ValueError(f"X has {len(frame)} rows but y has {len(labels)} labels")
-        if len(frame) == 0:
-            return
-        offset = self._inner.n_seen
-        signs = np.empty(len(labels), dtype=np.int8)
-        for i, value in enumerate(labels):
-            signs[i] = self._label(value, f"row {i}, stream position {offset + i + 1}")
-        records = self._records
-        order = records.order if records.order is not None else sorted_keys(frame.columns)
-        block, unknown, missing = records.block(frame, order, offset)
-        if records.order is None and self._inner.private:
-            records.warn_order_from_record(type(self).__name__)
-        self._inner.learn_many(block, signs)
-        records.commit(order, unknown, missing, len(frame))
+    def _learner_name(self) -> str:
+        return self.learner
 
     # -- prediction --------------------------------------------------------------------------------
     def _released(self):
-        """(w, ‖w‖) of the visible model, read once per release (private learners) or per record (the
-        non-private twin).
-
-        A private learner that releases after every record ("stats") is read at every release up to release
-        2^(s+1), then at every 2^(⌊log₂ k⌋ − s)-th release k, s = :attr:`REFRESH_SHIFT`: predictions use a
-        released model at most 1/2^s of the stream old (post-processing of public releases, a public rule
-        of the release count alone, at a fraction of the cost)."""
+        """(w, ‖w‖, a, b) of the visible model and its calibration p = σ(a·s + b) (``a`` None: p = (1 + s/‖w‖)/2,
+        the record-keeping learners), read once per release (private learners) or per record (the
+        non-private twin); the default learner's on the schedule of :func:`onpair.river.wrapper.release_window`
+        with s = the model's refresh shift (:attr:`REFRESH_SHIFT`, or the one its snapshot was saved with)."""
         inner = self._inner
         private = inner.private
         count = inner.n_releases if private else inner.n_seen
         cache = self._cache
         if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
-            return cache[3], cache[4]
-        shift = self._refresh_shift
-        step = 1 << (count.bit_length() - 1 - shift) if private and count >> (shift + 1) else 1
-        start = count - count % step
+            return cache[3], cache[4], cache[7], cache[8]
+        start, stop = release_window(count, private, self._refresh_shift)
         model = inner.model
         # (learner, the counts [start, start + step) that read this model, the model, its norm, (unused), the
         # box map's rows or None)
         bounds = inner.feature_bounds
         box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
         norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
-        self._cache = (inner, start, start + step, model, norm, None, box)
-        return model, norm
+        slope, intercept = _calibration(inner.posterior(), model) if self.learner == "stats" else (None, 0.0)
+        self._cache = (inner, start, stop, model, norm, np.empty(model.shape[0]), box, slope, intercept)
+        return model, norm, slope, intercept
 
     def _probabilities(self, block):
-        """p = (1 + s/‖w‖)/2 with s = wᵀφ(x) under the last released model w (‖φ(x)‖ ≤ 1)."""
-        model, norm = self._released()
-        if norm == 0.0:
+        """p = σ(a·s + b) (the default learner) or (1 + s/‖w‖)/2, with s = wᵀφ(x) under the last released model
+        w (‖φ(x)‖ ≤ 1)."""
+        model, norm, slope, intercept = self._released()
+        if slope is None and norm == 0.0:
             return np.full(block.shape[0], 0.5)
         Z, _ = self._inner.feature_bounds.transform(block)
         scores = Z @ model  # the same (possibly cached) released model as the norm and as predict_proba_one
+        if slope is not None:
+            return np.array([_logistic(slope * s + intercept) for s in scores.tolist()])
         return (1.0 + np.clip(scores / norm, -1.0, 1.0)) / 2.0
 
     def _probability_one(self, vector) -> float:
         """:meth:`_probabilities` of one checked row, in Python floats (the per-record path): the same
         score (the dot product of the mapped row and the model: what a 1 × d product computes, as in
         ``decision_function``), the same IEEE operations after it."""
-        cache, inner = self._cache, self._inner
-        count = inner.n_releases if inner.private else inner.n_seen
-        if cache is None or cache[0] is not inner or not cache[1] <= count < cache[2]:
-            self._released()  # the rule of _released, inlined for the cached case (the per-record path)
-            cache = self._cache
-        model, norm, box = cache[3], cache[4], cache[6]
-        if norm == 0.0:
+        model, norm, slope, intercept = self._released()
+        if slope is None and norm == 0.0:
             return 0.5
-        # The record mapped (clipped to the box, as map_one maps it) and its product with the model, in one
-        # compiled call (summed in index order: within rounding of the block path's matrix product); map_one
-        # itself for a norm bound or a record that is not finite.
-        score = clip_box_dot(vector, box[0], box[1], box[2], model) if box is not None and \
-            vector.shape == model.shape else math.nan
-        if score != score:
-            score = float(self._inner.feature_bounds.map_one(vector).dot(model))
-        ratio = score / norm
+        row, box = self._cache[5], self._cache[6]
+        # The record mapped (clipped to the box) into a scratch row, as map_one maps it; map_one itself for a
+        # norm bound. Its product with the model is the dot product a 1 × d matmul makes.
+        row = mapped_row(self._inner.feature_bounds, vector, None if box is None else row)
+        if slope is not None:
+            return _logistic(slope * float(row.dot(model)) + intercept)
+        ratio = float(row.dot(model)) / norm
         return (1.0 + min(1.0, max(-1.0, ratio))) / 2.0
 
     def predict_proba_one(self, x, **kwargs):
@@ -430,16 +379,6 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     # -- what may be shown -------------------------------------------------------------------------
     @property
-    def n_seen(self) -> int:
-        """Records learned so far."""
-        return self._inner.n_seen
-
-    @property
-    def feature_order(self):
-        """The feature order (a tuple), or None until it is given or fixed by the first record."""
-        return self._records.order
-
-    @property
     def model(self) -> np.ndarray:
         """The last released model (weights on the bounds-mapped features, in :attr:`feature_order`)."""
         if self._records.order is None:
@@ -458,98 +397,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             return np.zeros((0, 0))
         return self._inner.released_models
 
-    def privacy_report(self, passes=1, order="same") -> dict:
-        """The learner's report (:meth:`onpair.OnPairStats.privacy_report`, or
-        :meth:`onpair.OnPairStrC.privacy_report`) and the wrapper's fields.
-
-        Added keys: ``private``, ``learner``, ``features`` (the order, or None),
-        ``n_unknown_feature_records`` and ``unknown_features`` (records that carried undeclared
-        keys, and the first 100 such names), ``n_missing_feature_records`` (records in which a
-        declared key was missing and read as 0) and ``lineage`` (the model and its clones together:
-        ``members``, ``non_private_members``, ``rho_spent``, ``delta``, ``epsilon_spent``).
-
-        ``curator_only`` names the fields computed from the data without noise: ``n_clipped``, the three
-        record counts and the names (a one-hot key names a value), and, when the feature order was read
-        off the first record (``features=None``), ``features`` and ``schedule`` (which shows the
-        dimension). They are for the data curator only (:func:`onpair.privacy.reports.public_report`).
-
-        ``passes`` and ``order`` give ``record_level``, the cost of a record learned ``passes`` times
-        (``progressive_val_score(data * k, model)``: k passes in the same order, ``order="same"``; the default
-        learner's is then exact, e.g. record-level ε 3.03 for four passes of Phishing at ε = 1, 2.15 with
-        ``learner_params={"mechanism": "toeplitz"}``; ``order="any"`` or an output-perturbed learner: the group
-        bound k²ρ). ``epsilon_spent`` is the cost of one stream position. The ``lineage`` total adds the ρ of
-        the model and its clones, each learning a record **once** (one position each): it does not cover a
-        meta-model that learns a record several times per member (river's bagging, a Poisson number of times,
-        which has no upper bound), nor passes (``record_level`` does, per model;
-        :func:`onpair.river.pipeline_report` adds up a pipeline's models).
-        """
-        report = self._inner.privacy_report(passes, order)
-        lineage = self._lineage.report(report["delta"], report["accounting"])
-        return extend_report(report, public={"learner": self.learner, **self._records.report(), "lineage": lineage},
-                             extra_curator=self._records.curator_fields())
-
-    # -- clones, copies, pickles -------------------------------------------------------------------
-    def _started(self) -> bool:
-        return self._inner.n_seen > 0
-
-    def _refuse_copy(self, what):
-        raise TypeError(
-            f"a fitted private {type(self).__name__} cannot be {what}: it holds the raw records, and a copy "
-            "would reuse its noise and its budget. Use clone() for a new, unfitted model with its own budget, "
-            "save()/load() to resume it, or share model / released_models."
-        )
-
-    def clone(self, new_params=None, include_attributes=False):
-        """A new, unfitted model with the same parameters (updated by ``new_params``).
-
-        It is a new mechanism with **its own budget**: nothing private is copied, and it joins this
-        model's lineage, whose report adds up what all of them spend. ``include_attributes=True`` is
-        refused for a fitted private model (it would copy the private state).
-        """
-        if include_attributes and self._inner.private and self._started():
-            self._refuse_copy("cloned with its attributes")
-        clone = super().clone(new_params)
-        clone._lineage = self._lineage
-        self._lineage.add(clone._inner)
-        if include_attributes and self._started():
-            # Non-private only (refused above otherwise): river's semantics, the state deep-copied.
-            for name, value in self.__dict__.items():
-                if name not in ("_lineage", *self._get_params()):
-                    setattr(clone, name, copy.deepcopy(value))
-        return clone
-
-    def __reduce_ex__(self, protocol):
-        if not self._started():
-            # Nothing learned: the parameters are the whole model (unpickled, a new learner and lineage).
-            return _from_params, (type(self), self._get_params())
-        if self._inner.private:
-            self._refuse_copy("pickled or copied")
-        return super().__reduce_ex__(protocol)
-
-    def __copy__(self):
-        return self.__deepcopy__({})
-
-    def __deepcopy__(self, memo):
-        if not self._started():
-            return self.clone()
-        if self._inner.private:
-            self._refuse_copy("copied")
-        twin = object.__new__(type(self))
-        memo[id(self)] = twin
-        for name, value in self.__dict__.items():
-            setattr(twin, name, value if name == "_lineage" else copy.deepcopy(value, memo))
-        self._lineage.add(twin._inner)
-        return twin
-
     # -- persistence -------------------------------------------------------------------------------
-    def save(self, path) -> None:
-        """Write the model (learner state, feature order, label domain, counters) to ``path`` atomically.
-
-        :meth:`load` (or ``onpair.load``) resumes it exactly; the snapshot resumes once
-        (:mod:`onpair.persistence`). Feature names must be strings or numbers.
-        """
-        save_learner(self._inner, path, extra=self._persisted_fields(path), wrapper=SAVE_TAG)
-
     @classmethod
     def load(cls, path, *, consume=True, classes=None):
         """Resume a model written by :meth:`save` (``consume=False``: a read-only view, see
@@ -566,10 +414,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     def _persisted_fields(self, path) -> dict:
         def plain(value, what):
-            if value is None or isinstance(value, (str, bool, int)) or (
-                    isinstance(value, float) and math.isfinite(value)):
-                return value
-            raise ValueError(f"cannot save to {str(path)!r}: {what} {value!r} is not a string or a number")
+            return plain_value(value, what, path)
 
         records = self._records
         order = None if records.order is None else [plain(f, "feature") for f in records.order]
@@ -610,47 +455,33 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             raise ValueError(f"{where}: holds a {type(learner).__name__}, not the {extra['learner']!r} learner")
         if learner.private and any(extra[k] != getattr(learner, k, None) for k in ("epsilon", "delta", "release_every")):
             raise ValueError(f"{where}: the wrapper's epsilon, delta or release_every differ from the learner's")
-        features = extra["features"]
-        if features is not None and extra["features_is_tuple"]:
-            features = tuple(features)
-        params = {
-            "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"],
-            "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
-            "classes": classes, "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")),
-            "release_every": extra["release_every"], "unknown_features": extra["unknown_features"], "seed": learner.seed,
-            "learner_params": None if extra["learner_params"] is None else
-            {k: getattr(learner, k) for k in extra["learner_params"]},
-        }
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # issued when the model was first built
-                model = cls(**params)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"{where}: the saved wrapper fields do not build a {cls.__name__} ({exc})") from None
-        order = extra["order"]
-        dim = learner.dimension
-        if order is not None and (not isinstance(order, list) or (dim is not None and len(order) != dim)):
-            raise ValueError(f"{where}: the feature order does not match the learner's {dim} features")
-        if order is None and learner.n_seen:
-            raise ValueError(f"{where}: the learner has seen records but the snapshot has no feature order")
-        counts = (extra["n_unknown_records"], extra["n_missing_records"])
-        if (not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)
-                or not isinstance(extra["unknown_names"], list)):
-            raise ValueError(f"{where}: malformed wrapper fields")
+        model = restored_wrapper(cls, {
+            "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"], "classes": classes,
+            "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")), "release_every": extra["release_every"],
+        }, learner, extra, where)
         shift = extra.get("refresh_shift", _OLD_REFRESH_SHIFT)
         if isinstance(shift, bool) or not isinstance(shift, int) or not 0 <= shift <= 62:
             raise ValueError(f"{where}: malformed wrapper fields (refresh_shift {shift!r})")
-        model._inner = learner
         model._refresh_shift = shift
-        model._records.restore_counts(order, counts[0], extra["unknown_names"], counts[1])
-        model._lineage = Lineage()
-        model._lineage.add(model._inner)
         return model
 
 
-def _from_params(cls, params):
-    """Unpickle an unfitted model: build it again from its parameters."""
-    return cls(**params)
+def _calibration(posterior, model) -> tuple:
+    """(a, b) with log-odds a·wᵀz + b equal to the binary posterior's (:meth:`onpair.OnPairStats.posterior`,
+    whose log-odds direction is a positive multiple of the released model w): a = (coef₊ − coef₋)ᵀw/‖w‖²
+    (0 for w = 0: the prior), b = intercept₊ − intercept₋."""
+    energy = float(model.dot(model))
+    difference = posterior.coef[1] - posterior.coef[0]
+    slope = float(difference.dot(model)) / energy if energy > 0.0 else 0.0
+    return max(slope, 0.0), float(posterior.intercept[1] - posterior.intercept[0])
+
+
+def _logistic(u: float) -> float:
+    """σ(u) = 1/(1 + e^(−u)) in Python floats, without overflow; monotone in u."""
+    if u >= 0.0:
+        return 1.0 / (1.0 + math.exp(-u))
+    e = math.exp(u)
+    return e / (1.0 + e)
 
 
 def _is_auto(buffer) -> bool:

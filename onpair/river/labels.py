@@ -1,4 +1,5 @@
-"""The public label domain of :class:`onpair.river.PrivatePairwiseClassifier`.
+"""The public label domains of :class:`onpair.river.PrivatePairwiseClassifier` and
+:class:`onpair.river.PrivateClassifier`.
 
 A label's value, type or order of arrival is never read off the stream: without ``classes=`` the domain is
 river's binary one (:data:`CANONICAL_CLASSES`, booleans or 0/1), with it the two declared labels
@@ -14,7 +15,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["CANONICAL_CLASSES", "check_classes", "label_sign", "persisted_classes"]
+__all__ = ["CANONICAL_CLASSES", "check_classes", "check_domain", "label_code", "label_sign", "persisted_classes"]
 
 
 #: The label domain without ``classes=``: river's binary one (``predict_proba_one``'s keys, in this order).
@@ -35,6 +36,45 @@ def check_classes(classes) -> tuple:
     if isinstance(classes, (str, bytes)) or not isinstance(classes, (tuple, list)) or len(classes) != 2:
         raise ValueError(f"classes must be a pair (negative, positive) of labels, e.g. classes=(-1, 1), got "
                          f"{classes!r}")
+    return _checked_labels(classes, "two distinct labels (negative, positive)")
+
+
+def check_domain(classes) -> tuple:
+    """The public label domain of a multi-class model: ``classes`` checked (a list or tuple of at least two
+    distinct hashable labels, none None or NaN), as a tuple, or a ValueError (a TypeError for no sequence).
+
+    Examples
+    --------
+    >>> check_domain(["a", "b", "c"])
+    ('a', 'b', 'c')
+    """
+    if isinstance(classes, (str, bytes)) or not isinstance(classes, (tuple, list)):
+        raise TypeError(f"classes must be a list of the public class labels, e.g. classes=['a', 'b', 'c'], got "
+                        f"{classes!r}")
+    if len(classes) < 2:
+        raise ValueError(f"classes must list at least two labels, got {classes!r}")
+    return _checked_labels(classes, "distinct labels")
+
+
+def label_code(y, codes: dict, domain: tuple, where) -> int:
+    """The position of ``y`` in the public ``domain`` (the first label it equals; ``codes`` maps the domain's
+    labels to their positions, for the common case of a hashable label), or a ValueError naming ``y`` and
+    ``where`` (nothing is kept of it)."""
+    if isinstance(y, (np.ndarray, list, tuple, dict, set)):
+        raise ValueError(f"y = {y!r} ({where}): labels must be single values, not a {type(y).__name__}")
+    try:
+        code = codes.get(y)
+    except TypeError:  # an unhashable label: compared one by one below
+        code = None
+    if code is not None:
+        return code
+    for code, label in enumerate(domain):
+        if _equals(y, label):
+            return code
+    raise ValueError(f"y = {y!r} ({where}) is not one of the public classes = {list(domain)!r}")
+
+
+def _checked_labels(classes, what) -> tuple:
     for label in classes:
         try:
             hash(label)
@@ -43,10 +83,10 @@ def check_classes(classes) -> tuple:
         if label is None or (isinstance(label, numbers.Real) and not isinstance(label, (bool, np.bool_))
                              and math.isnan(float(label))):
             raise ValueError(f"classes cannot hold {label!r} (it equals no label), got {classes!r}")
-    negative, positive = classes
-    if _equals(negative, positive):
-        raise ValueError(f"classes must hold two distinct labels (negative, positive), got {classes!r}")
-    return negative, positive
+    for i, label in enumerate(classes):
+        if any(_equals(label, other) for other in classes[:i]):
+            raise ValueError(f"classes must hold {what}, got {classes!r} ({label!r} twice)")
+    return tuple(classes)
 
 
 def _equals(y, label) -> bool:

@@ -9,6 +9,13 @@ where vech lists the upper triangle row by row with the off-diagonal entries mul
 ‖vech(M)‖₂ = ‖M‖_F for a symmetric M (orthonormal coordinates of the symmetric matrices). The prefix sum
 of these rows holds, per class, a·(count), b·(sum of x) and m·vech(sum of xxᵀ)
 (docs/algorithms.md#continual-release, :mod:`onpair.statistics.released`).
+
+The **pooled** layout (the classifier's, ``moments="pooled"``) keeps the counts and sums per class and one
+second moment for all classes:
+
+    v(z) = [0, …, 0, a, b·x, 0, …, 0 | m·vech(xxᵀ)]      (C blocks of length 1 + d, then one of d(d+1)/2)
+
+(its sensitivity: :func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`, the same Δ).
 """
 
 from __future__ import annotations
@@ -29,6 +36,101 @@ def block_length(d: int) -> int:
     return 1 + d + d * (d + 1) // 2
 
 
+def layout_width(d: int, n_classes: int, pooled: bool = False) -> int:
+    """Entries of one row v(z): C·q (one block per class), or C·(1 + d) + d(d+1)/2 for the pooled layout.
+
+    Examples
+    --------
+    >>> layout_width(2, 3), layout_width(2, 3, pooled=True)
+    (18, 12)
+    """
+    return n_classes * (1 + d) + d * (d + 1) // 2 if pooled else n_classes * block_length(d)
+
+
+@njit(**NJIT_OPTIONS)
+def _fill_row(z, sum_base, moment_base, weights, row):
+    """Write a at ``sum_base``, b·z after it and m·vech(zzᵀ) from ``moment_base`` into ``row`` (the other
+    entries are left as they are): the arithmetic of every row of both layouts.
+
+    Parameters
+    ----------
+    z : ndarray of float64, shape (d,)
+        The mapped record; read only.
+    sum_base, moment_base : int
+        Where the record's count and its second moment go.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    row : ndarray of float64
+        Updated in place.
+    """
+    d = z.shape[0]
+    root2 = math.sqrt(2.0)
+    a, b, mw = weights[0], weights[1], weights[2]
+    row[sum_base] = a
+    for k in range(d):
+        row[sum_base + 1 + k] = b * z[k]
+    idx = moment_base
+    for k in range(d):
+        xk = z[k]
+        row[idx] = mw * xk * xk
+        idx += 1
+        for l in range(k + 1, d):
+            row[idx] = mw * root2 * xk * z[l]
+            idx += 1
+
+
+@njit(**NJIT_OPTIONS)
+def _layout_row(z, code, n_classes, weights, pooled, row):
+    """Write the contribution v(z) of one record into ``row`` (zeros elsewhere), in the per-class layout or,
+    with ``pooled``, the pooled one (module docstring).
+
+    Parameters
+    ----------
+    z : ndarray of float64, shape (d,)
+        The record mapped into the unit ball; read only.
+    code : int
+        Its class code, in [0, C).
+    n_classes : int
+        C (read by the pooled layout only).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The pooled layout (one second moment for all classes) or the per-class one.
+    row : ndarray of float64, shape (layout width,)
+        Written in place (every entry).
+    """
+    d = z.shape[0]
+    row[:] = 0.0
+    if pooled:
+        _fill_row(z, code * (1 + d), n_classes * (1 + d), weights, row)
+    else:
+        q = 1 + d + d * (d + 1) // 2
+        _fill_row(z, code * q, code * q + 1 + d, weights, row)
+
+
+@njit(**NJIT_OPTIONS)
+def _layout_rows(Z, codes, n_classes, weights, pooled, out):
+    """:func:`_layout_row` of every record into the rows of ``out`` (the same arithmetic, row by row).
+
+    Parameters
+    ----------
+    Z : ndarray of float64, shape (m, d)
+        Records mapped into the unit ball; read only.
+    codes : ndarray of int64, shape (m,)
+        Class codes, in [0, C); read only.
+    n_classes : int
+        C.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The layout (:func:`_layout_row`).
+    out : ndarray of float64, shape (m, layout width)
+        Written in place (every entry).
+    """
+    for i in range(Z.shape[0]):
+        _layout_row(Z[i], codes[i], n_classes, weights, pooled, out[i])
+
+
 @njit(**NJIT_OPTIONS)
 def _statistics_rows(Z, codes, weights, out):
     """Write the contribution v(z) of every record into ``out``.
@@ -44,24 +146,7 @@ def _statistics_rows(Z, codes, weights, out):
     out : ndarray of float64, shape (m, C·q)
         Overwritten: row i is v(z_i), zero outside block ``codes[i]``.
     """
-    m, d = Z.shape
-    q = 1 + d + d * (d + 1) // 2
-    root2 = math.sqrt(2.0)
-    a, b, mw = weights[0], weights[1], weights[2]
-    out[:, :] = 0.0
-    for i in range(m):
-        base = codes[i] * q
-        out[i, base] = a
-        for k in range(d):
-            out[i, base + 1 + k] = b * Z[i, k]
-        idx = base + 1 + d
-        for k in range(d):
-            xk = Z[i, k]
-            out[i, idx] = mw * xk * xk
-            idx += 1
-            for l in range(k + 1, d):
-                out[i, idx] = mw * root2 * xk * Z[i, l]
-                idx += 1
+    _layout_rows(Z, codes, 0, weights, False, out)
 
 
 @njit(**NJIT_OPTIONS)
@@ -105,23 +190,7 @@ def _statistics_row(z, code, weights, row):
     row : ndarray of float64, shape (C·q,)
         Overwritten: v(z), zero outside block ``code``.
     """
-    d = z.shape[0]
-    q = 1 + d + d * (d + 1) // 2
-    root2 = math.sqrt(2.0)
-    a, b, mw = weights[0], weights[1], weights[2]
-    row[:] = 0.0
-    base = code * q
-    row[base] = a
-    for k in range(d):
-        row[base + 1 + k] = b * z[k]
-    idx = base + 1 + d
-    for k in range(d):
-        xk = z[k]
-        row[idx] = mw * xk * xk
-        idx += 1
-        for l in range(k + 1, d):
-            row[idx] = mw * root2 * xk * z[l]
-            idx += 1
+    _layout_row(z, code, 0, weights, False, row)
 
 
 @njit(**NJIT_OPTIONS)
@@ -153,9 +222,36 @@ def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
         0 for a record inside the box, 1 for one clipped to it, −1 for one holding NaN or ±inf (nothing
         written to ``row``: the caller's general path reports it).
     """
+    return _box_layout_row(x, lower, upper, half_scale, code, 0, weights, False, z, row)
+
+
+@njit(**NJIT_OPTIONS)
+def _box_layout_row(x, lower, upper, half_scale, code, n_classes, weights, pooled, z, row):
+    """:func:`_box_statistics_row` in either layout (:func:`_layout_row`; ``n_classes`` is read by the pooled
+    one only): the same status, the same arithmetic.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    lower, upper, half_scale : ndarray of float64, shape (d,)
+        The public box and its map (:func:`_clip_box_row`); read only.
+    code : int
+        The record's class code, in [0, C).
+    n_classes : int
+        C (read by the pooled layout only).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The layout.
+    z : ndarray of float64, shape (d,)
+        Written in place: the mapped (clipped) record.
+    row : ndarray of float64, shape (layout width,)
+        Written in place when the status is ≥ 0.
+    """
     status = _clip_box_row(x, lower, upper, half_scale, z)
     if status >= 0:
-        _statistics_row(z, code, weights, row)
+        _layout_row(z, code, n_classes, weights, pooled, row)
     return status
 
 
@@ -301,6 +397,42 @@ def _decode_statistics(estimate, n_classes, d, weights, floor, counts, means, co
 
 
 @njit(**NJIT_OPTIONS)
+def _decode_pooled(estimate, n_classes, d, weights, floor, counts, means, covariances):
+    """:func:`_decode_statistics` for the pooled layout: per-class counts and means as there, and in every
+    class's slot the one pooled within-class covariance (M̂/m − Σ_c n̂_c μ_cμ_cᵀ)/Σ_c n̂_c (zero when m = 0).
+
+    Parameters as for :func:`_decode_statistics`, with ``estimate`` of shape (C·(1 + d) + d(d+1)/2,).
+    """
+    inv_root2 = 1.0 / math.sqrt(2.0)
+    a, b, mw = weights[0], weights[1], weights[2]
+    total = 0.0
+    for c in range(n_classes):
+        base = c * (1 + d)
+        n = estimate[base] / a
+        if n < floor:
+            n = floor
+        counts[c] = n
+        total += n
+        for k in range(d):
+            means[c, k] = estimate[base + 1 + k] / (b * n)
+    idx = n_classes * (1 + d)
+    for k in range(d):
+        for l in range(k, d):
+            value = 0.0
+            if mw > 0.0:
+                value = estimate[idx] / mw
+                if l != k:
+                    value *= inv_root2
+                for c in range(n_classes):
+                    value -= counts[c] * means[c, k] * means[c, l]
+                value /= total
+            for c in range(n_classes):
+                covariances[c, k, l] = value
+                covariances[c, l, k] = value
+            idx += 1
+
+
+@njit(**NJIT_OPTIONS)
 def _cholesky_solve(A, rhs, out):
     """Solve A·out = rhs for a symmetric positive-definite A by Cholesky; False (out unspecified) if A is
     not numerically positive definite (the caller then projects onto the PSD cone).
@@ -422,19 +554,23 @@ def _add_rows(rows, total):
             total[j] += rows[i, j]
 
 
-def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights) -> np.ndarray:
-    """The rows v(z) of a block of mapped records (see the module docstring).
+def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights, pooled: bool = False) -> np.ndarray:
+    """The rows v(z) of a block of mapped records (see the module docstring), in the per-class layout or,
+    with ``pooled``, the pooled one.
 
     Examples
     --------
     >>> import numpy as np
     >>> statistics_rows(np.array([[0.6, 0.8]]), np.array([1]), 2, (1.0, 1.0, 1.0)).round(3).tolist()
     [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.6, 0.8, 0.36, 0.679, 0.64]]
+    >>> statistics_rows(np.array([[0.6, 0.8]]), np.array([1]), 2, (1.0, 1.0, 1.0), pooled=True).round(3).tolist()
+    [[0.0, 0.0, 0.0, 1.0, 0.6, 0.8, 0.36, 0.679, 0.64]]
     """
     m, d = Z.shape
-    out = np.empty((m, n_classes * block_length(d)))
-    _statistics_rows(np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(codes, dtype=np.int64),
-                     np.asarray(weights, dtype=np.float64), out)
+    out = np.empty((m, layout_width(d, n_classes, pooled)))
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    _layout_rows(Z, codes, n_classes, np.asarray(weights, dtype=np.float64), bool(pooled), out)
     return out
 
 
@@ -444,8 +580,9 @@ STATISTICS_BLOCK = 4096
 
 
 def statistics_total(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights,
-                     block: int = STATISTICS_BLOCK) -> np.ndarray:
-    """Σ_z v(z) over the records, in blocks of ``block`` rows (memory O(block·C·q), not O(n·C·q)).
+                     block: int = STATISTICS_BLOCK, pooled: bool = False) -> np.ndarray:
+    """Σ_z v(z) over the records (``pooled``: in the pooled layout), in blocks of ``block`` rows (memory
+    O(block·C·q), not O(n·C·q)).
 
     The blocks' sums are added in order, so the result is a deterministic function of the records and
     their order. This is the sum that one partition of a distributed fit computes
@@ -459,8 +596,8 @@ def statistics_total(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights,
     ...                  statistics_rows(Z, codes, 2, (1, 1, 1)).sum(axis=0)))
     True
     """
-    width = n_classes * block_length(Z.shape[1])
-    total = np.zeros(width)
+    total = np.zeros(layout_width(Z.shape[1], n_classes, pooled))
     for start in range(0, Z.shape[0], block):
-        total += statistics_rows(Z[start:start + block], codes[start:start + block], n_classes, weights).sum(axis=0)
+        total += statistics_rows(Z[start:start + block], codes[start:start + block], n_classes, weights,
+                                 pooled).sum(axis=0)
     return total

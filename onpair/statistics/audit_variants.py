@@ -91,7 +91,7 @@ def onpairstats_class(kind):
             a, b, _ = self._weights
             wrong = 0.1 * mechanism.sensitivity if kind == "noise0.1" else statistics_sensitivity(a, b, 0.0)
             wrong_mechanism = type(mechanism)(**dict(mechanism.get_params(), sensitivity=wrong))
-            return ReleasedStatistics(dim, self._n_classes, self._weights, wrong_mechanism)
+            return ReleasedStatistics(dim, self._n_classes, self._weights, wrong_mechanism, stats.pooled)
 
     return _WrongSensitivityOnPairStats
 
@@ -103,8 +103,8 @@ def onpairstats_setup(kind, mechanism="blt", task="auc", weights=None):
 
     def build(epsilon, delta, n, d, bounds):
         params = dict(epsilon=epsilon, delta=delta, bounds=bounds, n_features=d, mechanism=mechanism)
-        if task == "metric":
-            params.update(task="metric", classes=[-1, 1])
+        if task in ("metric", "classify"):
+            params.update(task=task, classes=[-1, 1])  # the classifier: one pooled second moment (its default)
         if weights is not None:
             params["weights"] = weights
         claimed = OnPairStats(seed=0, **params)

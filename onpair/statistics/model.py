@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import _cholesky_solve, _decode_statistics
+from ._kernels import _cholesky_solve, _decode_pooled, _decode_statistics
 
 
 #: The data-independent part of the automatic ridge (on the unit-ball domain).
@@ -60,6 +60,10 @@ class ClassStatistics:
         (in orthonormal coordinates) of a second moment: public (the mechanism's variance and the weights).
     count_floor : float
         The floor applied to the counts.
+    pooled : bool, default False
+        Whether the release held one second moment for all classes (the pooled layout of
+        :mod:`onpair.statistics._kernels`): every entry of ``covariances`` is then the one pooled
+        within-class covariance, whose noise is that of one released moment (not of C).
     """
 
     counts: np.ndarray
@@ -69,10 +73,11 @@ class ClassStatistics:
     sum_sd: float
     moment_sd: float
     count_floor: float
+    pooled: bool = False
 
 
 def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, noise_variance: float,
-                     count_floor: float = 1.0) -> ClassStatistics:
+                     count_floor: float = 1.0, pooled: bool = False) -> ClassStatistics:
     """Decode a released prefix sum into per-class counts, means and covariances.
 
     Parameters
@@ -89,6 +94,8 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
         Per-coordinate variance of the release's noise (0 without noise).
     count_floor : float, default 1
         Counts below ``max(count_floor, 2·count_sd)`` are raised to it.
+    pooled : bool, default False
+        The release is in the pooled layout (one second moment for all classes).
 
     Examples
     --------
@@ -107,9 +114,10 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
     counts = np.empty(n_classes)
     means = np.empty((n_classes, dim))
     covariances = np.empty((n_classes, dim, dim))
-    _decode_statistics(np.ascontiguousarray(estimate, dtype=np.float64), n_classes, dim, w, floor, counts, means,
-                       covariances)
-    return ClassStatistics(counts, means, covariances, count_sd, sd / b, sd / m if m > 0 else math.inf, floor)
+    decode = _decode_pooled if pooled else _decode_statistics
+    decode(np.ascontiguousarray(estimate, dtype=np.float64), n_classes, dim, w, floor, counts, means, covariances)
+    return ClassStatistics(counts, means, covariances, count_sd, sd / b, sd / m if m > 0 else math.inf, floor,
+                           bool(pooled))
 
 
 def psd_projection(M: np.ndarray) -> np.ndarray:
@@ -303,9 +311,16 @@ def discriminant_metric(stats: ClassStatistics, ridge: float | None = None, comp
 # ==================================================================================================
 # the choice of a model and its ridge (OnPairStats and OffPairStats)
 # ==================================================================================================
-#: Models of the AUC task and of the metric task.
+#: Models of the AUC task, of the metric task and of the classifier (the calibrated linear discriminant of
+#: :mod:`onpair.statistics.discriminant`).
 AUC_MODELS = ("square", "centroid")
 METRIC_MODELS = ("discriminant", "whitening")
+CLASSIFY_MODELS = ("lda",)
+#: The tasks of the statistics family and their models, the default first.
+TASK_MODELS = {"auc": AUC_MODELS, "metric": METRIC_MODELS, "classify": CLASSIFY_MODELS}
+#: How the second moments are released: one per class, or one for all classes (the pooled layout: the
+#: classifier's default, which needs only the pooled within-class covariance; ``moments=``).
+MOMENT_LAYOUTS = ("pooled", "per-class")
 #: Default public weights (count, sum, second moment): with b² ≥ 2m² and a² + m² ≤ b² the counts and
 #: second moments cost nothing beyond the sums (Δ = 2b; onpair.privacy.statistics_sensitivity).
 DEFAULT_WEIGHTS = (0.8, 1.0, 0.6)
@@ -342,14 +357,34 @@ def check_weights(weights):
     return (a, b, m), sensitivity
 
 
-def model_kind(metric: bool, model_type, task) -> str:
-    """The model of ``model_type`` (None: the task's default) for the AUC task or, with ``metric``, the
-    metric task; a ValueError naming ``model_type`` and ``task`` for a model of the other task."""
-    models = METRIC_MODELS if metric else AUC_MODELS
+def check_task(task) -> str:
+    """``task`` if it is one of :data:`TASK_MODELS`, else a ValueError naming it."""
+    if not isinstance(task, str) or task not in TASK_MODELS:
+        raise ValueError(f"task must be one of {tuple(TASK_MODELS)}, got {task!r}")
+    return task
+
+
+def model_kind(task: str, model_type) -> str:
+    """The model of ``model_type`` (None: the task's default) for ``task`` (:data:`TASK_MODELS`); a ValueError
+    naming ``model_type`` and ``task`` for a model of another task."""
+    models = TASK_MODELS[check_task(task)]
     kind = models[0] if model_type is None else model_type
     if kind not in models:
         raise ValueError(f"model_type must be one of {models} for task={task!r}, got {model_type!r}")
     return kind
+
+
+def moment_layout(task: str, moments) -> bool:
+    """Whether the release pools the second moments: ``moments`` (None: pooled for ``task="classify"``, one
+    per class otherwise); the AUC and metric tasks' models need one per class, so "pooled" is refused there
+    (their releases are unchanged). A ValueError names ``moments`` and ``task``."""
+    if moments is None:
+        return task == "classify"
+    if not isinstance(moments, str) or moments not in MOMENT_LAYOUTS:
+        raise ValueError(f"moments must be one of {MOMENT_LAYOUTS} or None, got {moments!r}")
+    if moments == "pooled" and task != "classify":
+        raise ValueError(f"moments='pooled' is for task='classify' (task={task!r} needs one second moment per class)")
+    return moments == "pooled"
 
 
 def choose_ridge(kind: str, stats: ClassStatistics, lam=None) -> float:

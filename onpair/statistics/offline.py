@@ -5,7 +5,10 @@ sums and second moments of its class, :mod:`onpair.statistics._kernels`), adds o
 calibrated to the proven sensitivity (:func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`) with the
 analytic Gaussian mechanism, and computes the model from that single release
 (:mod:`onpair.statistics.model`): the exact minimiser of the regularised pairwise square loss
-over all opposite-label pairs (AUC), the centroid difference, or the discriminant metric.
+over all opposite-label pairs (AUC), the centroid difference, the discriminant metric, or the calibrated
+multi-class classifier (``task="classify"``, :mod:`onpair.statistics.discriminant`). For the AUC task and the
+classifier ``predict_proba`` is the calibrated posterior of the release (scikit-learn's classifier API:
+``classes_`` sorted, ``predict`` its arg-max).
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ import math
 import numpy as np
 
 from ..core.estimator import PairwiseEstimator, fit_report
+from ..core.fitting import OBSERVED, FittedModel, domain_read_off_y
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.events import GaussianRelease
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
 from ..privacy.reports import warn_large_delta
 from ._kernels import statistics_total
-from .model import DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model
+from .discriminant import check_covariance_model, linear_discriminant, ranking_discriminant
+from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, class_statistics, model_kind,
+                    moment_layout, released_model)
 
 
 class OffPairStats(PairwiseEstimator):
@@ -30,30 +36,46 @@ class OffPairStats(PairwiseEstimator):
     One Gaussian release of the per-class counts, sums and second moments (sensitivity Δ of one record,
     proven in :mod:`onpair.privacy.statistics_sensitivity`; σ from the analytic Gaussian mechanism), then, as
     post-processing, the minimiser of the regularised pairwise square loss over all opposite-label pairs
-    ``coef_ ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (AUC), the centroid difference, or for the metric task the
-    discriminant metric (docs/algorithms.md#discriminant-metric) or ``coef_ = (S_w + λI)⁻¹``. No iterate, no pass order: the result depends on the data only through
+    ``coef_ ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (AUC), the centroid difference, for the metric task the
+    discriminant metric (docs/algorithms.md#discriminant-metric) or ``coef_ = (S_w + λI)⁻¹``, or for the
+    classifier (``task="classify"``) the calibrated linear discriminant over every class of the public domain
+    (docs/algorithms.md#classifier). No iterate, no pass order: the result depends on the data only through
     the released statistics.
+
+    ``predict_proba`` is the calibrated posterior of the release (``posterior_``): for the AUC task along the
+    released model, so ``decision_function`` (its log-odds, an increasing affine function of ``coef_ᵀφ(x)``)
+    ranks exactly as the model and ``score`` (ROC AUC of ``classes_[1]``) is the model's AUC; for the
+    classifier over every class, with ``score`` the accuracy. ``predict`` is the arg-max in both.
 
     Parameters
     ----------
     epsilon, delta : float, default 1.0 and 1e-5
         (ε, δ)-DP of the released statistics (and so of ``coef_``).
-    task : {"auc", "metric"}, default "auc"
-    model_type : {"square", "centroid", "discriminant", "whitening"}, optional
+    task : {"auc", "metric", "classify"}, default "auc"
+    model_type : {"square", "centroid", "discriminant", "whitening", "lda"}, optional
         Default "square" (AUC), "discriminant" (metric task: Fisher's discriminant directions scaled by the
         within-class spread, :func:`onpair.statistics.model.discriminant_metric`; "whitening" is
-        the inverse regularised within-class covariance).
+        the inverse regularised within-class covariance) and "lda" (the classifier).
     lam : float or "auto", default "auto"
         The ridge; "auto" is 10⁻³ plus the noise ridge computed from the release (public), as for
         :class:`onpair.OnPairStats`.
+    covariance : {"auto", "full", "diagonal"} or float in [0, 1], default "auto"
+        The classifier's covariance model (``task="classify"`` only), as for :class:`onpair.OnPairStats`.
+    moments : {"pooled", "per-class"}, optional
+        The classifier releases one pooled second moment by default (the same Δ, 1/C of the noise variance
+        of C per-class moments); the other tasks one per class.
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments.
     bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
-    classes : sequence of labels, optional
-        The **public** label domain (AUC: two labels, ``classes[1]`` positive; metric: every class,
-        required). Without it the AUC task reads the two labels off ``y``, so which label values occur
-        must itself be public (pass it when in doubt: a record that changed the label set would flip the
-        positive class, which no noise covers).
+    classes : sequence of labels or "observed", optional
+        The **public** label domain (AUC: two labels; metric and classifier: every class, required). The AUC
+        task's and the classifier's ``classes_`` is the domain **sorted** (scikit-learn's convention): the
+        AUC task's positive class is ``classes_[1]``, so ``score``, ``roc_auc_score(y, decision_function(X))``
+        and ``cross_val_score(..., scoring="roc_auc")`` agree (which label is positive does not change a ROC
+        AUC). Without it the AUC task reads the two labels off ``y``, so which label values occur must itself
+        be public (pass it when in doubt: a record that changed the label set would flip the positive class,
+        which no noise covers). ``"observed"`` reads the domain off ``y`` for any task, knowingly (as
+        scikit-learn's own tools expect).
     private : bool, default True
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
@@ -74,14 +96,17 @@ class OffPairStats(PairwiseEstimator):
     (True, (3,), True)
     """
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", model_type=None, lam="auto", weights=DEFAULT_WEIGHTS,
-                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None, accountant=None):
+    def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", model_type=None, lam="auto", covariance="auto",
+                 moments=None, weights=DEFAULT_WEIGHTS, bounds=None, norm_bound=None, classes=None, private=True,
+                 random_state=None, accountant=None):
         self._store_params(locals())
 
     def _validate_params(self):
         check_epsilon(self.epsilon)
         check_delta(self.delta)
-        kind = model_kind(self._metric_task(), self.model_type, self.task)
+        kind = model_kind(check_task(self.task), self.model_type)
+        check_covariance_model(self.task, self.covariance)
+        moment_layout(self.task, self.moments)
         if isinstance(self.lam, str):
             if self.lam != "auto":
                 raise ValueError(f"lam must be a number >= 0 or 'auto', got {self.lam!r}")
@@ -97,24 +122,31 @@ class OffPairStats(PairwiseEstimator):
         return kind, weights, sensitivity
 
     def _release_settings(self):
-        """Every parameter checked, before any record is read: ``(kind, weights, sensitivity, n_classes)``."""
+        """Every parameter checked, before any record is read: ``(kind, weights, sensitivity, n_classes,
+        pooled)``; ``n_classes`` is None for a domain read off ``y`` (``classes="observed"``)."""
         kind, weights, sensitivity = self._validate_params()
-        metric = self._metric_task()
-        if metric and self.classes is None:
+        coded = self.task in ("metric", "classify")
+        if coded and self.classes is None:
             # The class blocks' number and order are part of the release: read off y, one record could
             # change them (the only record of a class relabelled), which no noise covers.
-            raise ValueError("task='metric' needs the public class domain: classes=[...] (every label the data "
-                             "may carry, from its documentation; never read off the data)")
-        n_classes = len(self.classes) if metric else 2
-        return kind, weights, sensitivity, n_classes
+            raise ValueError(f"task={self.task!r} needs the public class domain: classes=[...] (every label the "
+                             "data may carry, from its documentation; never read off the data), or "
+                             "classes='observed' to read it off y knowingly")
+        observed = isinstance(self.classes, str) and self.classes == OBSERVED
+        n_classes = (None if observed else len(self.classes)) if coded else 2
+        return kind, weights, sensitivity, n_classes, moment_layout(self.task, self.moments)
 
     def _class_codes(self, labels) -> np.ndarray:
-        """Class codes of the statistics' blocks: the metric task's codes, or 1 for a positive sign."""
-        return labels.astype(np.int64) if self._metric_task() else (labels > 0).astype(np.int64)
+        """Class codes of the statistics' blocks: the metric task's and the classifier's codes, or 1 for a
+        positive sign."""
+        return labels.astype(np.int64) if self.task in ("metric", "classify") else (labels > 0).astype(np.int64)
 
     def _fit_released(self, Z, labels, seed_sequence):
         plan = self._release_settings()
-        total = statistics_total(Z, self._class_codes(labels), plan[3], plan[1])
+        codes = self._class_codes(labels)
+        if plan[3] is None:  # the domain read off y: every class of it is present
+            plan = plan[:3] + (int(codes.max()) + 1,) + plan[4:]
+        total = statistics_total(Z, codes, plan[3], plan[1], pooled=plan[4])
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence)
 
     #: A distributed fit keeps each partition's records in order with their class codes (the protocol of
@@ -129,12 +161,59 @@ class OffPairStats(PairwiseEstimator):
         """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
         its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
         plan = self._release_settings()
-        total = partitions.sum(_partition_statistics, plan[3], np.asarray(plan[1], dtype=np.float64))
+        if plan[3] is None:
+            plan = plan[:3] + (len(partitions.classes),) + plan[4:]
+        total = partitions.sum(_partition_statistics, plan[3], np.asarray(plan[1], dtype=np.float64), plan[4])
         return self._release(plan, total, partitions.n, partitions.dim, seed_sequence)
+
+    # -- the posterior (AUC task and classifier) -------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self.task == "classify"
+        return tags
+
+    def _log_posterior(self, X) -> np.ndarray:
+        """log P(c | x), shape (m, C), columns in the order of ``classes_``."""
+        Z = self._mapped(X, "the posterior")  # checks the fit first
+        return self.posterior_.log_proba(Z)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Two classes: the log-odds log P(classes_[1] | x)/P(classes_[0] | x) of the calibrated posterior,
+        shape (m,) (for the AUC task an increasing affine function of ``coef_ᵀφ(x)``: the released model's
+        ranking). More classes: log P(c | x) up to a constant per record, shape (m, C)."""
+        log_p = self._log_posterior(X)
+        return log_p[:, 1] - log_p[:, 0] if log_p.shape[1] == 2 else log_p
+
+    def predict_proba(self, X) -> np.ndarray:
+        """P(c | x), shape (m, C), columns in the order of ``classes_``: the calibrated posterior of the release
+        (``posterior_``; docs/algorithms.md#classifier). Rows sum to 1."""
+        return np.exp(self._log_posterior(X))
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """log P(c | x), shape (m, C) (:meth:`predict_proba`'s logarithm, computed directly)."""
+        return self._log_posterior(X)
+
+    def predict(self, X) -> np.ndarray:
+        """The most probable class of ``classes_`` for every record (the arg-max of :meth:`predict_proba`)."""
+        self._check_fitted()
+        return self.classes_[np.argmax(self._log_posterior(X), axis=1)]
+
+    def score(self, X, y) -> float:
+        """AUC task: the ROC AUC of :meth:`decision_function` with ``classes_[1]`` positive (the released
+        model's ranking). Classifier: the accuracy of :meth:`predict`. Metric task: leave-one-out 3-NN
+        accuracy under the released metric."""
+        if self.task != "classify":
+            return super().score(X, y)
+        y = np.asarray(y)
+        predicted = self.predict(X)
+        if y.ndim != 1 or y.shape[0] != predicted.shape[0]:
+            raise ValueError(f"X has {predicted.shape[0]} records but y has shape {y.shape}: score needs one label "
+                             "per record")
+        return float(np.mean(predicted == y))
 
     def _release(self, plan, total, n, dim, seed_sequence):
         """One Gaussian release of the exact ``total`` (the only place noise is drawn), and its model."""
-        kind, weights, sensitivity, n_classes = plan
+        kind, weights, sensitivity, n_classes, pooled = plan
         if self.private:
             warn_large_delta(type(self).__name__, self.delta, n, stacklevel=4)
         if self.private:
@@ -144,21 +223,46 @@ class OffPairStats(PairwiseEstimator):
             variance = sigma ** 2
         else:
             variance = 0.0
-        stats = class_statistics(total, n_classes, dim, weights, variance)
+        stats = class_statistics(total, n_classes, dim, weights, variance, pooled=pooled)
         del total  # the exact sums (private=False: the statistics themselves) go no further than here
-        lam = choose_ridge(kind, stats, None if isinstance(self.lam, str) else self.lam)
-        coef = released_model(kind, stats, lam).reshape(-1)
-        extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}
+        given = None if isinstance(self.lam, str) else self.lam
+        if kind == "lda":
+            posterior = linear_discriminant(stats, covariance=self.covariance, ridge="auto" if given is None else given)
+            lam = posterior.ridge
+            coef = _classifier_fit(posterior)
+        else:
+            lam = choose_ridge(kind, stats, given)
+            coef = released_model(kind, stats, lam).reshape(-1)
+            if self.task == "auc":
+                coef = FittedModel(coef, {"posterior_": ranking_discriminant(stats, kind, lam)})
+        extra = {"model_type": kind, "ridge": float(lam)}
+        # The number of classes is public when declared; read off y (classes="observed") it is the curator's.
+        counted = {"n_classes": n_classes} if self.task in ("metric", "classify") and domain_read_off_y(self) else {}
+        if not counted:
+            extra["n_classes"] = n_classes
+        if self.task == "classify":
+            extra["moments"] = "pooled" if pooled else "per-class"
         if not self.private:
-            return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra)
+            return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra, curator=counted)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
         # root finders: the event is charged the budget it was calibrated to when Δ²/(2σ²) rounds above it.
         rho = min(gaussian_rho(sensitivity, sigma), rho_budget)
         event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, what="the class statistics", rho=rho)
-        return coef, fit_report(self, [event], n=n, mode="statistics", rho_budget=rho_budget, public=extra)
+        return coef, fit_report(self, [event], n=n, mode="statistics", rho_budget=rho_budget, public=extra,
+                                curator=counted)
 
 
-def _partition_statistics(part, n_classes: int, weights) -> np.ndarray:
+def _partition_statistics(part, n_classes: int, weights, pooled: bool = False) -> np.ndarray:
     """Σ v(z) over one partition's records (``layout="records"``), on its worker: deterministic."""
-    return statistics_total(part.Z, part.codes, n_classes, weights)
+    return statistics_total(part.Z, part.codes, n_classes, weights, pooled=pooled)
+
+
+def _classifier_fit(posterior) -> FittedModel:
+    """scikit-learn's linear-classifier attributes of the classifier's posterior (in the public bounds'
+    coordinates): two classes, ``coef_`` (1, d) and ``intercept_`` (1,) of the log-odds of classes_[1];
+    more, one row per class (their log-softmax is log P(c | x)); and the posterior itself."""
+    coef, intercept = posterior.coef, posterior.intercept
+    if coef.shape[0] == 2:
+        coef, intercept = (coef[1] - coef[0])[None, :], np.array([intercept[1] - intercept[0]])
+    return FittedModel(coef.copy(), {"intercept_": intercept.copy(), "posterior_": posterior})

@@ -7,7 +7,10 @@ continual-release mechanism whose zCDP cost is fixed once for the whole stream
 the exact minimiser of the regularised pairwise square loss over all opposite-label pairs seen (AUC
 task), or a discriminant metric (metric task). No record is stored, each round costs
 O(k) = O(C·d²), and the model is useful from the first few hundred records on
-(docs/algorithms.md#continual-release, docs/continual_release.md).
+(docs/algorithms.md#continual-release, docs/continual_release.md). With ``task="classify"`` the
+model is a calibrated multi-class classifier over a public class domain (the linear-discriminant posterior
+of :mod:`onpair.statistics.discriminant`); every task's ``predict_proba`` is the calibrated posterior of the
+latest release.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import math
 
 import numpy as np
 
-from ..core._validation import as_feature_vector, check_positive, class_label
+from ..core._validation import as_feature_block, as_feature_vector, check_positive, class_label
 from ..core.stream import StreamLearner
-from ..core.task import make_task
+from ..core.task import CLASSIFY, make_task
 from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
 from ..privacy.continual import MAX_RECORDS
 from ..privacy.continual.normals import BLOCK_VALUES, NormalBlock
@@ -27,8 +30,9 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ._kernels import _auc_square_model
-from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
-                    released_model)
+from .discriminant import check_covariance_model, linear_discriminant, ranking_discriminant
+from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_task, check_weights, choose_ridge,
+                    model_kind, moment_layout, released_model)
 from .released import MECHANISMS, PLAUSIBLE_DEVIATIONS, ReleasedStatistics
 
 #: The snapshot array of the normals drawn ahead and not consumed yet (:meth:`OnPairStats._noise_source`).
@@ -45,8 +49,12 @@ class OnPairStats(StreamLearner, saved=True):
     ``w ∝ (C₊ + C₋ + (λ/2)I)⁻¹(μ₊ − μ₋)`` (``model_type="square"``) or the centroid difference
     ``μ₊ − μ₋`` (``model_type="centroid"``); for the metric task the discriminant metric (Fisher's
     directions between the class means, scaled by the within-class spread; docs/algorithms.md#discriminant-metric)
-    or the within-class-whitening metric ``W = (S_w + λI)⁻¹``. The budget is spent once for the whole stream; ``privacy_report()`` has one
-    row per tree level or factorisation.
+    or the within-class-whitening metric ``W = (S_w + λI)⁻¹``; for the classifier (``task="classify"``) the
+    calibrated linear discriminant over every class of the public domain (docs/algorithms.md#classifier).
+    :meth:`predict_proba` is the calibrated posterior of the latest release: for the AUC task, along the
+    released model's direction (it ranks exactly as the model). The budget is spent once for the whole
+    stream, whatever the number of classes (Δ is per record); ``privacy_report()`` has one row per tree
+    level or factorisation.
 
     Parameters
     ----------
@@ -55,20 +63,31 @@ class OnPairStats(StreamLearner, saved=True):
         differ in one record, replaced at the same position; a record replayed k times costs more:
         ``privacy_report(passes=k)["record_level"]`` (computed exactly from the mechanism's encoder for
         same-order passes).
-    task : {"auc", "metric"}, default "auc"
-        Bipartite ranking (labels −1/+1, 0/1 or booleans) or metric learning (class labels of the
-        public domain ``classes``).
+    task : {"auc", "metric", "classify"}, default "auc"
+        Bipartite ranking (labels −1/+1, 0/1 or booleans), metric learning or classification (class
+        labels of the public domain ``classes``).
     classes : sequence of labels, optional
-        The **public** class domain of the metric task (required there); every label must be one of
-        them. The AUC task's domain is always {negative, positive}.
-    model_type : {"square", "centroid", "discriminant", "whitening"}, optional
-        Default "square" (AUC) and "discriminant" (metric task: Fisher's discriminant directions scaled by
+        The **public** class domain of the metric task and of the classifier (required there: at least
+        two labels for the classifier, each once); every label must be one of them, and a label outside it
+        is a ValueError that changes nothing. The AUC task's domain is always {negative, positive}.
+    model_type : {"square", "centroid", "discriminant", "whitening", "lda"}, optional
+        Default "square" (AUC), "discriminant" (metric task: Fisher's discriminant directions scaled by
         the within-class spread, :func:`onpair.statistics.model.discriminant_metric`;
-        "whitening" is the inverse regularised within-class covariance).
+        "whitening" is the inverse regularised within-class covariance) and "lda" (the classifier).
     lam : float or "auto", default "auto"
         The ridge λ. "auto" = 10⁻³ plus the spectral norm the noise of the released covariances is
         expected to reach (computed from the noise scale and the released counts, so it is itself
         post-processing): large early in the stream (the model tends to the centroid), vanishing like 1/n.
+        The classifier's "auto" is :func:`onpair.statistics.discriminant.discriminant_ridge`.
+    covariance : {"auto", "full", "diagonal"} or float in [0, 1], default "auto"
+        The classifier's within-class covariance model (:func:`onpair.statistics.discriminant.linear_discriminant`:
+        the off-diagonal entries shrunk towards 0 by a public rule, not at all, entirely, or by the number
+        given). ``task="classify"`` only.
+    moments : {"pooled", "per-class"}, optional
+        How the second moments are released. The classifier needs only the pooled within-class covariance,
+        so by default it releases **one** second moment for all classes (``"pooled"``: the same Δ, and 1/C of
+        the noise variance of a sum of C noisy moments; docs/algorithms.md#classifier). The AUC and metric
+        tasks release one per class (their only choice).
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
@@ -134,15 +153,17 @@ class OnPairStats(StreamLearner, saved=True):
     _non_private_mode = "exact statistics"
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
-                 weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, final_share=0.0,
-                 bounds=None, norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None,
-                 accountant=None):
+                 covariance="auto", moments=None, weights=DEFAULT_WEIGHTS, mechanism="blt", band=None,
+                 horizon=None, final_share=0.0, bounds=None, norm_bound=None, n_features=None, accounting="gaussian",
+                 private=True, seed=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.task = task
         self.classes = classes
         self.model_type = model_type
         self.lam = lam
+        self.covariance = covariance
+        self.moments = moments
         self.weights = weights
         self.mechanism = mechanism
         self.band = band
@@ -160,7 +181,7 @@ class OnPairStats(StreamLearner, saved=True):
         if self._shared is not None and not self.private:
             raise ValueError("accountant= is for a private learner: the non-private twin (private=False) has no "
                              "finite ε to charge")
-        self._task = make_task(task)
+        self._task = CLASSIFY if check_task(task) == "classify" else make_task(task)
         self._epsilon = check_positive(epsilon, "epsilon")
         self._delta = check_positive(delta, "delta")
         if not self._delta < 1.0:
@@ -168,7 +189,9 @@ class OnPairStats(StreamLearner, saved=True):
         if accounting not in METHODS:
             raise ValueError(f"accounting must be one of {METHODS}, got {accounting!r}")
         self._classes = self._check_classes(classes)
-        self._model_kind = model_kind(self._task.name == "metric", model_type, task)
+        self._model_kind = model_kind(task, model_type)
+        check_covariance_model(task, covariance)
+        self._pooled = moment_layout(task, moments)
         if isinstance(lam, str):
             if lam != "auto":
                 raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
@@ -198,6 +221,7 @@ class OnPairStats(StreamLearner, saved=True):
         self._normal_block = None  # the release noise's normals, drawn ahead: _noise_source()
         self._frozen_warned = False
         self._model_cache = None
+        self._posterior_cache = None
         if self._dim is not None:
             self._init_state(self._dim)
         elif self.private:
@@ -210,16 +234,18 @@ class OnPairStats(StreamLearner, saved=True):
     def _check_classes(self, classes):
         if self._task.name == "auc":
             if classes is not None:
-                raise ValueError("classes is for task='metric'; the AUC task's labels are -1/+1, 0/1 or booleans")
+                raise ValueError("classes is for task='metric' or 'classify'; the AUC task's labels are -1/+1, 0/1 or booleans")
             return None
         if classes is None:
-            raise ValueError("task='metric' needs the public class domain: classes=[...] (every label the stream "
-                             "may carry; read it from the data set's documentation, never from the data)")
+            raise ValueError(f"task={self._task.name!r} needs the public class domain: classes=[...] (every label "
+                             "the stream may carry; read it from the data set's documentation, never from the data)")
         if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
             raise TypeError(f"classes must be a sequence of class labels, got {classes!r}")
         canonical = [class_label(c, i, 0, name="classes") for i, c in enumerate(classes)]
-        if len(canonical) < 1 or len(set(canonical)) != len(canonical):
-            raise ValueError(f"classes must list at least one label, each once, got {classes!r}")
+        least = 2 if self._task.name == "classify" else 1
+        if len(canonical) < least or len(set(canonical)) != len(canonical):
+            raise ValueError(f"classes must list at least {least} label{'s' if least > 1 else ''}, each once, for "
+                             f"task={self._task.name!r}, got {classes!r}")
         return {label: code for code, label in enumerate(canonical)}
 
     def _check_final_share(self, final_share, mechanism) -> float:
@@ -254,7 +280,7 @@ class OnPairStats(StreamLearner, saved=True):
             return ReleasedStatistics.build(
                 dim=dim, n_classes=self._n_classes, weights=self._weights,
                 rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
-                horizon=self._horizon_value(), final_share=self._final_share)
+                horizon=self._horizon_value(), final_share=self._final_share, pooled=self._pooled)
         except ValueError as exc:
             raise ValueError(f"the release of the statistics of {dim} features in {self._n_classes} classes "
                              f"(weights {self._weights}, epsilon={self._epsilon:g}): {exc}") from None
@@ -374,15 +400,70 @@ class OnPairStats(StreamLearner, saved=True):
     def ridge(self) -> float:
         """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public): the expected
         spectral norm of the covariances' noise (AUC and ``"whitening"``), or the noise standard deviation of
-        one diagonal entry of the pooled within-class covariance (``"discriminant"``)."""
+        one diagonal entry of the pooled within-class covariance (``"discriminant"``); the classifier's is
+        :func:`onpair.statistics.discriminant.discriminant_ridge`."""
         if self._lam is not None:
             return self._lam
+        if self._model_kind == "lda":
+            return self.posterior().ridge
         return choose_ridge(self._model_kind, self.class_statistics())
+
+    def posterior(self):
+        """The calibrated posterior of the current release (:class:`onpair.statistics.discriminant.LinearDiscriminant`,
+        public: post-processing), over the classes in the order of ``classes`` (the AUC task: negative,
+        positive). For the classifier the linear discriminant (:func:`~onpair.statistics.discriminant.linear_discriminant`);
+        for the AUC task the binary posterior along the released model (:func:`~onpair.statistics.discriminant.ranking_discriminant`:
+        its log-odds increase with the model's score, so it ranks exactly as :attr:`model`). Before any
+        record: the uniform distribution. Not for the metric task."""
+        if self._task.name == "metric":
+            raise ValueError("posterior() is for task='auc' or 'classify'; with task='metric' use transform(X) or model")
+        self._require_dim()
+        key = self._learned()
+        if self._posterior_cache is None or self._posterior_cache[0] != key:
+            stats = self._stats.class_statistics()
+            if self._model_kind == "lda":
+                posterior = linear_discriminant(stats, covariance=self.covariance,
+                                                ridge="auto" if self._lam is None else self._lam)
+            else:
+                posterior = ranking_discriminant(stats, self._model_kind, self.ridge())
+            self._posterior_cache = (key, posterior)
+        return self._posterior_cache[1]
+
+    def _mapped(self, X) -> np.ndarray:
+        self._require_dim()
+        Z, _ = self._bounds.transform(as_feature_block(X, self._dim, 0, name="X"))
+        return Z
+
+    def predict_proba(self, X) -> np.ndarray:
+        """P(c | x) of every record (rows of ``X``) and class (columns: ``classes``' order; the AUC task's
+        negative then positive), from the latest release (:meth:`posterior`); rows sum to 1."""
+        posterior = self.posterior()
+        return posterior.predict_proba(self._mapped(X))
+
+    def predict(self, X) -> np.ndarray:
+        """The most probable class of every record (the arg-max of :meth:`predict_proba`): labels of
+        ``classes`` (an object array), or −1/+1 for the AUC task."""
+        best = np.argmax(self.predict_proba(X), axis=1)
+        if self._classes is None:
+            return np.where(best == 1, 1, -1)
+        return np.array(list(self._classes), dtype=object)[best]
+
+    def decision_function(self, X) -> np.ndarray:
+        """AUC task: the released model's scores ``wᵀφ(x)`` (the ranking). Classifier: with two classes the
+        log-odds of ``classes[1]`` against ``classes[0]``, shape (m,); with more, the unnormalised
+        log-posteriors, shape (m, C) (their log-softmax is ``log P(c | x)``), as scikit-learn's classifiers."""
+        if self._model_kind == "lda":
+            scores = self.posterior().decision_function(self._mapped(X))
+            return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+        return super().decision_function(X)
 
     @property
     def model(self) -> np.ndarray:
-        """The model computed from the current release: a vector (AUC) or a d×d matrix (metric task)."""
+        """The model computed from the current release: a vector (AUC), a d×d matrix (metric task), or the
+        classifier's coefficients, one row per class (C, d) (:meth:`posterior` has the whole model)."""
         self._require_dim()
+        if self._model_kind == "lda":
+            return self.posterior().coef.copy()
         key = self._learned()
         if self._model_cache is None or self._model_cache[0] != key:
             model = self._square_model() if self._model_kind == "square" else None
@@ -427,7 +508,10 @@ class OnPairStats(StreamLearner, saved=True):
                 "bounds": self._bounds.to_dict(), "epsilon": self._epsilon, "delta": self._delta,
                 "accounting": self.accounting, "rho_budget": self._rho_budget,
                 # only when used: the settings of the snapshots written before final_share existed are unchanged
-                **({"final_share": self._final_share} if self._final_share else {})}
+                **({"final_share": self._final_share} if self._final_share else {}),
+                # the classifier's (the earlier tasks' settings, and so their snapshots, are unchanged)
+                **({"moments": "pooled" if self._pooled else "per-class", "covariance": self.covariance}
+                   if self._task.name == "classify" else {})}
 
     def _noise_source(self) -> NormalBlock:
         """The normals of the release noise: a block drawn ahead from the learner's noise generator and

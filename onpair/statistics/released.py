@@ -21,8 +21,8 @@ import numpy as np
 from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, PrefixSumMechanism
 from ..privacy.continual.normals import NormalBlock
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import (_add_rows, _box_blt_record, _box_statistics_row, _rows_blt_block, _statistics_row,
-                       block_length, box_blt_constants, statistics_rows)
+from ._kernels import (_add_rows, _box_blt_record, _box_layout_row, _layout_row, _rows_blt_block,
+                       box_blt_constants, layout_width, statistics_rows)
 from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
@@ -93,6 +93,9 @@ class ReleasedStatistics:
         Public weights (a, b, m) of counts, sums and second moments.
     mechanism : PrefixSumMechanism or None
         The continual-release mechanism (None: :class:`ExactSums`, the exact sums, no privacy).
+    pooled : bool, default False
+        Release one second moment for all classes (the pooled layout of :mod:`onpair.statistics._kernels`,
+        the classifier's) instead of one per class; the same sensitivity.
 
     Examples
     --------
@@ -106,33 +109,36 @@ class ReleasedStatistics:
     #: Tag of this kind of state in snapshots.
     kind = "released-statistics"
 
-    def __init__(self, dim: int, n_classes: int, weights, mechanism=None):
+    def __init__(self, dim: int, n_classes: int, weights, mechanism=None, pooled: bool = False):
         self.dim = int(dim)
         self.n_classes = int(n_classes)
         self.weights = tuple(float(w) for w in weights)
-        self.width = _checked_width(self.dim, self.n_classes)
+        self.pooled = bool(pooled)
+        self.width = _checked_width(self.dim, self.n_classes, self.pooled)
         self.mechanism = ExactSums(self.width) if mechanism is None else mechanism
         self._cache = None  # (n_seen, count_floor, ClassStatistics)
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
         # the BLT takes the single-record path in one compiled call (map, row, noise, step)
-        self._fused = type(self.mechanism) is BufferedToeplitz
+        # (the per-class layout only: the classifier's pooled layout takes the two calls)
+        self._fused = type(self.mechanism) is BufferedToeplitz and not self.pooled
         self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
-    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0):
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0,
+              pooled=False):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
-        the statistics' sensitivity and budget ρ."""
+        the statistics' sensitivity (the same for both layouts) and budget ρ."""
         if rho is None:
-            return cls(dim, n_classes, weights)
-        width = _checked_width(dim, n_classes)
+            return cls(dim, n_classes, weights, pooled=pooled)
+        width = _checked_width(dim, n_classes, pooled)
         options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
         if final_share:
             options["final_share"] = final_share  # the BLT's, with a horizon (checked by the learner)
         mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
                                                         rho=rho, horizon=horizon, **options)
-        return cls(dim, n_classes, weights, mech)
+        return cls(dim, n_classes, weights, mech, pooled)
 
     @staticmethod
     def width_of(dim: int, n_classes: int) -> int:
@@ -164,11 +170,11 @@ class ReleasedStatistics:
                                                                 np.ascontiguousarray(codes, dtype=np.int64),
                                                                 self.weight_array), Z.shape[0], rng)
             return
-        self.mechanism.add_block(statistics_rows(Z, codes, self.n_classes, self.weights), rng)
+        self.mechanism.add_block(statistics_rows(Z, codes, self.n_classes, self.weights, self.pooled), rng)
 
     def add_one(self, z: np.ndarray, code: int, rng) -> None:
         """One mapped record: exactly :meth:`add` of a block of one (the same row, the same noise)."""
-        _statistics_row(z, code, self.weight_array, self._row)
+        _layout_row(z, code, self.n_classes, self.weight_array, self.pooled, self._row)
         self.mechanism.add_one(self._row, rng)
 
     def add_box_one(self, x: np.ndarray, box, code: int, rng, clip: bool = False) -> int:
@@ -189,7 +195,8 @@ class ReleasedStatistics:
             status = self.mechanism.add_one_compiled(_box_blt_record, (x, self._box[1], code, clip), rng)
             return 1 if status == -2 else status
         lower, upper, half_scale = box
-        status = _box_statistics_row(x, lower, upper, half_scale, code, self.weight_array, self._z, self._row)
+        status = _box_layout_row(x, lower, upper, half_scale, code, self.n_classes, self.weight_array, self.pooled,
+                                 self._z, self._row)
         if status < 0 or (status > 0 and not clip):
             return status
         self.mechanism.add_one(self._row, rng)
@@ -209,7 +216,7 @@ class ReleasedStatistics:
         key = (self.n_seen, float(count_floor))
         if self._cache is None or self._cache[0] != key:
             stats = class_statistics(self.estimate(), self.n_classes, self.dim, self.weights,
-                                     self.noise_variance(), count_floor)
+                                     self.noise_variance(), count_floor, self.pooled)
             self._cache = (key, stats)
         return self._cache[1]
 
@@ -236,7 +243,7 @@ class ReleasedStatistics:
         if not fresh.private:
             if scalars["kind"] != ExactSums.kind:
                 raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums")
-            out = cls(fresh.dim, fresh.n_classes, fresh.weights)
+            out = cls(fresh.dim, fresh.n_classes, fresh.weights, pooled=fresh.pooled)
             out.mechanism.total = reader.array("statistics.exact", (fresh.width,))
             out.mechanism.n_seen = n_seen
             out._check_exact(reader)
@@ -251,7 +258,7 @@ class ReleasedStatistics:
             mechanism = type(fresh.mechanism).from_state(fresh.mechanism.get_params(), dict(scalars), mech_arrays)
         except ValueError as exc:
             raise reader.error(f"invalid released statistics ({exc})") from None
-        out = cls(fresh.dim, fresh.n_classes, fresh.weights, mechanism)
+        out = cls(fresh.dim, fresh.n_classes, fresh.weights, mechanism, fresh.pooled)
         out._check_plausible(reader, mech_arrays)
         return out
 
@@ -284,8 +291,8 @@ class ReleasedStatistics:
             raise reader.error(f"the exact sums hold {worst:g}, beyond what {n_seen} records of the unit "
                                "ball can produce")
         a, b, m = self.weights
-        q = block_length(self.dim)
-        blocks = total.reshape(self.n_classes, q)
+        stride = 1 + self.dim if self.pooled else layout_width(self.dim, 1)
+        blocks = total[:self.n_classes * stride].reshape(self.n_classes, stride)
         counts = blocks[:, 0] / a if a > 0 else None
         if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), n_seen,
                                                                                  rel_tol=1e-9, abs_tol=1e-9)):
@@ -296,9 +303,10 @@ class ReleasedStatistics:
                 raise reader.error("the exact sums exceed what records of the mapped domain (norm ≤ 1) can produce")
 
 
-def _checked_width(dim: int, n_classes: int) -> int:
-    """k = C·(1 + d + d(d+1)/2), or a ValueError when one row of it would not fit in memory."""
-    width = n_classes * block_length(dim)
+def _checked_width(dim: int, n_classes: int, pooled: bool = False) -> int:
+    """k = C·(1 + d + d(d+1)/2) (pooled: C·(1 + d) + d(d+1)/2), or a ValueError when one row of it would not
+    fit in memory."""
+    width = layout_width(dim, n_classes, pooled)
     if width > MAX_STATE_FLOATS:
         raise ValueError(f"{dim} features in {n_classes} classes make {width:,} statistics per record, more than "
                          f"MAX_STATE_FLOATS = 2**30 (the second moments grow like d²)")
@@ -306,6 +314,6 @@ def _checked_width(dim: int, n_classes: int) -> int:
 
 
 def n_classes_of(task_name: str, classes) -> int:
-    """C: 2 for the AUC task (negative, positive), the size of the public domain for the metric task."""
+    """C: 2 for the AUC task (negative, positive), the size of the public domain for the other tasks."""
     return 2 if task_name == "auc" else len(classes)
 
