@@ -109,8 +109,11 @@ PRESETS = {p.name: p for p in (
            giga.offpairstrc_metric_noise_setup, broken=True, task="metric"),
     # The learners on released class statistics (release: the whole release sequence's contrast for a change
     # of the first record; canary: a label flip; statistics_neighbouring_datasets).
-    Preset("onpairstats", "OnPairStats, continual release (banded Toeplitz, band 64), the whole release sequence",
-           statistics.onpairstats_setup(None), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats", "OnPairStats, continual release (buffered linear Toeplitz, the default), the whole "
+           "release sequence", statistics.onpairstats_setup(None), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-toeplitz", "OnPairStats, mechanism='toeplitz' (banded square root, band 64), the whole "
+           "release sequence", statistics.onpairstats_setup(None, "toeplitz"),
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs", "OnPairStats, mechanism='epochs' (doubling least-squares trees), the whole "
            "release sequence", statistics.onpairstats_setup(None, "epochs"), datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
@@ -128,6 +131,8 @@ PRESETS = {p.name: p for p in (
     Preset("offpairstats", "OffPairStats, one release, model_type='centroid'", statistics.offpairstats_setup(None)),
     Preset("onpairstats-noise0.1", "BROKEN: OnPairStats with σ × 0.1", statistics.onpairstats_setup("noise0.1"),
            broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-toeplitz-noise0.1", "BROKEN: OnPairStats, mechanism='toeplitz', with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", "toeplitz"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs-noise0.1", "BROKEN: OnPairStats, mechanism='epochs', with every σ × 0.1",
            statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "

@@ -96,7 +96,7 @@ def onpairstats_class(kind):
     return _WrongSensitivityOnPairStats
 
 
-def onpairstats_setup(kind, mechanism="toeplitz", task="auc", weights=None):
+def onpairstats_setup(kind, mechanism="blt", task="auc", weights=None):
     """OnPairStats on :func:`onpair.audit.statistics_neighbouring_datasets`; the release is the contrast of its whole
     release sequence (:func:`release_contrast`), computed for the mechanism **as claimed** (the real
     learner's), so that the real preset and its broken variants are read by the same test."""

@@ -7,7 +7,8 @@ class, :mod:`onpair.statistics._kernels`) to a prefix sum that a continual-relea
 current release (:mod:`onpair.statistics.model`), so it may be recomputed at any round for
 free. The non-private twin keeps the exact prefix sum instead.
 
-Memory: O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k) for the exact sum, with
+Memory: O(buffers·k) for the BLT, O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k)
+for the exact sum, with
 k = C·(1 + d + d(d+1)/2): never O(t·k).
 """
 
@@ -17,14 +18,16 @@ import math
 
 import numpy as np
 
-from ..privacy.continual import MAX_STATE_FLOATS, PrefixSumMechanism
+from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, PrefixSumMechanism
+from ..privacy.continual.normals import NormalBlock
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import _add_rows, _box_layout_row, _layout_row, layout_width, statistics_rows
+from ._kernels import (_add_rows, _box_blt_record, _box_layout_row, _layout_row, _rows_blt_block,
+                       box_blt_constants, layout_width, statistics_rows)
 from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
 #: first: the options of :class:`onpair.privacy.continual.PrefixSumMechanism` (a test checks they agree).
-MECHANISMS = ("toeplitz", "epochs", "tree")
+MECHANISMS = ("blt", "toeplitz", "epochs", "tree")
 
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
@@ -117,18 +120,30 @@ class ReleasedStatistics:
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
+        # the BLT takes the single-record path in one compiled call (map, row, noise, step)
+        # (the per-class layout only: the classifier's pooled layout takes the two calls)
+        self._fused = type(self.mechanism) is BufferedToeplitz and not self.pooled
+        self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
-    def build(cls, *, dim, n_classes, weights, rho, mechanism="toeplitz", band=None, horizon=None, pooled=False):
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0,
+              pooled=False):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
         the statistics' sensitivity (the same for both layouts) and budget ρ."""
         if rho is None:
             return cls(dim, n_classes, weights, pooled=pooled)
         width = _checked_width(dim, n_classes, pooled)
         options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
+        if final_share:
+            options["final_share"] = final_share  # the BLT's, with a horizon (checked by the learner)
         mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
                                                         rho=rho, horizon=horizon, **options)
         return cls(dim, n_classes, weights, mech, pooled)
+
+    @staticmethod
+    def width_of(dim: int, n_classes: int) -> int:
+        """k = C·(1 + d + d(d+1)/2), the length of a row (a ValueError when it would not fit in memory)."""
+        return _checked_width(dim, n_classes)
 
     @property
     def private(self) -> bool:
@@ -150,6 +165,11 @@ class ReleasedStatistics:
         draws its noise from ``rng`` (the learner's own generator). Checked by the caller."""
         if Z.shape[0] == 0:
             return
+        if self._fused:
+            self.mechanism.add_block_compiled(_rows_blt_block, (np.ascontiguousarray(Z, dtype=np.float64),
+                                                                np.ascontiguousarray(codes, dtype=np.int64),
+                                                                self.weight_array), Z.shape[0], rng)
+            return
         self.mechanism.add_block(statistics_rows(Z, codes, self.n_classes, self.weights, self.pooled), rng)
 
     def add_one(self, z: np.ndarray, code: int, rng) -> None:
@@ -167,6 +187,13 @@ class ReleasedStatistics:
         ``clip`` is true) and −1 for one holding NaN or ±inf; a record outside the box without ``clip``, or
         not finite, changes nothing and draws no noise (the caller's general path then clips, counts,
         warns or refuses)."""
+        if self._fused and type(rng) is NormalBlock:
+            if self._box[0] is not box:
+                params = self.mechanism.parameters
+                self._box = (box, box_blt_constants(box, self.weight_array, params.output_scales, params.decays,
+                                                    self.mechanism.workload_decay))
+            status = self.mechanism.add_one_compiled(_box_blt_record, (x, self._box[1], code, clip), rng)
+            return 1 if status == -2 else status
         lower, upper, half_scale = box
         status = _box_layout_row(x, lower, upper, half_scale, code, self.n_classes, self.weight_array, self.pooled,
                                  self._z, self._row)
@@ -195,7 +222,7 @@ class ReleasedStatistics:
 
     @property
     def memory_bound(self) -> int:
-        """Floats held: O(levels·k), O(band·k) or O(k), independent of the stream length."""
+        """Floats held: O(buffers·k), O(levels·k), O(band·k) or O(k), independent of the stream length."""
         _, arrays = self.mechanism.to_state()
         return int(sum(a.size for a in arrays.values()))
 
