@@ -176,8 +176,9 @@ def make_read_only(learner, reason: str) -> None:
 
 
 #: Constructor parameters added after the format was first written, with the value that reproduces
-#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs).
-LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None}
+#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs); no
+#: forgetting (``half_life``, issue 25).
+LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None, "half_life": None}
 
 
 def saved_class(name, path) -> type:

@@ -86,7 +86,8 @@ RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 #: The buffer the record-keeping learners get with ``buffer="auto"``: flat memory (river checks it).
 AUTO_BUFFER = ("reservoir", 64)
 #: Learner arguments the wrapper sets itself (from its own parameters).
-_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features")
+_OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features",
+                  "half_life")
 #: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`: 3 adds
 #: the model refresh rule (``refresh_shift``; earlier versions refreshed with s = 6); 2 holds the public label
 #: domain (``classes``); 1 held the labels first seen in the stream (``labels``, ``labels_fixed``), which
@@ -145,6 +146,12 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
     seed : int, optional
         For reproducible experiments only; anyone who knows it can remove the noise. Without it the
         noise comes from fresh OS entropy.
+    half_life : float, optional
+        Forgetting under concept drift (``learner="stats"``): a public half-life in records; the class
+        statistics decay with it (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any
+        length, a bounded noise level), so that the model follows a drift within a few half-lives. The model
+        is then refreshed at least every H/2^s releases (s = :attr:`REFRESH_SHIFT`). None (default): no
+        forgetting (docs/forgetting.md says when to set it; bench/results.md, "Forgetting under drift").
     learner_params : dict, optional
         Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
         ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
@@ -177,7 +184,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
                  features=None, classes=None, buffer="auto", release_every=None, unknown_features="ignore",
-                 seed=None, learner_params=None):
+                 seed=None, half_life=None, learner_params=None):
         self.learner = learner
         self.epsilon = epsilon
         self.delta = delta
@@ -189,6 +196,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self.release_every = release_every
         self.unknown_features = unknown_features
         self.seed = seed
+        self.half_life = half_life
         self.learner_params = learner_params
         if not isinstance(learner, str) or learner not in LEARNERS:
             raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
@@ -206,8 +214,16 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._refresh_shift = self.REFRESH_SHIFT
+        self._refresh_cap = self._cap_of(half_life)
         self._lineage = Lineage()
         self._lineage.add(self._inner)
+
+    def _cap_of(self, half_life):
+        """The longest refresh step of a decayed model: the largest power of two ≤ H/2^s (at least 1), so that
+        predictions use a model at most 1/2^s of a half-life old (None without a half-life: no cap)."""
+        if half_life is None:
+            return None
+        return 1 << max(0, int(math.floor(math.log2(float(half_life)))) - self._refresh_shift)
 
     def _make_inner(self, order):
         kwargs = {}
@@ -225,6 +241,11 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         kwargs.update(bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                       n_features=None if order is None else len(order))
         cls = LEARNERS[self.learner]
+        if self.half_life is not None:
+            if self.learner != "stats":
+                raise ValueError(f"half_life is for learner='stats' (decayed class statistics), got "
+                                 f"learner={self.learner!r}")
+            kwargs.update(half_life=self.half_life)
         if self.learner in RECORD_LEARNERS:
             kwargs.update(buffer=AUTO_BUFFER if _is_auto(self.buffer) else self.buffer)
             if cls is not PairwiseGIGA:
@@ -339,6 +360,8 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             return cache[3], cache[4]
         shift = self._refresh_shift
         step = 1 << (count.bit_length() - 1 - shift) if private and count >> (shift + 1) else 1
+        if self._refresh_cap is not None and step > self._refresh_cap:
+            step = self._refresh_cap  # a decayed model: at most 1/2^s of a half-life old
         start = count - count % step
         model = inner.model
         # (learner, the counts [start, start + step) that read this model, the model, its norm, (unused), the
@@ -612,6 +635,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             "bounds": learner.bounds, "norm_bound": learner.norm_bound, "features": features,
             "classes": classes, "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")),
             "release_every": extra["release_every"], "unknown_features": extra["unknown_features"], "seed": learner.seed,
+            "half_life": getattr(learner, "half_life", None),
             "learner_params": None if extra["learner_params"] is None else
             {k: getattr(learner, k) for k in extra["learner_params"]},
         }
@@ -636,6 +660,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
             raise ValueError(f"{where}: malformed wrapper fields (refresh_shift {shift!r})")
         model._inner = learner
         model._refresh_shift = shift
+        model._refresh_cap = model._cap_of(model.half_life)
         model._records.restore_counts(order, counts[0], extra["unknown_names"], counts[1])
         model._lineage = Lineage()
         model._lineage.add(model._inner)
