@@ -402,3 +402,23 @@ def test_refresh_cap_keeps_decayed_predictions_fresh():
     model = PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=["a"], seed=0, half_life=1000)
     assert model._refresh_cap == 1 << (9 - model.REFRESH_SHIFT)
     assert PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=["a"])._refresh_cap is None
+
+
+def test_record_level_cost_of_passes_from_the_encoder():
+    """Same-order passes (a record at positions p, p + n, p + 2n): the record-level cost comes from C's columns
+    (the workload's γ enters only the post-processing), between k·ρ and the group bound k²ρ, and equal to the
+    brute-force largest norm of the sum of the record's three columns of the dense C."""
+    X = np.random.default_rng(0).uniform(0, 1, (300, 3))
+    y = X[:, 0] > 0.5
+    learner = OnPairStats(bounds=(0, 1), seed=0, half_life=100).learn_many(np.vstack([X] * 3), np.concatenate([y] * 3))
+    report = learner.privacy_report(passes=3)
+    rho = report["rho_spent"]
+    level = report["record_level"]
+    assert 3 * rho * (1 - 1e-9) <= level["rho"] <= 9 * rho * (1 + 1e-9)
+    # brute force: the largest ‖C(e_p + e_{p+n} + e_{p+2n})‖² over the positions of one record, dense C
+    mech = learner._stats.mechanism
+    p = mech.parameters
+    C = naive.toeplitz(naive.coefficients(p.decays, p.inverse_decays, 900))
+    worst = max(float(np.sum((C[:, q] + C[:, q + 300] + C[:, q + 600]) ** 2)) for q in range(300))
+    sigma = mech.describe()["sigma"]
+    assert math.isclose(level["rho"], mech.sensitivity**2 * worst / (2 * sigma**2), rel_tol=1e-7)  # σ: planning margin

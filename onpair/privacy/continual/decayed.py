@@ -186,11 +186,9 @@ class DecayedBLT(BufferedToeplitz):
         return self._sigma_nominal ** 2 * self._params.error_sum(math.inf, self._workload_decay)
 
     def describe(self):
-        """Public summary: the BLT's (:meth:`BufferedToeplitz.describe`, without the final share) plus
-        ``half_life``, ``workload_decay`` (γ) and ``stationary_variance``."""
+        """Public summary: the BLT's (:meth:`BufferedToeplitz.describe`; no final share: ``final_share`` 0,
+        ``final_sigma`` None) plus ``half_life``, ``workload_decay`` (γ) and ``stationary_variance``."""
         out = super().describe()
-        for key in ("final_share", "final_sigma", "final_released"):
-            out.pop(key)
         out.update(half_life=self._half_life, workload_decay=self._workload_decay,
                    stationary_variance=self.stationary_variance())
         return out
