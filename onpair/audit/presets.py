@@ -139,9 +139,6 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstats-decayed-noise0.1", f"BROKEN: OnPairStats, half_life={AUDIT_HALF_LIFE:g}, with σ × 0.1",
            statistics.onpairstats_setup("noise0.1", half_life=AUDIT_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets),
-    Preset("onpairstats-decayed-kappa1", f"BROKEN: OnPairStats, half_life={AUDIT_HALF_LIFE:g}, σ calibrated as if "
-           "κ² = 1 (one release of sensitivity Δ)", statistics.onpairstats_setup("kappa1", half_life=AUDIT_HALF_LIFE),
-           broken=True, datasets=statistics_neighbouring_datasets),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
            broken=True),
     # Objective perturbation and AMP (seed 004), read through the claimed mechanism's privacy loss.

@@ -86,10 +86,8 @@ def onpairstats_class(kind):
 
     class _WrongSensitivityOnPairStats(OnPairStats):
         """Broken on purpose: the continual-release mechanism is built for a sensitivity below the proven
-        Δ, 0.1·Δ ("noise0.1": every σ × 0.1), Δ computed as if the moment weight were 0 ("m0"), or Δ/κ
-        ("kappa1": σ calibrated as if the decayed sums were one Gaussian release of sensitivity Δ, forgetting
-        that a record reaches every later release through C's column, κ² = Σ c_n² > 1); the accountant and
-        the report still claim ε."""
+        Δ, 0.1·Δ ("noise0.1": every σ × 0.1) or Δ computed as if the moment weight were 0 ("m0"); the
+        accountant and the report still claim ε."""
 
         def _new_state(self, dim):
             stats = super()._new_state(dim)
@@ -97,12 +95,7 @@ def onpairstats_class(kind):
             if not stats.private:
                 return stats
             a, b, _ = self._weights
-            if kind == "noise0.1":
-                wrong = 0.1 * mechanism.sensitivity
-            elif kind == "kappa1":
-                wrong = mechanism.sensitivity / np.sqrt(mechanism.kappa2)
-            else:
-                wrong = statistics_sensitivity(a, b, 0.0)
+            wrong = 0.1 * mechanism.sensitivity if kind == "noise0.1" else statistics_sensitivity(a, b, 0.0)
             wrong_mechanism = type(mechanism)(**dict(mechanism.get_params(), sensitivity=wrong))
             return ReleasedStatistics(dim, self._n_classes, self._weights, wrong_mechanism)
 
