@@ -98,6 +98,10 @@ STREAMS = {
 }
 DRIFTING = ("sea-flip", "agrawal-change", "agrawal-gradual")
 STATIONARY = ("sea", "agrawal-5", "hyperplane")
+#: The stationary streams again, 100,000 records long (the cost of forgetting grows with a stationary stream's
+#: length: the cumulative model keeps improving, the decayed one weighs about 1.44·H records), and 1,000 long.
+LONG, SHORT = 100_000, 1_000
+LENGTH_HALF_LIVES = (2_000, 4_000, 8_000)
 
 
 # -- models ----------------------------------------------------------------------------------------------
@@ -190,6 +194,42 @@ def run(seeds, half_lives, names, log=print):
     return results
 
 
+def lengths(seeds, names, log=print):
+    """Whole-stream progressive AUC of the default private model and of each half-life of LENGTH_HALF_LIVES on the
+    stationary streams cut at SHORT and LONG records: {(stream, n): {H: [auc per seed]}}."""
+    out = {}
+    for name in names:
+        _, features, bounds, _ = STREAMS[name]
+        for n in (SHORT, LONG):
+            for seed in seeds:
+                generator = {"sea": lambda: synth.SEA(variant=0, seed=seed),
+                             "agrawal-5": lambda: synth.Agrawal(classification_function=5, seed=seed),
+                             "hyperplane": lambda: synth.Hyperplane(seed=seed, n_features=10, noise_percentage=0.05)}
+                records = _take(generator[name](), n)
+                for H in (None, *LENGTH_HALF_LIVES):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        scores, labels = progressive(private(features, bounds, seed, H), records)
+                    out.setdefault((name, n), {}).setdefault(H, []).append(auc(scores, labels))
+            log(f"{name}, {n:,} records done")
+    return out
+
+
+def length_table(by_length, names):
+    lines = ["### The cost of forgetting against the length of a stationary stream", "",
+             "Whole-stream progressive AUC with the half-life minus without, paired by seed (mean over the seeds), "
+             f"on the stationary streams cut at {SHORT:,} and {LONG:,} records.", "",
+             "| stream | records | AUC without | " + " | ".join(f"half_life={H:,}" for H in LENGTH_HALF_LIVES) + " |",
+             "|---|---:|---:|" + "---:|" * len(LENGTH_HALF_LIVES)]
+    for name in names:
+        for n in (SHORT, LONG):
+            e = by_length[(name, n)]
+            base = np.array(e[None])
+            cells = [f"{np.mean(np.array(e[H]) - base):+.4f}" for H in LENGTH_HALF_LIVES]
+            lines.append(f"| {name} | {n:,} | {base.mean():.3f} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _mean(values):
     return float(np.nanmean(values))
 
@@ -235,10 +275,14 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--streams", nargs="*", default=list(DRIFTING + STATIONARY))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--skip-lengths", action="store_true", help="without the 1,000- and 100,000-record runs")
     args = parser.parse_args(argv)
     seeds = list(range(1, args.seeds + 1))
     results = run(seeds, HALF_LIVES, args.streams)
     lines = tables(results, seeds, HALF_LIVES, args.streams)
+    stationary = [n for n in args.streams if n in STATIONARY]
+    if stationary and not args.skip_lengths:
+        lines += length_table(lengths(seeds, stationary), stationary)
     print("\n".join(lines))
     if not args.no_write:
         write_section(SECTION, lines)
