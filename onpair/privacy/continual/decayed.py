@@ -152,7 +152,7 @@ class DecayedBLT(BufferedToeplitz):
     >>> mech = DecayedBLT(dim=1, sensitivity=1.0, rho=0.5, half_life=1.0e3)
     >>> d = mech.describe()
     >>> d["fit"], d["buffers"], round(d["workload_decay"] ** 1000, 12)
-    ('half-life 2^10', 3, 0.5)
+    ('half-life 2^10', 4, 0.5)
     >>> est = mech.add_block(np.ones((3, 1)), np.random.default_rng(0), return_estimates=True)
     >>> round(mech.variance(1) / d["sigma"] ** 2, 12)   # B's first row is (1)
     1.0
