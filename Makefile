@@ -43,6 +43,8 @@ bench: $(STAMP)
 	$(PY) bench/metric_threshold.py
 	$(PY) bench/metric_utility.py
 	$(PY) bench/continual.py
+	$(PY) bench/continual_ablation.py
+	$(PY) bench/final_share.py
 	$(PY) bench/drift.py
 	$(PY) bench/statistics_defaults.py
 	$(PY) bench/statistics_learners.py

@@ -286,8 +286,8 @@ def learner_speed_table(n_records):
                 ones = max(1, n // 4)
                 rows, labels = list(X[:ones]), y[:ones].tolist()
                 start = time.process_time()
-                for row, label in zip(rows, labels):
-                    learner.learn_one(row, label)
+                for row, sign in zip(rows, labels):
+                    learner.learn_one(row, sign)
                 one = ones / (time.process_time() - start)
                 times.setdefault(label, []).append((one, many))
         results[d] = {label: (statistics.median(a for a, _ in v), statistics.median(b for _, b in v))

@@ -367,8 +367,9 @@ def replay(args) -> dict:
         "dataset": name, "task": args.task, "algo": args.algo, "loss": loss_name, "mode": args.mode,
         "n_train": int(len(train)), "n_test": int(n_test), "d": int(X.shape[1]),
         "epsilon": args.epsilon if report else None, "delta": args.delta if report else None,
-        "rho_budget": report["rho_budget"] if report else None,
-        "rho_spent": report["rho_spent"] if report else None,
+        # The report has ρ keys only when every release has a ρ (the rule of onpair.privacy.reports).
+        "rho_budget": report.get("rho_budget") if report else None,
+        "rho_spent": report.get("rho_spent") if report else None,
         "epsilon_spent": report["epsilon_spent"] if report else None,
         # Releases: one per record for the learners on released statistics, one per row otherwise.
         "releases": (learner.n_releases if args.algo == "stats" else len(report["releases"])) if report else 0,

@@ -32,7 +32,9 @@ from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
 from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
 from .privacy.gaussian import gaussian_rho, gaussian_sigma
-from .privacy.reports import mark_curator_only
+from .privacy.accountant import charge, check_accountant
+from .privacy.events import GaussianRelease
+from .privacy.reports import build_report
 
 #: Standardised values are clipped to [−CLIP, CLIP] by default: the public output bounds.
 DEFAULT_CLIP = 3.0
@@ -101,10 +103,15 @@ class PrivateStandardScaler:
         public bounds to give the model.
     random_state : int, SeedSequence, Generator or None
         The noise; None: fresh OS entropy.
+    accountant : ZCDPAccountant, optional
+        A budget shared with the model after the scaler (or any other): the release is charged to it too,
+        and a fit it cannot pay for is refused (``PrivacyBudgetExceeded``, the scaler unchanged).
+        scikit-learn's ``clone`` shares it.
 
-    ``privacy_report_`` holds the release's σ, ρ and sensitivity (public) and ``n_clipped``, the number of
-    records outside the bounds: computed from the data without noise, it is for the data curator only
-    (listed under ``curator_only``).
+    ``privacy_report_`` has the keys of every report (:func:`onpair.privacy.reports.build_report`: one
+    :class:`onpair.privacy.events.GaussianRelease` row), the release's ``sensitivity`` and ``sigma``, and
+    ``n_clipped``, the number of records outside the bounds: computed from the data without noise, it is
+    for the data curator only (listed under ``curator_only``).
 
     Examples
     --------
@@ -117,17 +124,19 @@ class PrivateStandardScaler:
     (True, (-3.0, 3.0))
     """
 
-    def __init__(self, *, epsilon=0.5, delta=1e-5, bounds=None, clip=DEFAULT_CLIP, random_state=None):
+    def __init__(self, *, epsilon=0.5, delta=1e-5, bounds=None, clip=DEFAULT_CLIP, random_state=None,
+                 accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.clip = clip
         self.random_state = random_state
+        self.accountant = accountant
 
     def __repr__(self):
         changed = [f"{k}={v!r}" for k, v in self.get_params().items()
-                   if v != {"epsilon": 0.5, "delta": 1e-5, "bounds": None, "clip": DEFAULT_CLIP,
-                            "random_state": None}[k]]
+                   if v != {"epsilon": 0.5, "delta": 1e-5, "bounds": None, "clip": DEFAULT_CLIP, "random_state": None,
+                            "accountant": None}[k]]
         return f"PrivateStandardScaler({', '.join(changed)})"
 
     def __sklearn_tags__(self):
@@ -141,7 +150,7 @@ class PrivateStandardScaler:
 
     def get_params(self, deep=True):
         return {"epsilon": self.epsilon, "delta": self.delta, "bounds": self.bounds, "clip": self.clip,
-                "random_state": self.random_state}
+                "random_state": self.random_state, "accountant": self.accountant}
 
     def set_params(self, **params):
         for name, value in params.items():
@@ -154,6 +163,7 @@ class PrivateStandardScaler:
         """Release the per-feature sums and sums of squares of ``X`` once; keep the means and scales."""
         check_epsilon(self.epsilon)
         check_delta(self.delta)
+        accountant = check_accountant(self.accountant, "PrivateStandardScaler")
         if isinstance(self.clip, bool) or not isinstance(self.clip, (int, float)) or not self.clip > 0 \
                 or not math.isfinite(self.clip):
             raise ValueError(f"clip must be a finite number > 0, got {self.clip!r}")
@@ -168,6 +178,10 @@ class PrivateStandardScaler:
         sums = np.concatenate([U.sum(axis=0), (U * U).sum(axis=0)])
         sensitivity = scaler_sensitivity(d)
         sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
+        rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
+        event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, rho=min(gaussian_rho(sensitivity, sigma),
+                                rho_budget), what="per-feature sums and sums of squares")
+        charge([accountant], [event])  # refused before the noise is drawn: nothing changes
         rng = np.random.default_rng(self.random_state)
         released = sums + sigma * rng.standard_normal(sums.size)
         mean, scale = moments_from_sums(n, released[:d], released[d:])
@@ -176,12 +190,11 @@ class PrivateStandardScaler:
         self.mean_, self.scale_ = mean, scale
         self.n_features_in_ = d
         self.output_bounds_ = (-float(self.clip), float(self.clip))
-        rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
-        self.privacy_report_ = mark_curator_only(
-            {"algorithm": "PrivateStandardScaler", "epsilon": float(self.epsilon), "delta": float(self.delta),
-             "sensitivity": sensitivity, "sigma": sigma, "rho_budget": rho_budget,
-             "rho_spent": min(gaussian_rho(sensitivity, sigma), rho_budget),
-             "n_clipped": int(np.count_nonzero(np.any((X < lower) | (X > upper), axis=1)))})
+        self.privacy_report_ = build_report(
+            "PrivateStandardScaler", [event], epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
+            mode="one release", n_seen=n, status=f"released once: one fit of {n} records", rho_budget=rho_budget,
+            public={"sensitivity": sensitivity, "sigma": sigma},
+            curator={"n_clipped": int(np.count_nonzero(np.any((X < lower) | (X > upper), axis=1)))})
         return self
 
     def transform(self, X):

@@ -138,8 +138,11 @@ def report_fingerprint(learner) -> dict:
     if type(learner).__name__ == "PairwiseGIGA":
         return {"n_seen": learner.n_seen}
     report = learner.privacy_report()
-    return {key: report[key] for key in ("rho_spent", "epsilon_spent", "releases", "n_seen", "n_clipped",
-                                         "sensitivity_now")}
+    out = {key: report[key] for key in ("rho_spent", "epsilon_spent", "n_seen", "n_clipped", "sensitivity_now")}
+    # The rows gained ``event`` and ``what`` (one shape for every event, issue 21): the numbers recorded
+    # before are compared as they were.
+    out["releases"] = [{key: row[key] for key in ("round", "sensitivity", "sigma", "rho")} for row in report["releases"]]
+    return out
 
 
 # -- offline estimators and river wrappers ---------------------------------------------------------

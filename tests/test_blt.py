@@ -42,8 +42,9 @@ ORDERS = np.array([1.25, 1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0, 256.0])
 GIVEN = dict(decays=[0.97, 0.6, 0.2], inverse_decays=[0.8, 0.3, 0.05])
 
 # every configuration the generic tests run on: stored fits (horizon, unbounded) and given decays
-CONFIGS = [dict(), dict(horizon=200), dict(horizon=20_000), dict(GIVEN), dict(GIVEN, horizon=60)]
-IDS = ["unbounded", "horizon-200", "horizon-20000", "given", "given-horizon-60"]
+CONFIGS = [dict(), dict(horizon=200), dict(horizon=20_000), dict(GIVEN), dict(GIVEN, horizon=60),
+           dict(horizon=60, final_share=0.3)]
+IDS = ["unbounded", "horizon-200", "horizon-20000", "given", "given-horizon-60", "final-share-60"]
 
 
 def make(dim=3, sensitivity=1.5, rho=0.7, **kwargs):
@@ -296,7 +297,7 @@ def test_horizon_one_is_one_gaussian_release():
 
 
 # -- error ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs", CONFIGS[:2] + CONFIGS[3:], ids=IDS[:2] + IDS[3:])
+@pytest.mark.parametrize("kwargs", CONFIGS[:2] + CONFIGS[3:5], ids=IDS[:2] + IDS[3:5])
 def test_variance_equals_brute_force_covariance(kwargs):
     T = min(kwargs.get("horizon", 60), 60)
     _, noise_map, mech = linear_maps(T, **kwargs)
@@ -320,7 +321,7 @@ def test_variance_at_any_t_and_refusals():
     assert np.isfinite(unbounded.variance(MAX_RECORDS)) and unbounded.variance(MAX_RECORDS) > unbounded.variance(10**9)
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(horizon=32), dict(GIVEN)])
+@pytest.mark.parametrize("kwargs", [dict(), dict(horizon=32), dict(GIVEN), dict(horizon=32, final_share=0.5)])
 def test_empirical_variance_chi_square(kwargs):
     """4,000 independent coordinates of zero data: Σ_q x_q²/var(t) ~ χ²(4000) at each t checked,
     two-sided at α = 0.001 (Bonferroni over the t checked)."""
@@ -338,7 +339,8 @@ def test_empirical_variance_chi_square(kwargs):
 def test_zero_noise_gives_exact_prefix_sums(kwargs):
     mech = make(**kwargs)
     mech._sigma = 0.0
-    V = data(50, 3, seed=5)
+    mech._final_sigma = 0.0  # the release at the horizon too (then the combination is that exact total)
+    V = data(min(kwargs.get("horizon", 50), 50), 3, seed=5)
     np.testing.assert_allclose(run(mech, V, seed=0), np.cumsum(V, axis=0), rtol=1e-12, atol=1e-12)
 
 
@@ -630,7 +632,8 @@ def test_describe_and_privacy_rows(kwargs):
     assert d["kind"] == "buffered_toeplitz" and d["n_seen"] == 17
     assert mech.rho * (1 - 1e-8) <= d["rho_spent_bound"] <= mech.rho
     rows = mech.privacy_rows()
-    assert len(rows) == 1 and rows[0]["nodes_released"] == 17 and rows[0]["rho"] == d["rho_spent_bound"]
+    assert len(rows) == 1 + bool(d["final_share"]) and rows[0]["nodes_released"] == 17
+    assert math.isclose(math.fsum(r["rho"] for r in rows), d["rho_spent_bound"], rel_tol=1e-15)
     assert "BufferedToeplitz" in repr(mech)
     # the twin from get_params: the same description (a stored fit given back keeps its name, so that a
     # resumed snapshot reports what the original did)
@@ -648,3 +651,82 @@ def test_refuses_copies():
 def test_calibrated_parameters_are_read_only(name):
     with pytest.raises(AttributeError):
         setattr(make(), name, 1)
+
+
+# -- a final share: one release of the total at the horizon -------------------------------------------------
+def test_final_share_cost_noise_scales_and_combination():
+    """(1 − φ)ρ for the factorisation, φρ for one release of the total (σ_f = Δ/√(2φρ)); the estimate at T is
+    the inverse-variance combination of the two, with the variance v_c·v_f/(v_c + v_f); before T, the
+    factorisation's release at (1 − φ)ρ (its variance 1/(1 − φ) times the one without a share)."""
+    T, phi, delta, rho = 40, 0.25, 1.5, 0.7
+    plain = BufferedToeplitz(dim=1, sensitivity=delta, rho=rho, horizon=T)
+    mech = BufferedToeplitz(dim=1, sensitivity=delta, rho=rho, horizon=T, final_share=phi)
+    d = mech.describe()
+    assert math.isclose(d["final_sigma"], delta / math.sqrt(2 * phi * rho), rel_tol=1e-8)
+    assert math.isclose(d["sigma"], plain.describe()["sigma"] / math.sqrt(1 - phi), rel_tol=1e-8)
+    assert rho * (1 - 1e-8) <= d["rho_spent_bound"] <= rho
+    rows = mech.privacy_rows()
+    assert [r["kappa2"] for r in rows] == [plain.kappa2, 1.0]
+    assert math.isclose(rows[0]["rho"], (1 - phi) * rho, rel_tol=1e-8) and math.isclose(rows[1]["rho"], phi * rho,
+                                                                                      rel_tol=1e-8)
+    # variance: brute force from the noise map, scaled to this σ
+    _, noise_map, unit = linear_maps(T, horizon=T)  # σ_unit·B
+    v_c = (d["sigma"] / unit.describe()["sigma"]) ** 2 * (noise_map ** 2).sum(axis=1)
+    v_f = d["final_sigma"] ** 2
+    np.testing.assert_allclose([mech.variance(t) for t in range(1, T)], v_c[:-1], rtol=1e-9)
+    assert math.isclose(mech.variance(T), v_c[-1] * v_f / (v_c[-1] + v_f), rel_tol=1e-9)
+    assert mech.variance(T) < min(v_c[-1], v_f)
+    # the combination, from the state's own parts (zero data: the release before T and the final one)
+    mech.add_block(np.zeros((T - 1, 1)), np.random.default_rng(4))
+    before = mech.estimate().copy()
+    assert not d["final_released"] and not mech.describe()["final_released"]
+    mech.add_block(np.zeros((1, 1)), np.random.default_rng(5))
+    stream = mech._noise_sum * mech._sigma  # what the factorisation releases at T (S_T = 0)
+    final = mech._final
+    w = v_f / (v_c[-1] + v_f)
+    np.testing.assert_allclose(mech.estimate(), w * stream + (1 - w) * final, rtol=1e-12)
+    assert mech.describe()["final_released"] and mech.privacy_rows()[1]["nodes_released"] == 1
+    assert before.shape == (1,)
+
+
+def test_final_share_cost_by_dp_accounting_and_event():
+    """The two releases as one Gaussian mechanism (the final one is one more encoder row, (σ/σ_f)·1ᵀ): the
+    event's κ² and σ give ρ through dp-accounting, equal to the budget."""
+    from onpair.privacy.events import ContinualRelease
+
+    delta, rho = 2.0, 0.3
+    mech = BufferedToeplitz(dim=1, sensitivity=delta, rho=rho, horizon=100, final_share=0.4)
+    d = mech.describe()
+    event = ContinualRelease.of(mech)
+    assert math.isclose(event.kappa2, d["kappa2"] + (d["sigma"] / d["final_sigma"]) ** 2, rel_tol=1e-15)
+    acc = rdp.RdpAccountant(ORDERS)
+    acc.compose(event.to_dp_event())
+    np.testing.assert_allclose(acc._rdp, ORDERS * d["rho_spent_bound"], rtol=1e-12)
+    assert np.all(acc._rdp <= ORDERS * rho)
+
+
+def test_final_share_record_cost_against_the_explicit_encoder():
+    """record_rho with a final share: (Δ²/2)·‖Σ_p E e_p‖² with E the stacked encoder [C/σ; 1ᵀ/σ_f] (dense,
+    from naive_blt), for records at one and several positions."""
+    from onpair.privacy.replay import record_rho, replay_rho
+
+    T, delta, rho = 30, 1.0, 0.5
+    mech = BufferedToeplitz(dim=1, sensitivity=delta, rho=rho, horizon=T, final_share=0.3)
+    d = mech.describe()
+    C = naive.toeplitz(naive.coefficients(d["decays"], d["inverse_decays"], T))
+    E = np.vstack([C / d["sigma"], np.ones((1, T)) / d["final_sigma"]])
+    for P in ([1], [T], [1, 11, 21], [3, 4], list(range(1, T + 1, 7))):
+        column = E[:, np.array(P) - 1].sum(axis=1)
+        assert math.isclose(record_rho(mech, P), 0.5 * delta ** 2 * float(column @ column), rel_tol=1e-10), P
+    assert math.isclose(replay_rho(mech, 10, 3), record_rho(mech, [1, 11, 21]), rel_tol=1e-15)
+    assert math.isclose(record_rho(mech, [1]), d["rho_spent_bound"], rel_tol=1e-10)
+
+
+def test_final_share_refusals():
+    with pytest.raises(ValueError, match="final_share"):
+        BufferedToeplitz(dim=1, sensitivity=1.0, rho=1.0, final_share=0.2)  # no horizon
+    for bad in (1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="final_share"):
+            BufferedToeplitz(dim=1, sensitivity=1.0, rho=1.0, horizon=5, final_share=bad)
+    with pytest.raises(TypeError, match="final_share"):
+        BufferedToeplitz(dim=1, sensitivity=1.0, rho=1.0, horizon=5, final_share="0.2")

@@ -200,7 +200,7 @@ def test_learner_cost_is_the_same_for_every_stream_length():
     a, b = short.privacy_report(), long.privacy_report()
     assert a["rho_spent"] == b["rho_spent"] <= a["rho_budget"] and a["epsilon_spent"] <= 1.0
     assert a["releases"][0]["rho"] == b["releases"][0]["rho"]
-    assert "half-life 200" in b["releases"][0]["what"]
+    assert b["releases"][0]["mechanism"] == "decayed_buffered_toeplitz" and b["schedule"]["half_life"] == 200.0
 
 
 # -- error ------------------------------------------------------------------------------------------------

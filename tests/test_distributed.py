@@ -105,6 +105,24 @@ def test_statistics_estimator_on_a_cluster_equals_the_in_process_fit(client, par
     assert est.n_features_in_ == X.shape[1] and est.n_clipped_ == 0
 
 
+@pytest.mark.parametrize("cls", [OffPairStats, GradientPerturbedGD])
+def test_a_cluster_fit_charges_a_shared_accountant_what_the_in_process_fit_does(client, cls):
+    """The Dask fit records the same events (issue 21): a shared accountant is charged them, and one that
+    cannot pay refuses the fit before anything is assigned."""
+    from onpair.privacy import PrivacyBudgetExceeded, ZCDPAccountant
+
+    X, y = _data()
+    local, remote = ZCDPAccountant(1.0), ZCDPAccountant(1.0)
+    cls(bounds=(0, 1), random_state=3, accountant=local).fit(X, y)
+    est = cls(bounds=(0, 1), random_state=3, accountant=remote)
+    onpair_distributed.fit(est, *_dask(X, y), client=client)
+    assert remote.events == local.events and remote.rho_spent == est.privacy_report_["rho_spent"]
+    poor = cls(bounds=(0, 1), random_state=3, accountant=ZCDPAccountant(local.rho_spent / 2))
+    with pytest.raises(PrivacyBudgetExceeded):
+        onpair_distributed.fit(poor, *_dask(X, y), client=client)
+    assert not hasattr(poor, "coef_") and poor.accountant.events == ()
+
+
 @pytest.mark.parametrize("loss, radius", [("logistic", 0.1), ("logistic", 5.0), ("hinge", 2.0), ("square", 0.5)])
 def test_gradient_descent_on_a_cluster_equals_the_in_process_fit(client, loss, radius):
     X, y = _data()

@@ -334,7 +334,7 @@ def test_api_shapes_and_report_keys():
                 "accounting", "epsilon", "delta", "private", "T", "step_sizes", "n_clipped"):
         assert key in report, key
     assert report["algorithm"] == "GradientPerturbedGD" and report["mode"] == "ledger"
-    assert [set(r) for r in report["releases"]] == [{"round", "sensitivity", "sigma", "rho"}] * 3
+    assert [set(r) for r in report["releases"]] == [{"event", "what", "round", "sensitivity", "sigma", "rho"}] * 3
 
 
 @pytest.mark.parametrize("accounting", ["gaussian", "tight", "lemma3"])

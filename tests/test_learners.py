@@ -16,7 +16,7 @@ from onpair.core.bounds import FeatureBounds
 from onpair.privacy import rho_from_dp
 
 REPORT_KEYS = {"rho_budget", "rho_spent", "rho_remaining", "epsilon_spent", "releases"}
-RELEASE_KEYS = {"round", "sensitivity", "sigma", "rho"}
+RELEASE_KEYS = {"event", "what", "round", "sensitivity", "sigma", "rho"}  # a GaussianRelease row
 
 
 def _data(seed, n=300, d=4):

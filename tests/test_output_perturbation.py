@@ -145,7 +145,7 @@ def test_released_noise_has_the_calibrated_std():
 
 # -- estimator API ----------------------------------------------------------------------------------
 REPORT_KEYS = {
-    "algorithm", "mode", "accounting", "epsilon", "delta", "rho_budget", "rho_spent", "rho_remaining",
+    "algorithm", "mode", "accounting", "epsilon", "delta", "n_seen", "status", "curator_only",
     "epsilon_spent", "releases", "n_clipped", "private", "T", "eta", "loss", "lipschitz", "radius",
     "privacy_claim", "claim_probability", "sensitivity_in_proof", "sigma_in_proof", "sensitivity_diameter",
     "epsilon_diameter",
@@ -199,8 +199,11 @@ def test_privacy_report(data):
     eps_diameter = eps_for(2 * est.radius / sigma, 1e-6)
     assert report["epsilon_spent"] == pytest.approx(min(eps_proof, eps_diameter), rel=1e-6, abs=1e-9)
     assert "paper_epsilon" in report["privacy_claim"]
-    assert all(math.isnan(report[k]) for k in ("rho_budget", "rho_spent", "rho_remaining"))
-    assert len(report["releases"]) == 1 and math.isnan(report["releases"][0]["rho"])
+    # An (ε, δ) claim, not zCDP: no ρ keys (the rule of onpair.privacy.reports; NaN before), one (ε, δ) row.
+    assert not {"rho_budget", "rho_spent", "rho_remaining"} & set(report)
+    (release,) = report["releases"]
+    assert release["event"] == "approximate_dp" and "rho" not in release
+    assert (release["epsilon"], release["delta"]) == (report["epsilon_spent"], 1e-6)
     assert report["private"] is True and report["n_clipped"] == 0
 
 

@@ -519,7 +519,9 @@ def test_the_non_private_twin_copies_with_its_state():
         np.testing.assert_array_equal(copied.model, model.model)
         assert copied.n_seen == 100 and copied.feature_order == model.feature_order
     report = model.privacy_report()
-    assert report["private"] is False and "epsilon_spent" not in report["lineage"]
+    # the rule for ρ: no ρ for a non-private lineage, whose ε is ∞
+    assert report["private"] is False and "rho_spent" not in report["lineage"]
+    assert report["lineage"]["epsilon_spent"] == math.inf
 
 
 # -- construction ----------------------------------------------------------------------------------

@@ -205,7 +205,8 @@ def stream(n, d=4, seed=0, outside=True):
 
 
 MECHANISMS = [dict(), dict(mechanism="epochs"), dict(mechanism="tree"), dict(mechanism="tree", horizon=400),
-              dict(mechanism="toeplitz", band=8), dict(mechanism="toeplitz"), dict(private=False)]
+              dict(mechanism="toeplitz", band=8), dict(mechanism="toeplitz"), dict(private=False),
+              dict(horizon=250, final_share=0.3)]
 
 
 @pytest.mark.parametrize("kwargs", MECHANISMS)
@@ -512,3 +513,28 @@ def test_n_releases_counts_the_records_learned_up_to_the_horizon():
         for x, label in zip(X[40:], y[40:]):
             learner.learn_one(x, label)
             assert learner.n_releases == learner._stats.n_seen == min(learner.n_seen, 70)
+
+
+def test_final_share_at_the_horizon():
+    """final_share: the BLT's one release of the total at the horizon, combined with the stream's (its cost in
+    the one event of the report: the budget, no more); the model after record T has less noise than without
+    it, the models before it more; refused without the BLT and a horizon, or outside [0, 1)."""
+    X, y = stream(200, outside=False)
+    plain = OnPairStats(bounds=(0.0, 1.0), horizon=200, seed=2).learn_many(X, y)
+    shared = OnPairStats(bounds=(0.0, 1.0), horizon=200, final_share=0.5, seed=2).learn_many(X[:199], y[:199])
+    before = shared._stats.noise_variance()
+    assert before > plain._stats.mechanism.variance(199)
+    shared.learn_one(X[199], bool(y[199]))
+    assert shared._stats.noise_variance() < plain._stats.noise_variance()
+    report = shared.privacy_report()
+    (row,) = report["releases"]
+    assert report["rho_budget"] * (1 - 1e-8) <= report["rho_spent"] <= report["rho_budget"]
+    assert math.isclose(row["rho"], 0.5 * (row["sensitivity"] / row["sigma"]) ** 2 * row["kappa2"], rel_tol=1e-12)
+    assert report["schedule"]["final_released"] and row["nodes_released"] == 201
+    for kwargs, error in [(dict(final_share=0.2), ValueError), (dict(final_share=0.2, horizon=10, mechanism="tree"),
+                                                               ValueError),
+                          (dict(final_share=1.0, horizon=10), ValueError), (dict(final_share=True, horizon=10),
+                                                                            TypeError),
+                          (dict(final_share="0.1", horizon=10), TypeError)]:
+        with pytest.raises(error, match="final_share"):
+            OnPairStats(**kwargs)

@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
@@ -81,9 +80,10 @@ from ..core.matrix_geometry import constraint_code, identity_center, symmetric_n
 from ..core.metric_losses import get_metric_loss, make_pair_terms
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
-from ..privacy.exceptions import PrivacyWarning
+from ..privacy.events import GaussianRelease
 from ..privacy.gaussian import sigmas_for_shares
-from ..core.estimator import PairwiseEstimator, non_private_report, release_report
+from ..privacy.reports import warn_large_delta
+from ..core.estimator import PairwiseEstimator, fit_report
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
 
@@ -177,6 +177,10 @@ class GradientPerturbedGD(PairwiseEstimator):
     random_state : int, SeedSequence, Generator or None
         The noise comes from a child of one SeedSequence. None: fresh OS entropy (a seed is for
         reproducible experiments only).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
+        search): each fit charges it its release events, and is refused (``PrivacyBudgetExceeded``, the
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
 
     Attributes
     ----------
@@ -217,7 +221,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=0.0, radius=0.1, T=1,
                  step_sizes=None, bounds=None, norm_bound=None, mode="ledger", accounting="gaussian",
                  private=True, task="auc", constraint=None, classes=None, threshold="learned",
-                 pair_weights="balanced", random_state=None):
+                 pair_weights="balanced", random_state=None, accountant=None):
         self.task = task
         self.threshold = threshold
         self.pair_weights = pair_weights
@@ -236,6 +240,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         self.accounting = accounting
         self.private = private
         self.random_state = random_state
+        self.accountant = accountant
 
     # -- validation --------------------------------------------------------------------------------
     def _validated_params(self, n_classes=None) -> dict:
@@ -374,10 +379,8 @@ class GradientPerturbedGD(PairwiseEstimator):
         norm of W₀ alone); ``gradient_sum(θ)`` is the data's only entry point (the exact Σ over
         opposite-label pairs, or over all pairs for the metric task). Noise is drawn here."""
         loss, T, steps, radius, lam, delta = p["loss"], p["T"], p["steps"], p["radius"], p["lam"], p["delta"]
-        if p["private"] and delta >= 1.0 / n:
-            warnings.warn(
-                f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in the "
-                "clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=4)
+        if p["private"]:
+            warn_large_delta(type(self).__name__, delta, n, stacklevel=4)
         metric = p["metric"]
         terms = p["terms"]
         terms_array = terms.as_array() if metric else None
@@ -421,18 +424,17 @@ class GradientPerturbedGD(PairwiseEstimator):
             else:
                 _project_l2_ball(theta, radius)
 
-        common = {"private": p["private"], "T": T, "step_sizes": [float(s) for s in steps], "lam": lam,
+        common = {"T": T, "step_sizes": [float(s) for s in steps], "lam": lam,
                   "radius": radius, "loss": loss.name, "task": "metric" if metric else "auc"}
         if metric:
             common.update(threshold=[terms.low, terms.high],
                           pair_weights=[terms.same_weight, terms.different_weight])
         if not p["private"]:
-            return theta, non_private_report(self, extra=common)
+            return theta, fit_report(self, (), n=n, mode=p["mode"], accounting=p["accounting"], public=common)
         extra = dict(common)
         if p["mode"] == "paper":
             extra.update(paper_epsilon=p["epsilon"], paper_delta=delta, paper_sigma=float(sigmas[0]))
-        report = release_report(
-            algorithm=type(self).__name__, epsilon=p["epsilon"], delta=delta, accounting=p["accounting"],
-            mode=p["mode"], sensitivity=sensitivities, sigma=sigmas, rho=rhos, rho_budget=rho_budget,
-            rounds=np.arange(1, T + 1), extra=extra)
-        return theta, report
+        events = [GaussianRelease(sensitivity=float(u), sigma=float(s), round=t + 1, rho=float(r), what="noisy gradient")
+                  for t, (u, s, r) in enumerate(zip(sensitivities, sigmas, rhos))]
+        return theta, fit_report(self, events, n=n, mode=p["mode"], accounting=p["accounting"],
+                                 rho_budget=rho_budget, public=extra)

@@ -75,8 +75,9 @@ from ..core.losses import get_loss
 from ..core.matrix_geometry import constraint_code, constraint_diameter
 from ..core.metric_losses import PAPER_TERMS, get_metric_loss
 from ..privacy.conversions import eps_from_rho
+from ..privacy.events import ApproxDPRelease
 from ..privacy.exceptions import PrivacyWarning
-from ..core.estimator import PairwiseEstimator, non_private_report, perturbed, release_report
+from ..core.estimator import PairwiseEstimator, fit_report, perturbed
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
 
@@ -151,6 +152,11 @@ class OutputPerturbedSGD(PairwiseEstimator):
     random_state : int, SeedSequence, Generator or None
         The draws and the noise come from two independent children of one SeedSequence. None: fresh
         OS entropy (a seed is for reproducible experiments only).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models, with an (ε, δ) budget
+        (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: this release is an (ε, δ) claim, not
+        zCDP): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
     task : {"auc", "metric"}, default "auc"
         The metric task runs the same algorithm on Yang et al.'s metric hinge loss (11),
         ``(1 + τ h_W)₊`` with τ = +1 for a same-class pair, over symmetric d×d matrices (``coef_`` is W;
@@ -164,10 +170,11 @@ class OutputPerturbedSGD(PairwiseEstimator):
     ----------
     coef_, classes_, n_features_in_, bounds_, n_clipped_ : see :mod:`onpair.core.estimator`.
     privacy_report_ : dict
-        ``release_report`` keys with ``accounting = mode = "paper"``: one release with ``sigma`` from
-        eq. (5) and ``sensitivity = Δ₅``; ``epsilon_spent`` is the paper's ε (its claim, not an
-        independent accounting: ``privacy_claim`` says so). There is no zCDP accounting here, so the
-        ``rho`` entries are NaN. Also ``T``, ``eta``, ``lipschitz``, ``loss``, ``radius``,
+        The keys of every report (:func:`onpair.privacy.reports.build_report`) with ``mode = "paper"``:
+        one release, an :class:`onpair.privacy.events.ApproxDPRelease` row with ``sigma`` from eq. (5),
+        ``sensitivity = Δ₅`` and the (ε, δ) spent; ``epsilon_spent`` is what is proven for this σ
+        (``privacy_claim`` says how), the paper's claim is ``paper_epsilon``. There is no zCDP accounting
+        here, so there are no ``rho`` keys. Also ``T``, ``eta``, ``lipschitz``, ``loss``, ``radius``,
         ``sensitivity_in_proof`` (√e·Δ₅), ``sigma_in_proof``, ``claim_probability`` (1 − δ/2: the
         probability over the draws of the event on which the sensitivity bound holds),
         ``sensitivity_diameter`` (diam(W): 2R, or √2·R for the PSD sets of the metric task) and
@@ -188,7 +195,8 @@ class OutputPerturbedSGD(PairwiseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="hinge", radius=1.0, T=None, eta=None,
-                 bounds=None, norm_bound=None, private=True, task="auc", constraint=None, classes=None, random_state=None):
+                 bounds=None, norm_bound=None, private=True, task="auc", constraint=None, classes=None, random_state=None,
+                 accountant=None):
         self.task = task
         self.constraint = constraint
         self.classes = classes
@@ -202,6 +210,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
         self.norm_bound = norm_bound
         self.private = private
         self.random_state = random_state
+        self.accountant = accountant
 
     # -- parameters ---------------------------------------------------------------------------------
     def _checked_params(self):
@@ -277,48 +286,44 @@ class OutputPerturbedSGD(PairwiseEstimator):
         w_bar = iterate_sum / T
         common = {"T": T, "eta": eta, "loss": loss.name, "lipschitz": G, "radius": radius}
         if not private:
-            return w_bar, non_private_report(self, extra=common)
+            return w_bar, fit_report(self, (), n=n, mode="paper", accounting="paper", public=common)
         sigma = paper_sigma(n, T, eta, G, epsilon, delta)
         sensitivity = paper_sensitivity(n, T, eta, G, delta)
         coef = perturbed(w_bar, sigma, np.random.Generator(np.random.PCG64(noise_seq)), dim, radius,
                          constraint if metric else None)
         epsilon_diameter = float(eps_from_rho(0.5 * (diameter / sigma) ** 2, delta, method="gaussian"))
-        # rho = 0 keeps release_report away from a zCDP conversion; the rho entries are then set to NaN:
-        # the paper's guarantee is an (ε, δ) claim through a high-probability sensitivity, not zCDP.
-        report = release_report(
-            algorithm=type(self).__name__, epsilon=epsilon, delta=delta, accounting="paper", mode="paper",
-            sensitivity=sensitivity, sigma=sigma, rho=0.0, rho_budget=0.0, rounds=T,
-            extra={
-                "private": True,
-                **common,
-                "privacy_claim": (
-                    "Yang et al. (2021), Theorem 4 claims (paper_epsilon, delta)-DP. epsilon_spent is what "
-                    "is proven for this sigma: the smaller of epsilon_proof (the proof's sensitivity, exact "
-                    "Gaussian curve) and epsilon_diameter. The sensitivity bound holds with probability "
-                    "1 - delta/2 over the draws (for T >= n); eq. (5) omits the factor e of the proof's "
-                    "bound (sensitivity_in_proof); the classic Gaussian mechanism it uses is proven for "
-                    "epsilon < 1. epsilon_diameter is an unconditional bound from diam(W) (2R; sqrt(2)R for "
-                    "the PSD sets of the metric task)."
-                ),
-                "claim_probability": 1.0 - delta / 2.0,
-                "sensitivity_in_proof": math.sqrt(math.e) * sensitivity,
-                "sigma_in_proof": math.sqrt(math.e) * sigma,
-                "sensitivity_diameter": diameter,
-                "epsilon_diameter": epsilon_diameter,
-            },
-        )
         # What this σ is proven to give: the proof's sensitivity √e·Δ₅ holds with probability 1 − δ/2, so
         # the release is (ε', δ/2)-DP on that event with the exact Gaussian curve, (ε', δ)-DP overall;
         # and, unconditionally, (epsilon_diameter, δ)-DP from ‖w̄ − w̄'‖ ≤ 2R. The smaller one is spent;
-        # the paper's own claim stays beside it as paper_epsilon.
+        # the paper's own claim stays beside it as paper_epsilon. Neither is a zCDP figure: the event is an
+        # (ε, δ) one, and the report has no ρ keys.
         mu_proof = math.sqrt(math.e) * sensitivity / sigma
         epsilon_proof = float(eps_from_rho(0.5 * mu_proof**2, delta / 2.0, method="gaussian"))
-        report["epsilon_proof"] = epsilon_proof
-        report["paper_epsilon"] = epsilon
         # For T < n the proof's sensitivity bound is not established (the warning above): only the
         # unconditional diameter bound is spent then.
-        report["epsilon_spent"] = epsilon_diameter if T < n else min(epsilon_proof, epsilon_diameter)
-        report["rho_budget"] = report["rho_spent"] = report["rho_remaining"] = math.nan
-        for release in report["releases"]:
-            release["rho"] = math.nan
-        return coef, report
+        epsilon_spent = epsilon_diameter if T < n else min(epsilon_proof, epsilon_diameter)
+        event = ApproxDPRelease(
+            epsilon=epsilon_spent, delta=delta, round=T, sensitivity=sensitivity, sigma=sigma,
+            what="w̄ + N(0, σ²I), σ from Yang et al. eq. (5)",
+            conditions=(("T >= n", T >= n), ("claim_probability", 1.0 - delta / 2.0),
+                        ("sensitivity_diameter", diameter)))
+        public = {
+            **common,
+            "privacy_claim": (
+                "Yang et al. (2021), Theorem 4 claims (paper_epsilon, delta)-DP. epsilon_spent is what "
+                "is proven for this sigma: the smaller of epsilon_proof (the proof's sensitivity, exact "
+                "Gaussian curve) and epsilon_diameter. The sensitivity bound holds with probability "
+                "1 - delta/2 over the draws (for T >= n); eq. (5) omits the factor e of the proof's "
+                "bound (sensitivity_in_proof); the classic Gaussian mechanism it uses is proven for "
+                "epsilon < 1. epsilon_diameter is an unconditional bound from diam(W) (2R; sqrt(2)R for "
+                "the PSD sets of the metric task)."
+            ),
+            "claim_probability": 1.0 - delta / 2.0,
+            "sensitivity_in_proof": math.sqrt(math.e) * sensitivity,
+            "sigma_in_proof": math.sqrt(math.e) * sigma,
+            "sensitivity_diameter": diameter,
+            "epsilon_diameter": epsilon_diameter,
+            "epsilon_proof": epsilon_proof,
+            "paper_epsilon": epsilon,
+        }
+        return coef, fit_report(self, [event], n=n, mode="paper", accounting="paper", public=public)

@@ -107,7 +107,7 @@ def _clip_box_row(x, lower, upper, half_scale, out):
 
 
 @njit(**NJIT_OPTIONS)
-def _clip_box_dot(x, lower, upper, half_scale, w):
+def clip_box_dot(x, lower, upper, half_scale, w):
     """wᵀφ(x): one record through the clipped box map (the operations of :func:`_clip_box_row`) and its dot
     product with ``w``, summed in index order, in one call (a river model's per-record score).
 

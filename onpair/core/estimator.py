@@ -21,7 +21,6 @@ online learners' ``privacy_report()``, and ``curator_only``), ``bounds_`` (the p
 from __future__ import annotations
 
 import inspect
-import math
 
 import numpy as np
 from scipy.special import expit
@@ -32,7 +31,7 @@ from .bounds import FeatureBounds
 from .fitting import (NotFittedError, check_binary, complex_dtype, fit_bounds, is_metric_task, not_fitted_error,
                       seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
 
-__all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "non_private_report", "release_report",
+__all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
 
 
@@ -261,40 +260,18 @@ def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.nda
     return out
 
 
-def non_private_report(estimator, extra=None) -> dict:
-    """The report of a non-private twin (``private=False``): nothing released, nothing spent, ε ∞."""
-    return release_report(
-        algorithm=type(estimator).__name__, epsilon=estimator.epsilon, delta=estimator.delta,
-        accounting=getattr(estimator, "accounting", "gaussian"), mode=getattr(estimator, "mode", "paper"),
-        sensitivity=[], sigma=[], rho=[], rho_budget=0.0, rounds=[],
-        extra={"private": False, **(extra or {}), "epsilon_spent": math.inf})
+def fit_report(estimator, events, *, n, mode, accounting="gaussian", rho_budget=None, public=None, curator=None):
+    """The ``privacy_report_`` of one offline fit, from its release events
+    (:func:`onpair.privacy.reports.build_report`, the builder of every report). A non-private fit
+    (``private=False``) records :class:`onpair.privacy.events.NonPrivate` instead of ``events``: nothing
+    released, ε ∞, no ρ keys. ``n`` records were fitted; ``rho_budget`` for a fit accounted in zCDP."""
+    from ..privacy.events import NonPrivate
+    from ..privacy.reports import build_report
 
-
-def release_report(*, algorithm, epsilon, delta, accounting, mode, sensitivity, sigma, rho, rho_budget,
-                   rounds, extra=None) -> dict:
-    """The online learners' report keys for a mechanism of ``len(sigma)`` Gaussian releases."""
-    from ..privacy.conversions import eps_from_rho
-
-    sensitivity = np.atleast_1d(sensitivity)
-    sigma = np.atleast_1d(sigma)
-    rho = np.atleast_1d(rho)
-    rounds = np.atleast_1d(rounds)
-    rho_spent = math.fsum(float(r) for r in rho)
-    report = {
-        "algorithm": algorithm,
-        "mode": mode,
-        "accounting": accounting,
-        "epsilon": float(epsilon),
-        "delta": float(delta),
-        "rho_budget": float(rho_budget),
-        "rho_spent": rho_spent,
-        "rho_remaining": max(0.0, float(rho_budget) - rho_spent),
-        "epsilon_spent": float(eps_from_rho(rho_spent, delta, method=accounting)) if rho_spent > 0 else 0.0,
-        "releases": [
-            {"round": int(t), "sensitivity": float(s), "sigma": float(g), "rho": float(r)}
-            for t, s, g, r in zip(rounds, sensitivity, sigma, rho)
-        ],
-    }
-    if extra:
-        report.update(extra)
-    return report
+    private = bool(getattr(estimator, "private", True))
+    status = (f"released once: one fit of {n} records" if private else
+              "not private: the non-private twin protects nothing")
+    return build_report(type(estimator).__name__, events if private else (NonPrivate(),),
+                        epsilon=estimator.epsilon, delta=estimator.delta, accounting=accounting, mode=mode, n_seen=n,
+                        status=status, private=private, rho_budget=rho_budget if private else None, public=public,
+                        curator=curator)

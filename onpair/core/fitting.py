@@ -17,7 +17,8 @@ import warnings
 import numpy as np
 
 from ._validation import as_feature_block, is_frame
-from ..privacy.reports import mark_curator_only
+from ..privacy.accountant import charge, check_accountant
+from ..privacy.reports import extend_report
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 
 
@@ -85,7 +86,11 @@ def fit_bounds(estimator, n_features: int) -> FeatureBounds:
 def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     """Assign the fitted attributes, all at once and only after the release: a failed fit leaves the
     estimator untouched. Returns the estimator."""
-    report = mark_curator_only(dict(report, n_clipped=n_clipped))
+    # A shared accountant (accountant=) is charged the fit's events before anything changes: a refusal
+    # (PrivacyBudgetExceeded) leaves the estimator as it was, and nothing was released.
+    accountant = check_accountant(getattr(estimator, "accountant", None), type(estimator).__name__)
+    charge([accountant], report.events)
+    report = extend_report(report, curator={"n_clipped": n_clipped})
     coef = np.asarray(coef, dtype=np.float64)
     if is_metric_task(estimator):
         d = n_features

@@ -149,6 +149,9 @@ def learner_document(learner, arrays: dict, path):
         )
     if learner._read_only:
         raise RuntimeError(f"cannot save to {os.fspath(path)!r}: {learner._read_only}")
+    if getattr(learner, "_shared", None) is not None:
+        raise ValueError(f"cannot save to {os.fspath(path)!r}: the learner charges a shared accountant "
+                         "(accountant=), which a snapshot cannot hold; a resumed learner would spend outside it")
     params = {key: _encode(getattr(learner, key), arrays, key, path) for key in learner._param_names()}
     config = _normalised(learner._settings())
     # The file is rebuilt from the public parameters, so they must still say what the learner uses
@@ -176,9 +179,9 @@ def make_read_only(learner, reason: str) -> None:
 
 
 #: Constructor parameters added after the format was first written, with the value that reproduces
-#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs); no
-#: forgetting (``half_life``, issue 25).
-LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None, "half_life": None}
+#: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs), no final
+#: release at the horizon (OnPairStats' ``final_share``, issue 22), no forgetting (``half_life``, issue 25).
+LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None, "final_share": 0.0, "half_life": None}
 
 
 def saved_class(name, path) -> type:

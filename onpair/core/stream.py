@@ -30,8 +30,8 @@ from ._validation import as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
 from .snapshot import register_learner
-from ..privacy.replay import record_level
-from ..privacy.reports import mark_curator_only
+from ..privacy.events import NonPrivate
+from ..privacy.reports import build_report
 
 #: The random streams of a learner, in the order they are spawned from its SeedSequence.
 RNG_NAMES = ("init", "noise", "buffer")
@@ -166,16 +166,18 @@ class StreamLearner:
 
     @classmethod
     def _param_names(cls) -> tuple:
-        """The constructor's (keyword-only) parameters, which a snapshot stores verbatim."""
+        """The constructor's (keyword-only) parameters, which a snapshot stores verbatim: all but
+        ``accountant`` (a budget shared with other models is not the learner's to save)."""
         return tuple(name for name, p in inspect.signature(cls.__init__).parameters.items()
-                     if p.kind is inspect.Parameter.KEYWORD_ONLY)
+                     if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "accountant")
 
     def clone(self):
         """A new, unfitted learner with the same parameters (copies of them): nothing learned is copied.
 
         For a private learner that is a new mechanism with **its own budget**: a learner and its clone
         fed the same records spend ρ₁ + ρ₂ on them. With a ``seed`` the clone repeats the original's
-        noise (seeds are for experiments only).
+        noise (seeds are for experiments only). A shared ``accountant=`` is shared by the clone too (not
+        copied): both charge the one budget.
 
         Examples
         --------
@@ -186,7 +188,10 @@ class StreamLearner:
         """
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the parameters' warnings were issued for the original
-            return type(self)(**{name: copy.deepcopy(getattr(self, name)) for name in self._param_names()})
+            params = {name: copy.deepcopy(getattr(self, name)) for name in self._param_names()}
+            if "accountant" in inspect.signature(type(self).__init__).parameters:
+                params["accountant"] = getattr(self, "_shared", None)  # shared, not copied: one budget
+            return type(self)(**params)
 
     def _settings(self) -> dict:
         """The settings the parameters resolve to (rebuilt and compared when a snapshot is written and read)."""
@@ -345,15 +350,22 @@ class StreamLearner:
     def privacy_report(self, passes=1, order="same") -> dict:
         """What a non-private learner can say: it protects nothing.
 
-        Keys: ``algorithm``, ``private`` (False), ``n_seen``, ``n_clipped`` (curator-only: from the data
-        without noise), ``buffer``, ``status``, ``record_level`` (ε ∞ whatever ``passes`` and ``order``,
-        which are checked as the private learners check them) and ``curator_only`` (the names of the
-        curator-only fields, :mod:`onpair.privacy.reports`).
+        The keys of every report (:func:`onpair.privacy.reports.build_report`) with ``private`` False,
+        ``epsilon_spent`` ∞, no ``rho_*`` keys and no release rows (its one event is
+        :class:`onpair.privacy.events.NonPrivate`), ``record_level`` (ε ∞ whatever ``passes`` and
+        ``order``, which are checked as the private learners check them), ``buffer`` and ``n_clipped``
+        (curator-only: from the data without noise). ``epsilon`` and ``delta`` are the parameters of a
+        private learner's twin (``private=False``), ∞ and 0 for ``PairwiseGIGA``, which has none.
         """
-        return mark_curator_only({"algorithm": type(self).__name__, "private": False, "n_seen": self._t,
-                                  "n_clipped": self._n_clipped, "buffer": self._buffer_description(),
-                                  "status": "not private: the non-private twin protects nothing",
-                                  "record_level": record_level(math.inf, None, None, passes, order)})
+        return build_report(
+            type(self).__name__, (NonPrivate(),), epsilon=getattr(self, "_epsilon", math.inf),
+            delta=getattr(self, "_delta", 0.0), accounting=getattr(self, "accounting", "none"),
+            mode=self._non_private_mode, n_seen=self._t, private=False,
+            status="not private: the non-private twin protects nothing", passes=passes, order=order,
+            public={"buffer": self._buffer_description()}, curator={"n_clipped": self._n_clipped})
+
+    #: The report's ``mode`` of the non-private learner.
+    _non_private_mode = "not private"
 
     def _buffer_description(self):
         return None

@@ -27,11 +27,15 @@ def onpairstrc_class(kind):
     if kind == "noise0.1":
         class _NoiseScaledOnPairStrC(OnPairStrC):
             """Broken on purpose: the planned σ of every release multiplied by 0.1 (the report still
-            claims ε)."""
+            claims ε: the log records the honest plan, since an event whose σ is below its claimed ρ's is
+            refused)."""
 
             def _plan(self, t_start, steps):
-                plan = super()._plan(t_start, steps)
-                return dataclasses.replace(plan, sigmas=plan.sigmas * 0.1)
+                self._honest_plan = super()._plan(t_start, steps)
+                return dataclasses.replace(self._honest_plan, sigmas=self._honest_plan.sigmas * 0.1)
+
+            def _after_block(self, plan, released):
+                super()._after_block(self._honest_plan, released)
 
         return _NoiseScaledOnPairStrC
     if kind == "internal":

@@ -29,10 +29,11 @@ from ..core.task import make_task
 from ..core.metric_losses import PAPER_TERMS, make_pair_terms
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
+from ..privacy.events import GaussianRelease
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
 from ..privacy.ledger import sensitivity_ledger
-from ..core.estimator import PairwiseEstimator, non_private_report, perturbed, release_report
+from ..core.estimator import PairwiseEstimator, fit_report, perturbed
 
 OUTPUTS = ("average", "last")
 MODES = ("ledger", "paper")
@@ -132,7 +133,7 @@ class _OffPair(PairwiseEstimator):
         else:
             w_out = iterate.w.copy()
         if not self.private:
-            return w_out, non_private_report(self, extra={"output": self.output})
+            return w_out, fit_report(self, (), n=n, mode=self.mode, public={"output": self.output})
         noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
         coef = perturbed(w_out, sigma, noise_rng, dim, float(self.radius),
                          task.constraint if task.name == "metric" else None,
@@ -145,13 +146,10 @@ class _OffPair(PairwiseEstimator):
             # to. Paper mode's σ is the classic mechanism's: its ρ is reported as it is, so that
             # epsilon_spent says what that σ really gives (more than ε for large ε).
             rho = min(rho, rho_budget)
-        report = release_report(
-            algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
-            mode=self.mode, sensitivity=sensitivity, sigma=sigma, rho=rho,
-            rho_budget=rho_budget, rounds=n,
-            extra={"output": self.output, "strong_convexity": alpha, "private": True},
-        )
-        return coef, report
+        event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, rho=rho,
+                                what="the average of the iterates" if self.output == "average" else "the last iterate")
+        return coef, fit_report(self, [event], n=n, mode=self.mode, rho_budget=rho_budget,
+                                public={"output": self.output, "strong_convexity": alpha})
 
     def _release_noise(self, n, objective, steps):
         """(sensitivity, σ) of the one release, from n and the public parameters only."""
@@ -216,6 +214,10 @@ _COMMON_DOC = """
     random_state : int, SeedSequence, Generator or None
         Order, start and noise come from independent children of one SeedSequence. None: fresh OS
         entropy (a seed is for reproducible experiments only).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
+        search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
 """
 
 
@@ -239,7 +241,7 @@ class OffPairStrC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
-                 pair_weights=None, random_state=None):
+                 pair_weights=None, random_state=None, accountant=None):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):
@@ -278,7 +280,7 @@ class OffPairC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center=None, radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
-                 pair_weights=None, random_state=None):
+                 pair_weights=None, random_state=None, accountant=None):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):

@@ -48,7 +48,7 @@ class OnPairC(PrivateOnlineLearner, saved=True):
                  radius=0.1, step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
                  accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, threshold=1.0,
-                 pair_weights=None, n_classes=None, seed=None):
+                 pair_weights=None, n_classes=None, seed=None, accountant=None):
         self.c = c
         if lam is None:
             c = check_in_range(c, "c", 1e-12, 1e12)
@@ -67,7 +67,8 @@ class OnPairC(PrivateOnlineLearner, saved=True):
                          n=n, release_every=release_every, release_at=release_at, horizon=horizon,
                          max_releases=max_releases, budget_split=budget_split, accounting=accounting,
                          mode=mode, buffer=buffer, task=task, constraint=constraint, center=center,
-                         threshold=threshold, pair_weights=pair_weights, n_classes=n_classes, seed=seed)
+                         threshold=threshold, pair_weights=pair_weights, n_classes=n_classes, seed=seed,
+                         accountant=accountant)
         self.lam = lam  # keep the constructor argument verbatim (None when derived from c)
 
     @property

@@ -61,6 +61,10 @@ class OnPairStrC(PrivateOnlineLearner, saved=True):
     seed : int, optional
         For reproducible experiments only. Without it the start point and the noise come from fresh
         OS entropy.
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`): every release is also
+        charged to it, and a block it cannot pay for is refused before anything changes. Shared, not
+        copied, by :meth:`clone`; not saved in snapshots (a learner with one refuses ``save``).
 
     Examples
     --------

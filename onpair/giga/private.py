@@ -20,10 +20,10 @@ import warnings
 
 import numpy as np
 
-from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
+from ..privacy.accountant import check_accountant
+from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
-from ..privacy.replay import record_level
-from ..privacy.reports import mark_curator_only
+from ..privacy.reports import build_report, warn_large_delta
 from ..privacy.schedule import ReleaseSchedule
 from ..core._validation import check_positive
 from .online import OnlinePairwiseLearner
@@ -45,7 +45,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
                  step_sizes="capped", bounds=None, norm_bound=None, n_features=None, n=None,
                  release_every=None, release_at=None, horizon=None, max_releases=None, budget_split=None,
                  accounting=None, mode="ledger", buffer=None, task="auc", constraint=None, center=None,
-                 threshold=1.0, pair_weights=None, n_classes=None, seed=None):
+                 threshold=1.0, pair_weights=None, n_classes=None, seed=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n = n
@@ -75,6 +75,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         if mode == "paper" and not (isinstance(step_sizes, str) and step_sizes == "capped"):
             raise ValueError("mode='paper' uses Alg. 1's step sizes; do not pass step_sizes")
         self._accounting = accounting
+        self._shared = check_accountant(accountant, type(self).__name__)
         # The log exists before the state (the state's start is the model visible before any release).
         self._log = ReleaseLog(rho_from_dp(self._epsilon, self._delta, method=self._accounting))
         super().__init__(loss=loss, lam=lam, radius=radius, step_sizes=step_sizes, bounds=bounds,
@@ -103,13 +104,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
                 PrivacyWarning,
                 stacklevel=3,
             )
-        if self._schedule.n is not None and self._delta >= 1.0 / self._schedule.n:
-            warnings.warn(
-                f"delta = {self._delta:g} ≥ 1/n = {1.0 / self._schedule.n:g}: a mechanism that publishes one "
-                "random record in the clear satisfies such a δ. Prefer δ ≪ 1/n.",
-                PrivacyWarning,
-                stacklevel=3,
-            )
+        warn_large_delta(type(self).__name__, self._delta, self._schedule.n, stacklevel=3)
 
     # -- schedule ----------------------------------------------------------------------------------
     @property
@@ -173,7 +168,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         self._log.ledger_bound = self._planner.ledger_round(self._log.ledger_bound, t, step)
 
     def _plan(self, t_start, steps):
-        return self._planner.plan(t_start, steps, self._log.ledger_bound, self._log.accountant)
+        return self._planner.plan(t_start, steps, self._log.ledger_bound, self._log.accountant, self._shared)
 
     def _pending_warnings(self, n_clipped, m):
         pending = super()._pending_warnings(n_clipped, m)
@@ -191,7 +186,7 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
 
     def _after_block(self, plan, released):
         """Commit the block's releases (called after the kernel; nothing here can raise)."""
-        self._log.commit(plan, released)
+        self._log.commit(plan, released, self._shared)
 
     # -- snapshots ---------------------------------------------------------------------------------
     def _settings(self) -> dict:
@@ -249,9 +244,15 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
 
     @property
     def accountant(self):
-        """A read-only view of the learner's zCDP accountant (``rho_budget``, ``rho_spent``,
-        ``rho_remaining``, ``history``)."""
+        """A read-only view of the learner's own zCDP accountant (``rho_budget``, ``rho_spent``,
+        ``rho_remaining``, ``history``, ``events``). The shared one given as ``accountant=`` is
+        :attr:`shared_accountant`."""
         return self._log.accountant.view()
+
+    @property
+    def shared_accountant(self):
+        """The accountant given as ``accountant=`` (shared with other models), or None."""
+        return self._shared
 
     # A private learner holds the raw history, and its noise generator and remaining budget would be
     # duplicated by a copy: two copies fed neighbouring streams release noise that cancels in their
@@ -271,14 +272,16 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
     def privacy_report(self, passes=1, order="same") -> dict:
         """What has been spent and released so far.
 
-        Keys: ``rho_budget``, ``rho_spent``, ``rho_remaining``, ``epsilon_spent`` (at the learner's δ, with
-        its conversion; the cost of one **stream position**), ``releases`` (one dict per release: ``round``,
-        ``sensitivity``, ``sigma``, ``rho``), and ``epsilon``, ``delta``, ``accounting``, ``mode``, ``n_seen``,
-        ``frozen``, ``status``, ``schedule``, ``n_clipped``, ``noise_dominated`` (the last release's norm is
-        at most the noise's typical norm σ·√dim: the model is mostly noise; public), ``record_level`` and
-        ``curator_only``. ``n_clipped`` counts records clipped to the declared bounds: it is computed from
-        the private data without noise, so it is for the data curator only and must not be published with
-        the model; ``curator_only`` lists it (:func:`onpair.privacy.reports.public_report` drops it).
+        The keys of every report (:func:`onpair.privacy.reports.build_report`: ``rho_budget``,
+        ``rho_spent``, ``rho_remaining``, ``epsilon_spent`` at the learner's δ with its conversion, the cost
+        of one **stream position**; ``releases``, one :class:`onpair.privacy.events.GaussianRelease` row
+        per release: ``event``, ``what``, ``round``, ``sensitivity``, ``sigma``, ``rho``), and ``frozen``,
+        ``schedule``, ``buffer``, ``sensitivity_now``, ``n_clipped``, ``noise_dominated`` (the last
+        release's norm is at most the noise's typical norm σ·√dim: the model is mostly noise; public)
+        and ``record_level``. ``n_clipped`` counts records clipped to the declared bounds: it is computed
+        from the private data without noise, so it is for the data curator only and must not be
+        published with the model; ``curator_only`` lists it
+        (:func:`onpair.privacy.reports.public_report` drops it).
 
         ``record_level`` is the cost of a **record** learned ``passes`` times (k passes over a data set):
         for these output-perturbed learners the group bound k²ρ whatever ``order``
@@ -291,33 +294,18 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             status = f"frozen: the schedule's last release was at round {last}; the budget is spent"
         else:
             status = f"learning; next release at round {self._schedule.next_round_after(self._t)}"
-        accountant = self._log.accountant
-        rho_spent = accountant.rho_spent
         noise_dominated = self._noise_dominated()
         if noise_dominated:
             status += ("; the released model is dominated by noise (its norm is below the noise's typical norm "
                        "σ·√dim): more records, a larger ε or one release at the end (release_at=[n]) help")
-        return mark_curator_only({
-            "algorithm": type(self).__name__,
-            "mode": self._mode,
-            "accounting": self._accounting,
-            "epsilon": self._epsilon,
-            "delta": self._delta,
-            "rho_budget": accountant.rho_budget,
-            "rho_spent": rho_spent,
-            "rho_remaining": accountant.rho_remaining,
-            "epsilon_spent": float(eps_from_rho(rho_spent, self._delta, method=self._accounting)) if rho_spent > 0 else 0.0,
-            "releases": [dict(r) for r in self._log.releases],
-            "n_seen": self._t,
-            "frozen": frozen,
-            "status": status,
-            "schedule": self._schedule.describe(),
-            "buffer": self._slots.describe(),
-            "sensitivity_now": self._log.ledger_bound,
-            "n_clipped": self._n_clipped,
-            "noise_dominated": noise_dominated,
-            "record_level": record_level(rho_spent, self._delta, self._accounting, passes, order),
-        })
+        accountant = self._log.accountant
+        return build_report(
+            type(self).__name__, accountant.events, epsilon=self._epsilon, delta=self._delta,
+            accounting=self._accounting, mode=self._mode, n_seen=self._t, status=status,
+            rho_budget=accountant.rho_budget, passes=passes, order=order,
+            public={"frozen": frozen, "schedule": self._schedule.describe(), "buffer": self._slots.describe(),
+                    "sensitivity_now": self._log.ledger_bound, "noise_dominated": noise_dominated},
+            curator={"n_clipped": self._n_clipped})
 
     def _noise_dominated(self) -> bool:
         """Whether the last release is no longer than the noise alone typically is: ‖ŵ‖ ≤ σ·√dim (public

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy.accountant import ZCDPAccountant
+from ..privacy.accountant import ZCDPAccountant, charge, refusal
+from ..privacy.events import GaussianRelease
 from ..privacy.exceptions import PrivacyBudgetExceeded
 from ..privacy.gaussian import sigmas_for_shares
 from ..privacy.ledger import ledger_block, ledger_round
@@ -74,9 +75,14 @@ class ReleasePlan:
         return int(self.rounds.size)
 
     def entries(self) -> list:
-        """One ``{"round", "sensitivity", "sigma", "rho"}`` dict per release (the report's form)."""
+        """One ``{"round", "sensitivity", "sigma", "rho"}`` dict per release (the snapshot's form)."""
         return [{"round": int(r), "sensitivity": float(u), "sigma": float(s), "rho": float(p)}
                 for r, u, s, p in zip(self.rounds, self.sensitivities, self.sigmas, self.shares)]
+
+    def events(self) -> list:
+        """One :class:`onpair.privacy.events.GaussianRelease` per release, charged its planned ρ share."""
+        return [GaussianRelease(sensitivity=e["sensitivity"], sigma=e["sigma"], round=e["round"], rho=e["rho"])
+                for e in self.entries()]
 
 
 class ReleasePlanner:
@@ -103,9 +109,10 @@ class ReleasePlanner:
                            objective.diameter, int(buffer_size))
         self._quiet_until = 0
 
-    def plan(self, t_start: int, steps: np.ndarray, ledger_bound: float, accountant) -> ReleasePlan:
-        """The plan of rounds t_start+1 … t_start+m; ``PrivacyBudgetExceeded`` if ``accountant`` cannot
-        pay for it (nothing changes then)."""
+    def plan(self, t_start: int, steps: np.ndarray, ledger_bound: float, accountant, shared=None) -> ReleasePlan:
+        """The plan of rounds t_start+1 … t_start+m; ``PrivacyBudgetExceeded`` if ``accountant`` (the
+        learner's own) or ``shared`` (an accountant shared with other models) cannot pay for it (nothing
+        changes then)."""
         m = steps.shape[0]
         ledger = ledger_block(ledger_bound, t_start, steps, *self._constants)
         rounds = self.schedule.rounds_between(t_start, t_start + m)
@@ -116,15 +123,19 @@ class ReleasePlanner:
         else:
             sensitivities = ledger[rounds - t_start - 1]
         sigmas = sigmas_for_shares(sensitivities, shares)
-        if not accountant.can_spend(math.fsum(shares)):
+        index = np.full(m, -1, dtype=np.int64)
+        index[rounds - t_start - 1] = np.arange(rounds.size)
+        plan = ReleasePlan(index, rounds, shares, sensitivities, sigmas, float(ledger[-1]) if m else float(ledger_bound))
+        events = plan.events()
+        if refusal([accountant], events) is not None:
             raise PrivacyBudgetExceeded(
                 f"the schedule asks for ρ = {math.fsum(shares):.6g} in rounds {t_start + 1}…{t_start + m} but "
                 f"only {accountant.rho_remaining:.6g} remains"
             )
-        index = np.full(m, -1, dtype=np.int64)
-        index[rounds - t_start - 1] = np.arange(rounds.size)
-        return ReleasePlan(index, rounds, shares, sensitivities, sigmas,
-                           float(ledger[-1]) if m else float(ledger_bound))
+        exc = refusal([shared], events)
+        if exc is not None:
+            raise exc
+        return plan
 
     def ledger_round(self, bound: float, t: int, step: float) -> float:
         """The ledger's bound after round t, from the bound before it (the single-record path's form of
@@ -167,7 +178,7 @@ class ReleaseLog:
 
     def __init__(self, rho_budget: float):
         self.rho_budget = rho_budget
-        self.accountant = ZCDPAccountant(rho_budget)
+        self.accountant = ZCDPAccountant(rho_budget, owner="learner")
         self.releases = []  # one RELEASE_KEYS dict per release
         self.models = []  # the released (flat) models
         self.initial_model = None  # visible before the first release: the data-independent start
@@ -178,11 +189,12 @@ class ReleaseLog:
     def n_releases(self) -> int:
         return len(self.models)
 
-    def commit(self, plan: ReleasePlan, released: np.ndarray) -> None:
-        """Record a learned block's releases (after the kernel; nothing here raises)."""
+    def commit(self, plan: ReleasePlan, released: np.ndarray, shared=None) -> None:
+        """Record a learned block's releases (after the kernel; nothing here raises: the plan was checked
+        against the learner's accountant and ``shared``)."""
         self.ledger_bound = plan.ledger_end
+        charge([self.accountant, shared], plan.events())
         for k, entry in enumerate(plan.entries()):
-            self.accountant.spend(entry["rho"], label=f"release at round {entry['round']}")
             self.releases.append(entry)
             self.models.append(released[k].copy())
 
@@ -255,6 +267,8 @@ class ReleaseLog:
             raise reader.error(f"sensitivity = {state['sensitivity']!r}, but the ledger gives {bound!r} "
                                f"after {t} rounds")
         log = cls(rho_budget)
+        if t > 0:
+            charge([log.accountant], plan.events())  # the events the file's ledger was checked against
         log.frozen_warned = reader.boolean(state["frozen_warned"], "frozen_warned")
         if size is not None:
             initial = reader.array("initial_model", (size,))
@@ -268,7 +282,6 @@ class ReleaseLog:
             log.models = [row.copy() for row in models]
         elif releases:
             raise reader.error("releases recorded before any record")
-        log.accountant = accountant
         log.releases = expected
         log.ledger_bound = bound
         return log

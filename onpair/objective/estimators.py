@@ -40,9 +40,10 @@ import numpy as np
 from .functions import (EXACT_TOLERANCE, PairwiseLogistic, PointwiseLogistic, curvature_epsilon,
                                    minimise, noise_quantile, objective_noise_sigma, smallest_regulariser)
 from ..privacy.checks import EPSILON_RANGE, check_delta, check_epsilon
-from ..privacy.exceptions import PrivacyWarning
+from ..privacy.events import ApproxDPRelease, GaussianRelease
 from ..privacy.gaussian import gaussian_sigma
-from ..core.estimator import PairwiseEstimator, sklearn_feature_block
+from ..privacy.reports import warn_large_delta
+from ..core.estimator import PairwiseEstimator, fit_report, sklearn_feature_block
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic"]
 
@@ -87,9 +88,8 @@ class _PerturbedLogistic(PairwiseEstimator):
         epsilon, delta, intercept, lam_requested, share = self._validated()
         amp = self._validated_amp() if self._amp else None
         n = Z.shape[0]
-        if self.private and delta >= 1.0 / n:
-            warnings.warn(f"delta = {delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random record in "
-                          "the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning, stacklevel=4)
+        if self.private:
+            warn_large_delta(type(self).__name__, delta, n, stacklevel=4)
         objective = PointwiseLogistic(Z, signs, intercept) if self.objective == "pointwise" else PairwiseLogistic(Z, signs)
         epsilon_output = amp["share"] * epsilon if amp else 0.0
         if amp and epsilon_output < EPSILON_RANGE[0]:
@@ -117,22 +117,21 @@ class _PerturbedLogistic(PairwiseEstimator):
         tolerance = amp["gamma"] if amp else exact_tol
         theta, steps, gradient_norm = minimise(objective, regulariser, linear, tolerance)
         strong_convexity = objective.scale * regulariser
-        releases = [{"round": n, "sensitivity": objective.gradient_sensitivity, "sigma": sigma, "rho": None,
-                     "what": "b, the objective's linear term (sum units)"}]
+        stopping_rule = f"‖∇J(θ)‖ ≤ {tolerance:.3g}"
+        events = [ApproxDPRelease(
+            epsilon=epsilon_curvature + epsilon_noise, delta=delta_objective, round=n,
+            sensitivity=objective.gradient_sensitivity, sigma=sigma, what="b, the objective's linear term (sum units)",
+            conditions=(("regulariser_sum_units", regulariser), ("curvature_rank", rank), ("curvature_trace", trace),
+                        ("noise_dim", objective.noise_dim),
+                        ("minimiser", "AMP: ‖∇J‖ ≤ γ, then output noise" if amp else "exact")))]
         if amp and self.private:
             output_sensitivity = 2.0 * amp["gamma"] / strong_convexity
             sigma_output = gaussian_sigma(output_sensitivity, epsilon_output, delta / 2.0, method="analytic")
             theta = theta + sigma_output * rng.standard_normal(objective.dim)
-            releases.append({"round": n, "sensitivity": output_sensitivity, "sigma": sigma_output, "rho": None,
-                             "what": "output noise b₂ on θ"})
-        report = {
-            "algorithm": type(self).__name__, "mode": "amp" if amp else "objective",
-            "accounting": "objective perturbation (ε, δ) bound", "epsilon": epsilon, "delta": delta,
-            # Not a composition of Gaussian mechanisms: no ρ-zCDP figure (the keys stay for a uniform report).
-            "rho_budget": None, "rho_spent": None, "rho_remaining": None,
-            "epsilon_spent": (epsilon_curvature + epsilon_noise + epsilon_output) if self.private else math.inf,
-            "releases": releases if self.private else [],
-            "private": bool(self.private), "objective": self.objective, "fit_intercept": intercept,
+            events.append(GaussianRelease(sensitivity=output_sensitivity, sigma=sigma_output, round=n,
+                                          what="output noise b₂ on θ"))
+        public = {
+            "objective": self.objective, "fit_intercept": intercept,
             "lam": strong_convexity, "lam_requested": lam_requested, "lam_raised": bool(raised),
             "regulariser_sum_units": regulariser, "epsilon_curvature": epsilon_curvature,
             "epsilon_noise": epsilon_noise, "epsilon_output": epsilon_output,
@@ -140,12 +139,14 @@ class _PerturbedLogistic(PairwiseEstimator):
             "gradient_sensitivity": objective.gradient_sensitivity, "noise_dim": objective.noise_dim,
             "noise_quantile": noise_quantile(delta_objective, objective.noise_dim),
             "curvature_rank": rank, "curvature_trace": trace,
-            "stopping_rule": f"‖∇J(θ)‖ ≤ {tolerance:.3g}", "solver_steps": steps, "gradient_norm": gradient_norm,
-            # The exact minimiser's tolerance scales with ‖b‖, and b = −∇F(θ; D) − Λθ at the released θ: a
-            # function of the records, not of the release. AMP's γ is a public parameter.
-            "curator_only": [] if amp else ["stopping_rule"],
         }
-        return theta, report
+        # The exact minimiser's tolerance scales with ‖b‖, and b = −∇F(θ; D) − Λθ at the released θ: a
+        # function of the records, not of the release. AMP's γ is a public parameter.
+        curator = {"solver_steps": steps, "gradient_norm": gradient_norm}
+        (public if amp else curator)["stopping_rule"] = stopping_rule
+        # (ε, δ) events (and AMP's Gaussian output noise, converted exactly at its δ/2): no ρ keys.
+        return theta, fit_report(self, events, n=n, mode="amp" if amp else "objective", public=public,
+                                 curator=curator)
 
     # Two seams, overridden only by the audit's deliberately broken variants (onpair.audit).
     def _regulariser(self, smallest, requested, scale):
@@ -212,7 +213,13 @@ _COMMON_PARAMETERS = """
     private : bool, default True
         False: the non-private twin, the exact minimiser of the same regularised objective (same λ).
     random_state : int, SeedSequence, Generator or None
-        The noise; None draws fresh OS entropy (a seed is for reproducible experiments only)."""
+        The noise; None draws fresh OS entropy (a seed is for reproducible experiments only).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models, with an (ε, δ) budget
+        (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: objective perturbation's bound is an
+        (ε, δ) one, not zCDP): each fit charges it its release events, and is refused
+        (``PrivacyBudgetExceeded``, the estimator unchanged) when the budget cannot pay. scikit-learn's
+        ``clone`` shares it."""
 
 _COMMON_ATTRIBUTES = """
     Attributes
@@ -279,7 +286,8 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
-                 curvature_share=0.05, bounds=None, norm_bound=None, classes=None, private=True, random_state=None):
+                 curvature_share=0.05, bounds=None, norm_bound=None, classes=None, private=True, random_state=None,
+                 accountant=None):
         self._store_params(locals())
 
 
@@ -316,7 +324,7 @@ class ApproxMinimaPerturbedLogistic(_PerturbedLogistic):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
                  curvature_share=0.05, gradient_tol=1e-6, output_share=0.05, bounds=None, norm_bound=None,
-                 classes=None, private=True, random_state=None):
+                 classes=None, private=True, random_state=None, accountant=None):
         self._store_params(locals())
 
     def _validated_amp(self):

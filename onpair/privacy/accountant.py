@@ -1,19 +1,30 @@
-"""A zero-concentrated DP budget accountant.
+"""A zero-concentrated DP budget accountant: the one record of what a model (or several) released.
 
-zCDP composes additively (Bun & Steinke 2016, Lemma 2.3), also under
-adaptive composition, so the accountant only has to keep an exact running
-sum of the rho of every release and refuse any spend that would take it
-past the budget.  Conversion to (epsilon, delta) happens once, at the end,
-through :func:`onpair.privacy.conversions.eps_from_rho`.
+zCDP composes additively (Bun & Steinke 2016, Lemma 2.3), also under adaptive composition, so the
+accountant keeps an exact running sum of the ρ of every release and refuses any spend that would take it
+past the budget. What it is charged is a typed event (:mod:`onpair.privacy.events`): a Gaussian release,
+a continual-release mechanism, a ρ-zCDP bound, or an (ε, δ) release, which is kept beside the ρ sum and
+composed with it by the basic rule (:func:`onpair.privacy.events.epsilon_of`). Conversion to (ε, δ)
+happens once, at the end, through :func:`onpair.privacy.conversions.eps_from_rho`.
+
+**Shared accountants.** One accountant may be passed to several models (``accountant=`` of every
+learner, estimator and scaler; diffprivlib's ``BudgetAccountant`` is the model): a pipeline, a grid
+search or an ensemble then holds one budget. Each model still keeps its own record and (online) its own
+budget; the shared one is charged every event too, and a spend that either would refuse is refused
+before anything changes. ``copy.copy``, ``copy.deepcopy`` and so scikit-learn's and river's ``clone()``
+return the accountant itself (sharing is the point); pickling is refused, since a pickled copy (e.g. a
+grid search with ``n_jobs > 1``) would split the budget without anyone noticing.
 """
 
+import copy
 import math
 
-from .checks import check_delta, check_rho
-from .conversions import eps_from_rho
+from .checks import check_delta, check_epsilon, check_rho
+from .conversions import METHODS, eps_from_rho, rho_from_dp
+from .events import ApproxDPRelease, Composed, NonPrivate, PrivacyEvent, ZCDPRelease, epsilon_of, leaves
 from .exceptions import PrivacyBudgetExceeded
 
-__all__ = ["ZCDPAccountant"]
+__all__ = ["ZCDPAccountant", "AccountantView", "charge", "refusal", "check_accountant"]
 
 
 def _grow_partials(partials, x):
@@ -38,24 +49,41 @@ def _grow_partials(partials, x):
     return out
 
 
+def _as_event(event, label):
+    """A typed event, or a float ρ (the users' form: a :class:`ZCDPRelease` labelled ``label``)."""
+    if isinstance(event, PrivacyEvent):
+        if label is not None:
+            raise TypeError("label is for a float spend; an event carries its own (its what and round)")
+        return event
+    return ZCDPRelease(check_rho(event), "" if label is None else str(label))
+
+
 class ZCDPAccountant:
-    """Track rho-zCDP spends against a fixed budget.
+    """Track the privacy events of one or several models against a fixed budget.
 
     Parameters
     ----------
     rho_budget : float
-        Total zCDP budget, finite and > 0.  Typically
-        ``rho_from_dp(epsilon, delta)``.
+        Total zCDP budget, finite and > 0.  Typically ``rho_from_dp(epsilon, delta)``;
+        :meth:`from_dp` also keeps (ε, δ), which (ε, δ) events need.
+    owner : str, optional
+        Set by a model for its **own** accountant (its own budget, part of its state): that one is copied
+        and pickled with the model, like the rest of its state. Without it the accountant is one to share
+        (``accountant=``): copies are the accountant itself, and pickling is refused.
 
     Notes
     -----
     * The running total is the correctly rounded sum of the whole history
       (equal to ``math.fsum`` of the accepted spends, kept incrementally
       with Shewchuk partials), so long histories do not drift.
-    * A spend is accepted iff ``math.fsum(accepted + [rho]) <= rho_budget``,
+    * A zCDP spend is accepted iff ``math.fsum(accepted + [rho]) <= rho_budget``,
       compared exactly, with no tolerance.  Callers plan shares whose
       ``math.fsum`` is <= the budget (e.g. give the last share
       ``rho_remaining``); a plan that overshoots by one ulp is refused.
+    * An (ε, δ) event (:class:`onpair.privacy.events.ApproxDPRelease`) needs an (ε, δ) budget
+      (:meth:`from_dp`): with it in the history, a spend is also refused when
+      :func:`onpair.privacy.events.epsilon_of` of the whole history at the budget's δ would exceed its ε.
+      A :class:`onpair.privacy.events.NonPrivate` event is always refused (ε = ∞).
     * A refused spend raises and changes nothing.
 
     Examples
@@ -69,13 +97,40 @@ class ZCDPAccountant:
     False
     >>> acc.history
     [('release 1', 0.25), ('release 2', 0.5)]
+    >>> from onpair.privacy.events import GaussianRelease
+    >>> acc.spend(GaussianRelease(sensitivity=1.0, sigma=4.0, round=7)).history[-1]
+    ('release at round 7', 0.03125)
     """
 
-    def __init__(self, rho_budget):
+    def __init__(self, rho_budget, *, owner=None):
         self._budget = check_rho(rho_budget, name="rho_budget", allow_zero=False)
+        if owner is not None and not isinstance(owner, str):
+            raise TypeError(f"owner must be None or a str, got {owner!r} ({type(owner).__name__})")
+        self._owner = owner
+        self._target = None  # (epsilon, delta, method) of from_dp
+        self._events = []
         self._history = []
+        self._approx = []
         self._partials = []
         self._spent = 0.0
+
+    @classmethod
+    def from_dp(cls, epsilon, delta, method="gaussian"):
+        """An accountant for an (ε, δ)-DP budget: ρ budget ``rho_from_dp(epsilon, delta, method)``, and
+        (ε, δ) kept for (ε, δ) events.
+
+        Examples
+        --------
+        >>> acc = ZCDPAccountant.from_dp(1.0, 1e-5)
+        >>> round(acc.rho_budget, 6), acc.epsilon_budget, acc.delta_budget
+        (0.035926, 1.0, 1e-05)
+        """
+        epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        acc = cls(rho_from_dp(epsilon, delta, method=method))
+        acc._target = (epsilon, delta, method)
+        return acc
 
     # ------------------------------------------------------------------
     # spending
@@ -84,13 +139,35 @@ class ZCDPAccountant:
     def _total_with(self, rho):
         return math.fsum(self._partials + [rho])
 
-    def can_spend(self, rho):
-        """Whether :meth:`spend` would accept ``rho`` now (a dry run).
+    def _refusal(self, event):
+        """Why ``event`` cannot be charged now (a message), or None; a ValueError for an (ε, δ) event
+        without an (ε, δ) budget."""
+        parts = list(leaves([event]))
+        if any(isinstance(e, NonPrivate) for e in parts):
+            return f"{event.label or type(event).__name__!r} is not private (ε = ∞): no budget covers it"
+        rho = math.fsum(e.rho for e in parts if e.rho is not None)
+        total = self._total_with(rho)
+        if total > self._budget:
+            return (f"spend {event.label!r} of rho={rho!r} refused: rho_spent={self._spent!r}, "
+                    f"rho_remaining={self.rho_remaining!r} of rho_budget={self._budget!r}")
+        if self._approx or any(isinstance(e, ApproxDPRelease) for e in parts):
+            if self._target is None:
+                raise ValueError(f"{event.label!r} is an (ε, δ) release: this accountant has a ρ budget only; "
+                                 "build it with ZCDPAccountant.from_dp(epsilon, delta)")
+            epsilon, delta, method = self._target
+            spent = epsilon_of(self._events + parts, delta, method)
+            if spent > epsilon:
+                return (f"spend {event.label!r} refused: the history would be ({spent!r}, {delta!r})-DP, more than "
+                        f"the budget's epsilon={epsilon!r}")
+        return None
+
+    def can_spend(self, event):
+        """Whether :meth:`spend` would accept ``event`` now (a dry run).
 
         Parameters
         ----------
-        rho : float
-            Requested zCDP spend, finite and >= 0.
+        event : PrivacyEvent or float
+            A typed event (:mod:`onpair.privacy.events`), or a zCDP cost ρ, finite and >= 0.
 
         Returns
         -------
@@ -99,27 +176,27 @@ class ZCDPAccountant:
         Raises
         ------
         ValueError
-            If ``rho`` is not a finite number >= 0 (an invalid request is an
-            error, not a "no").
+            If ``event`` is an invalid ρ (an invalid request is an error, not a "no").
 
         Examples
         --------
         >>> ZCDPAccountant(1.0).can_spend(1.0)
         True
         """
-        rho = check_rho(rho)
-        return self._total_with(rho) <= self._budget
+        return self._refusal(_as_event(event, None)) is None
 
-    def spend(self, rho, label=""):
-        """Charge ``rho`` to the budget.
+    def spend(self, event, label=None):
+        """Charge a release to the budget.
 
         Parameters
         ----------
-        rho : float
-            zCDP cost of one release, finite and >= 0 (0 records a
-            data-independent release).
+        event : PrivacyEvent or float
+            The release (:mod:`onpair.privacy.events`; a :class:`~onpair.privacy.events.Composed` is
+            charged whole or not at all), or its zCDP cost ρ, finite and >= 0 (0 records a
+            data-independent release): the form for a mechanism the events do not describe, recorded
+            as a :class:`~onpair.privacy.events.ZCDPRelease`. The library itself always spends events.
         label : str, optional
-            Free text stored in the history and used in error messages.
+            With a float ρ: free text stored in the history and used in error messages.
 
         Returns
         -------
@@ -129,7 +206,10 @@ class ZCDPAccountant:
         Raises
         ------
         ValueError
-            If ``rho`` is invalid; nothing changes.
+            If ``event`` is an invalid ρ, or an (ε, δ) event meets an accountant without an (ε, δ)
+            budget; nothing changes.
+        TypeError
+            If a ``label`` is given with an event.
         PrivacyBudgetExceeded
             If the total would exceed the budget; nothing changes.
 
@@ -139,18 +219,19 @@ class ZCDPAccountant:
         >>> acc.spend(0.5).rho_remaining
         0.0
         """
-        rho = check_rho(rho)
-        label = str(label)
-        new_total = self._total_with(rho)
-        if new_total > self._budget:
-            raise PrivacyBudgetExceeded(
-                f"spend {label!r} of rho={rho!r} refused: rho_spent={self._spent!r}, "
-                f"rho_remaining={self.rho_remaining!r} of rho_budget={self._budget!r}"
-            )
+        event = _as_event(event, label)
+        refusal = self._refusal(event)
+        if refusal is not None:
+            raise PrivacyBudgetExceeded(refusal)
         # Commit only after every check passed.
-        self._partials = _grow_partials(self._partials, rho)
-        self._history.append((label, rho))
-        self._spent = new_total
+        for part in leaves([event]):
+            if part.rho is not None:
+                self._partials = _grow_partials(self._partials, part.rho)
+                self._history.append((part.label, part.rho))
+                self._spent = math.fsum(self._partials)
+            else:
+                self._approx.append(part)
+            self._events.append(part)
         return self
 
     # ------------------------------------------------------------------
@@ -174,8 +255,23 @@ class ZCDPAccountant:
 
     @property
     def history(self):
-        """list of (str, float): accepted spends in order (a copy)."""
+        """list of (str, float): the accepted zCDP spends in order, as (label, ρ) (a copy)."""
         return list(self._history)
+
+    @property
+    def events(self):
+        """tuple: every accepted event in order (compositions flattened)."""
+        return tuple(self._events)
+
+    @property
+    def epsilon_budget(self):
+        """float or None: ε of the (ε, δ) budget of :meth:`from_dp`."""
+        return None if self._target is None else self._target[0]
+
+    @property
+    def delta_budget(self):
+        """float or None: δ of the (ε, δ) budget of :meth:`from_dp`."""
+        return None if self._target is None else self._target[1]
 
     def epsilon_spent(self, delta, method="gaussian"):
         """Epsilon of (epsilon, delta)-DP implied by the spends so far.
@@ -200,7 +296,26 @@ class ZCDPAccountant:
         2.246
         """
         check_delta(delta)
+        if self._approx:
+            return epsilon_of(self._events, delta, method)
         return eps_from_rho(self._spent, delta, method)
+
+    def report(self, delta=None, method=None) -> dict:
+        """What the models charged to this accountant spent together (:func:`onpair.privacy.reports.build_report`).
+
+        ``delta`` and ``method`` default to the (ε, δ) budget's (:meth:`from_dp`), else 1e-5 and "gaussian".
+
+        Examples
+        --------
+        >>> from onpair.privacy.events import GaussianRelease
+        >>> acc = ZCDPAccountant.from_dp(2.0, 1e-5).spend(GaussianRelease(1.0, 4.0, 10))
+        >>> r = acc.report()
+        >>> r["rho_spent"], len(r["releases"]), r["epsilon_spent"] < 2.0
+        (0.03125, 1, True)
+        """
+        from .reports import accountant_report
+
+        return accountant_report(self, delta, method)
 
     # ------------------------------------------------------------------
     # persistence
@@ -218,10 +333,15 @@ class ZCDPAccountant:
         >>> ZCDPAccountant(1.0).spend(0.5, "a").to_dict()
         {'rho_budget': 1.0, 'history': [['a', 0.5]]}
         """
-        return {
+        out = {
             "rho_budget": self._budget,
             "history": [[label, rho] for label, rho in self._history],
         }
+        if self._target is not None:
+            out["dp_budget"] = list(self._target)
+        if self._approx:
+            out["approx"] = [[e.label, e.epsilon, e.delta] for e in self._approx]
+        return out
 
     @classmethod
     def from_dict(cls, d):
@@ -234,7 +354,9 @@ class ZCDPAccountant:
         ----------
         d : dict
             Mapping with keys ``"rho_budget"`` and ``"history"`` (a sequence
-            of ``(label, rho)`` pairs).
+            of ``(label, rho)`` pairs), and optionally ``"dp_budget"`` ([ε, δ,
+            method] of :meth:`from_dp`) and ``"approx"`` ((label, ε, δ) of
+            the (ε, δ) events).
 
         Returns
         -------
@@ -274,9 +396,50 @@ class ZCDPAccountant:
             raise ValueError(
                 f"history sums to rho={total!r}, more than rho_budget={acc._budget!r}"
             )
-        for label, rho in entries:
-            acc.spend(rho, label)
+        if d.get("dp_budget") is not None:
+            try:
+                epsilon, delta, method = d["dp_budget"]
+            except (TypeError, ValueError):
+                raise ValueError(f"dp_budget must be [epsilon, delta, method], got {d['dp_budget']!r}") from None
+            target = cls.from_dp(epsilon, delta, method)
+            if target.rho_budget != acc._budget:
+                raise ValueError(f"dp_budget {d['dp_budget']!r} does not give rho_budget={acc._budget!r}")
+            acc = target
+        for label, rho in entries:  # a stored history has labels and ρ only: bare zCDP events
+            acc.spend(ZCDPRelease(rho, label))
+        for i, entry in enumerate(d.get("approx", ())):
+            try:
+                label, epsilon, delta = entry
+                event = ApproxDPRelease(epsilon=epsilon, delta=delta, what=label)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"approx[{i}] must be a (label, epsilon, delta) triple ({exc})") from None
+            try:
+                acc.spend(event)
+            except PrivacyBudgetExceeded as exc:
+                raise ValueError(f"approx[{i}]: {exc}") from None
         return acc
+
+    # A shared accountant is one budget: copies (and so clone() in scikit-learn and river) are the accountant
+    # itself; a pickled copy would be a second budget for the same records. A model's own accountant is
+    # part of the model's state, copied and pickled with it (the model decides whether it may be copied).
+    def __copy__(self):
+        return self if self._owner is None else self._twin(copy.copy)
+
+    def __deepcopy__(self, memo):
+        return self if self._owner is None else self._twin(lambda value: copy.deepcopy(value, memo))
+
+    def _twin(self, copier):
+        twin = object.__new__(type(self))
+        twin.__dict__.update({name: copier(value) for name, value in self.__dict__.items()})
+        return twin
+
+    def __reduce_ex__(self, protocol):
+        if self._owner is None:
+            raise TypeError(
+                "a shared ZCDPAccountant cannot be pickled: a copy in another process (joblib, n_jobs > 1) would "
+                "be a second budget for the same records. Share it within one process (n_jobs=1), or save its "
+                "to_dict().")
+        return super().__reduce_ex__(protocol)
 
     def view(self):
         """A read-only view of this accountant: its figures follow it, but it cannot spend.
@@ -324,9 +487,60 @@ class AccountantView:
     def history(self):
         return self._accountant.history
 
+    @property
+    def events(self):
+        return self._accountant.events
+
     def epsilon_spent(self, delta, method="gaussian"):
         """ε of the ρ spent so far at ``delta`` (see :meth:`ZCDPAccountant.epsilon_spent`)."""
         return self._accountant.epsilon_spent(delta, method)
 
     def __repr__(self):
         return f"AccountantView({self._accountant!r})"
+
+
+def check_accountant(accountant, owner):
+    """``accountant`` if it is None or a :class:`ZCDPAccountant`, else a TypeError naming ``owner``."""
+    if accountant is not None and not isinstance(accountant, ZCDPAccountant):
+        raise TypeError(f"{owner}: accountant must be None or a ZCDPAccountant (onpair.privacy), got {accountant!r} "
+                        f"({type(accountant).__name__})")
+    return accountant
+
+
+def refusal(accountants, events):
+    """The PrivacyBudgetExceeded that charging ``events`` to ``accountants`` (None entries skipped) would
+    raise, or None: every accountant is asked about the whole composition."""
+    whole = Composed(tuple(events))
+    for accountant in accountants:
+        if accountant is not None:
+            why = accountant._refusal(whole)  # asks only: nothing changes
+            if why is not None:
+                return PrivacyBudgetExceeded(why)
+    return None
+
+
+def charge(accountants, events):
+    """Charge ``events`` (one by one, so each keeps its label) to every accountant of ``accountants`` (None
+    entries skipped): all or none. Every accountant is checked for the whole composition first, so a
+    refusal (PrivacyBudgetExceeded, ValueError) changes nothing anywhere.
+
+    Examples
+    --------
+    >>> from onpair.privacy.events import GaussianRelease
+    >>> own, shared = ZCDPAccountant(1.0), ZCDPAccountant(0.1)
+    >>> charge([own, shared], [GaussianRelease(1.0, 1.0, 1)])
+    Traceback (most recent call last):
+    ...
+    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'release at round 1' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1
+    >>> own.rho_spent
+    0.0
+    """
+    events = list(events)
+    exc = refusal(accountants, events)
+    if exc is not None:
+        raise exc
+    for accountant in accountants:
+        if accountant is not None:
+            for event in events:
+                accountant.spend(event)
+

@@ -164,8 +164,9 @@ def replay_rho(mechanism, n_records, passes) -> float:
 def record_level(rho, delta, accounting, passes=1, order="same", mechanism=None, n_seen=0) -> dict:
     """The ``record_level`` entry of a learner's report: what a record learned ``passes`` times costs.
 
-    ``rho`` is the cost of one position (the learner's ``rho_spent``; ∞ for a non-private learner); with
-    ``passes`` = 1 it is the record's cost. Otherwise, with ``order="same"`` and a continual-release ``mechanism``, the exact cost
+    ``rho`` is the cost of one position (the learner's ``rho_spent``; None for a non-private learner, whose
+    entry has ε ∞ and no ``rho``: the rule for ρ of :mod:`onpair.privacy.reports`); with ``passes`` = 1 it
+    is the record's cost. Otherwise, with ``order="same"`` and a continual-release ``mechanism``, the exact cost
     of the same-order schedule over ``n_seen`` = k·n positions (:func:`replay_rho`); in every other case
     (``order="any"``, a learner without such a mechanism) the group bound k²ρ (:func:`group_rho`).
 
@@ -180,8 +181,8 @@ def record_level(rho, delta, accounting, passes=1, order="same", mechanism=None,
     passes = _check_count(passes, "passes")
     if not isinstance(order, str) or order not in REPLAY_ORDERS:
         raise ValueError(f"order must be one of {REPLAY_ORDERS}, got {order!r}")
-    if math.isinf(rho):  # a non-private learner
-        return {"passes": passes, "order": order, "rho": math.inf, "epsilon": math.inf, "delta": None,
+    if rho is None:  # a non-private learner
+        return {"passes": passes, "order": order, "epsilon": math.inf, "delta": float(delta),
                 "bound": "not private: no guarantee"}
     if passes == 1:
         value, bound = float(rho), "one position: the learner's own cost"

@@ -70,8 +70,8 @@ from river import base, utils
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner, save_learner
-from ..core.bounds import BOUNDS_ADVICE, _clip_box_dot
-from ..privacy.reports import mark_curator_only
+from ..core.bounds import BOUNDS_ADVICE, clip_box_dot
+from ..privacy.reports import extend_report
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame, has_array_bounds, series_values, sorted_keys
@@ -87,7 +87,7 @@ RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 AUTO_BUFFER = ("reservoir", 64)
 #: Learner arguments the wrapper sets itself (from its own parameters).
 _OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features",
-                  "half_life")
+                  "accountant", "half_life")
 #: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`: 3 adds
 #: the model refresh rule (``refresh_shift``; earlier versions refreshed with s = 6); 2 holds the public label
 #: domain (``classes``); 1 held the labels first seen in the stream (``labels``, ``labels_fixed``), which
@@ -156,6 +156,11 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
         ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
         (everything but the parameters above).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`: a pipeline, an ensemble, a
+        model selection): every release is also charged to it, and a record it cannot pay for is refused
+        before anything changes. river's ``clone()`` shares it (the clones then spend one budget, which
+        their ``lineage`` total shows). Private learners only; a model with one refuses ``save``.
 
     Examples
     --------
@@ -184,7 +189,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
                  features=None, classes=None, buffer="auto", release_every=None, unknown_features="ignore",
-                 seed=None, half_life=None, learner_params=None):
+                 seed=None, half_life=None, learner_params=None, accountant=None):
         self.learner = learner
         self.epsilon = epsilon
         self.delta = delta
@@ -198,6 +203,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         self.seed = seed
         self.half_life = half_life
         self.learner_params = learner_params
+        self.accountant = accountant
         if not isinstance(learner, str) or learner not in LEARNERS:
             raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
 
@@ -256,7 +262,10 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
                                  f"({', '.join(RECORD_LEARNERS)}); learner={self.learner!r} keeps none and "
                                  "releases after every record")
         if cls is not PairwiseGIGA:
-            kwargs.update(epsilon=self.epsilon, delta=self.delta)
+            kwargs.update(epsilon=self.epsilon, delta=self.delta, accountant=self.accountant)
+        elif self.accountant is not None:
+            raise ValueError("accountant= is for the private learners: 'giga' protects nothing, so no budget can "
+                             "pay for it")
         return cls(**kwargs)
 
     # -- river's test hooks ------------------------------------------------------------------------
@@ -396,7 +405,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         # The record mapped (clipped to the box, as map_one maps it) and its product with the model, in one
         # compiled call (summed in index order: within rounding of the block path's matrix product); map_one
         # itself for a norm bound or a record that is not finite.
-        score = _clip_box_dot(vector, box[0], box[1], box[2], model) if box is not None and \
+        score = clip_box_dot(vector, box[0], box[1], box[2], model) if box is not None and \
             vector.shape == model.shape else math.nan
         if score != score:
             score = float(self._inner.feature_bounds.map_one(vector).dot(model))
@@ -496,14 +505,10 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         which has no upper bound), nor passes (``record_level`` does, per model;
         :func:`onpair.river.pipeline_report` adds up a pipeline's models).
         """
-        inner = self._inner
-        report = inner.privacy_report(passes, order)
-        if inner.private:
-            lineage = self._lineage.report(report["delta"], report["accounting"])
-        else:
-            lineage = self._lineage.report()
-        report.update(private=bool(inner.private), learner=self.learner, **self._records.report(), lineage=lineage)
-        return mark_curator_only(report, self._records.curator_fields())
+        report = self._inner.privacy_report(passes, order)
+        lineage = self._lineage.report(report["delta"], report["accounting"])
+        return extend_report(report, public={"learner": self.learner, **self._records.report(), "lineage": lineage},
+                             extra_curator=self._records.curator_fields())
 
     # -- clones, copies, pickles -------------------------------------------------------------------
     def _started(self) -> bool:

@@ -10,9 +10,8 @@ onpair model for its record-level cost, and converts the sum once.
 
 from __future__ import annotations
 
-import math
-
-from ..privacy.conversions import eps_from_rho
+from ..privacy.events import NonPrivate, ZCDPRelease
+from ..privacy.reports import spent
 from .classifier import PrivatePairwiseClassifier
 from .metric import MetricTransformer
 from .scaler import PrivateStandardScaler
@@ -59,12 +58,14 @@ def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
     -------
     dict
         ``members`` (per onpair model: ``step``, ``algorithm``, ``private``, and at the record level ``rho``,
-        ``epsilon``, ``delta``, ``accounting``), ``other_steps`` (the names of the steps that are not onpair models: their
-        privacy is not accounted, and a step that learns from the stream, e.g. river's ``StandardScaler``,
-        voids the guarantee of everything after it), ``passes``, ``order``, ``rho`` (Σ of the members'
-        record-level ρ; ∞ with a non-private member), ``delta``, ``accounting`` ("gaussian" when every
-        member reports with it: a composition of Gaussian mechanisms; "tight" otherwise), ``epsilon`` and
-        ``curator_only`` (empty: every field is a function of the parameters and n).
+        ``epsilon``, ``delta``, ``accounting``), ``other_steps`` (the names of the steps that are not onpair
+        models: their privacy is not accounted, and a step that learns from the stream, e.g. river's
+        ``StandardScaler``, voids the guarantee of everything after it), ``passes``, ``order``, ``rho`` (Σ of
+        the members' record-level ρ; absent with a non-private member, by the rule for ρ of
+        :mod:`onpair.privacy.reports`), ``delta``, ``accounting`` ("gaussian" when every member reports
+        with it: a composition of Gaussian mechanisms; "tight" otherwise), ``epsilon`` (the figures of
+        :func:`onpair.privacy.reports.spent`, as every report's) and ``curator_only`` (empty: every field
+        is a function of the parameters and n).
 
     Examples
     --------
@@ -86,20 +87,24 @@ def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
             continue
         report = step.privacy_report(passes, order)
         level = report["record_level"]
-        members.append({"step": name or type(step).__name__, "algorithm": report["algorithm"],
-                        "private": bool(report.get("private", True)), "rho": level["rho"],
-                        "epsilon": level["epsilon"], "delta": level["delta"],
-                        "accounting": report.get("accounting")})
+        member = {"step": name or type(step).__name__, "algorithm": report["algorithm"],
+                  "private": bool(report["private"])}
+        if "rho" in level:  # the rule for ρ: a non-private member has none
+            member["rho"] = level["rho"]
+        member.update(epsilon=level["epsilon"], delta=level["delta"], accounting=report["accounting"])
+        members.append(member)
     if not members:
         raise ValueError(f"no onpair model in {type(pipeline).__name__}: nothing to account")
     private = [m for m in members if m["private"]]
     if delta is None:
         delta = min((m["delta"] for m in private), default=None)
-    rho = math.inf if len(private) < len(members) else math.fsum(m["rho"] for m in members)
     accounting = "gaussian" if all(m["accounting"] == "gaussian" for m in private) else "tight"
-    if math.isinf(rho):
-        epsilon = math.inf
-    else:
-        epsilon = float(eps_from_rho(rho, delta, method=accounting)) if rho > 0 else 0.0
-    return {"members": members, "other_steps": others, "passes": passes, "order": order, "rho": rho, "delta": delta, "accounting": accounting, "epsilon": epsilon,
-            "curator_only": []}
+    # Each member's record-level cost is a zCDP event (a Gaussian mechanism's, replayed); the total goes
+    # through the figures every report uses.
+    events = [ZCDPRelease(m["rho"], m["step"]) if m["private"] else NonPrivate(m["step"]) for m in members]
+    figures = spent(events, 1e-5 if delta is None else delta, accounting, private=len(private) == len(members))
+    out = {"members": members, "other_steps": others, "passes": passes, "order": order}
+    if "rho_spent" in figures:
+        out["rho"] = figures["rho_spent"]
+    out.update(delta=delta, accounting=accounting, epsilon=figures["epsilon_spent"], curator_only=[])
+    return out

@@ -14,22 +14,20 @@ does), and neither does anything else here.
 
 from __future__ import annotations
 
-import math
-
-from ..privacy.conversions import eps_from_rho
+from ..privacy.reports import spent
 
 
 class Lineage:
-    """Read-only views of the members' accountants (ρ numbers, no records), so the ρ of a member that
-    was garbage-collected still counts: its releases were public.
+    """Read-only views of the members' accountants (their events: ρ numbers, no records), so the ρ of a
+    member that was garbage-collected still counts: its releases were public.
 
     Examples
     --------
     >>> import onpair
     >>> lineage = Lineage()
     >>> lineage.add(onpair.PairwiseGIGA(n_features=2))
-    >>> lineage.report()
-    {'members': 1, 'non_private_members': 1, 'rho_spent': 0.0}
+    >>> lineage.report(0.0, "none")
+    {'members': 1, 'non_private_members': 1, 'delta': 0.0, 'epsilon_spent': inf}
     """
 
     def __init__(self):
@@ -45,10 +43,12 @@ class Lineage:
         else:
             self.n_non_private += 1
 
-    def report(self, delta=None, accounting=None) -> dict:
-        rho = math.fsum(a.rho_spent for a in self.accountants)
-        out = {"members": self.n_members, "non_private_members": self.n_non_private, "rho_spent": rho}
-        if delta is not None:
-            out["delta"] = delta
-            out["epsilon_spent"] = float(eps_from_rho(rho, delta, method=accounting)) if rho > 0 else 0.0
+    def report(self, delta, accounting) -> dict:
+        """``members``, ``non_private_members``, ``delta`` and the figures of every total
+        (:func:`onpair.privacy.reports.spent`: ``rho_spent`` by the rule for ρ, ``epsilon_spent`` at ``delta``)
+        over every member's events. A member that shares an accountant with others (``accountant=``) is
+        counted by its own events, once."""
+        events = [event for accountant in self.accountants for event in accountant.events]
+        out = {"members": self.n_members, "non_private_members": self.n_non_private, "delta": delta}
+        out.update(spent(events, delta, accounting, private=self.n_non_private == 0))
         return out

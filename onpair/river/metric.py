@@ -16,7 +16,7 @@ from river import base
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..core.matrix_geometry import metric_factor
-from ..privacy.reports import mark_curator_only
+from ..privacy.reports import extend_report
 from .lineage import Lineage
 from .records import RecordMapper, has_array_bounds, sorted_keys
 
@@ -236,12 +236,10 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         ``unknown_features``, ``n_missing_feature_records``: from the data without noise, for the
         data curator only, and listed under ``curator_only`` with ``features`` and ``schedule`` when the
         feature order was read off the first record)."""
-        learner = self.learner
-        report = learner.privacy_report(passes, order)
-        lineage = (self._lineage.report(report["delta"], report["accounting"]) if learner.private
-                   else self._lineage.report())
-        report.update(private=bool(learner.private), lineage=lineage, **self._records.report())
-        return mark_curator_only(report, self._records.curator_fields())
+        report = self.learner.privacy_report(passes, order)
+        lineage = self._lineage.report(report["delta"], report["accounting"])
+        return extend_report(report, public={"lineage": lineage, **self._records.report()},
+                             extra_curator=self._records.curator_fields())
 
     def clone(self, new_params=None, include_attributes=False):
         """A new transformer around a **new, unfitted learner** with the same parameters.

@@ -23,9 +23,10 @@ from river import base
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import PrefixSumMechanism
-from ..privacy.conversions import eps_from_rho, rho_from_dp
-from ..privacy.replay import record_level
-from ..privacy.reports import mark_curator_only
+from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
+from ..privacy.conversions import rho_from_dp
+from ..privacy.events import ContinualRelease
+from ..privacy.reports import build_report
 from .records import RecordMapper, has_array_bounds
 
 __all__ = ["PrivateStandardScaler"]
@@ -50,6 +51,10 @@ class PrivateStandardScaler(base.Transformer):
     mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
         The continual-release mechanism of the sums (as :class:`onpair.OnPairStats`'s ``mechanism``, without
         a horizon); "toeplitz" was the default before issue 22.
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (the classifier after the scaler, say): the stream's cost is
+        charged to it with the first record, which is refused (nothing changes) when it cannot pay.
+        river's ``clone()`` shares it.
 
     Examples
     --------
@@ -65,7 +70,7 @@ class PrivateStandardScaler(base.Transformer):
     """
 
     def __init__(self, bounds=None, epsilon=0.5, delta=1e-5, features=None, clip=DEFAULT_CLIP, seed=None,
-                 mechanism="blt"):
+                 mechanism="blt", accountant=None):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
@@ -74,6 +79,7 @@ class PrivateStandardScaler(base.Transformer):
         self.seed = seed
         self.mechanism = mechanism
         self._mechanism_class = PrefixSumMechanism.for_option(mechanism)  # a ValueError names the choices
+        self.accountant = check_accountant(accountant, "PrivateStandardScaler")
         check_epsilon(epsilon)
         check_delta(delta)
         if bounds is None:
@@ -94,25 +100,45 @@ class PrivateStandardScaler(base.Transformer):
                 and np.all(self._upper > self._lower)):
             raise ValueError(f"bounds must be finite with upper > lower for every feature, got {bounds!r}")
         self._rho = rho_from_dp(epsilon, delta, method="gaussian")
+        # The scaler's own record: the stream's cost, charged with the first record.
+        self._own = ZCDPAccountant(self._rho, owner="PrivateStandardScaler")
         self._rng = np.random.default_rng(seed)
         self._mechanism = None
         self._box = None
         self._cache = None  # (n_seen, mean, scale)
 
-    def _setup(self, d):
+    def _setup(self, d, mechanism=None):
         self._box = (np.broadcast_to(self._lower, (d,)).copy(), np.broadcast_to(self._upper, (d,)).copy())
-        self._mechanism = self._mechanism_class(dim=2 * d, sensitivity=scaler_sensitivity(d), rho=self._rho)
+        self._mechanism = mechanism or self._new_mechanism(d)
+
+    def _new_mechanism(self, d):
+        return self._mechanism_class(dim=2 * d, sensitivity=scaler_sensitivity(d), rho=self._rho)
+
+    def _release_event(self, mechanism):
+        """The continual release of the whole stream, charged its cost capped at the budget it was calibrated
+        to (the rounding of the root finders)."""
+        cost = min(float(mechanism.describe()["rho_spent_bound"]), self._rho)
+        return ContinualRelease.of(mechanism, what="continual release of the per-feature sums", rho=cost)
 
     def learn_one(self, x):
         """Add one record's per-feature (u, u²) to the released sums (a failed call changes nothing)."""
         where = f"stream position {self.n_seen + 1}"
         order, feature_set = self._records.order_for(x, where)
         vector, unknown, missing = self._records.vector(x, where, order, feature_set)
+        mechanism = self._mechanism or self._new_mechanism(len(order))
+        first = not self._own.events
+        if first:  # the whole stream's cost, charged with the first record: asked before anything changes
+            event = self._release_event(mechanism)
+            exc = refusal([self._own, self.accountant], [event])
+            if exc is not None:
+                raise exc
         self._records.warn_order_from_record(type(self).__name__)
         if self._mechanism is None:
-            self._setup(len(order))
+            self._setup(len(order), mechanism)
         u = unit_range(vector[None, :], *self._box)[0]
         self._mechanism.add_one(np.ascontiguousarray(np.concatenate([u, u * u])), self._rng)
+        if first:
+            charge([self._own, self.accountant], [event])
         self._records.commit(order, unknown, missing, 1)
 
     def _moments(self):
@@ -150,25 +176,24 @@ class PrivateStandardScaler(base.Transformer):
         return (-float(self.clip), float(self.clip))
 
     def privacy_report(self, passes=1, order="same") -> dict:
-        """The scaler's own spend: ``rho_budget``, ``rho_spent`` (committed with the first record; one stream
-        position), ``epsilon_spent``, ``delta``, ``accounting`` ("gaussian": one Gaussian mechanism),
-        ``n_seen``, ``schedule`` (the mechanism's description), ``record_level`` (a record learned ``passes``
-        times, as :meth:`onpair.OnPairStats.privacy_report`: exact for same-order passes), the record
-        mapper's counts (``features``, ``n_unknown_feature_records``, ``unknown_features``,
-        ``n_missing_feature_records``) and ``curator_only``. The counts are computed from the data without
-        noise: they are for the data curator only, and listed under ``curator_only``. The feature key set
-        itself must be public: give ``features=`` (without it the first record's keys fix the output's keys
-        and the sensitivity 2√d, the scaler warns, and ``features`` and ``schedule`` are curator-only)."""
-        spent = 0.0
-        if self.n_seen:
-            spent = min(float(self._mechanism.describe()["rho_spent_bound"]), self._rho)
-        return mark_curator_only(
-            {"algorithm": "PrivateStandardScaler", "epsilon": self.epsilon, "delta": self.delta,
-             "accounting": "gaussian", "rho_budget": self._rho, "rho_spent": spent,
-             "epsilon_spent": float(eps_from_rho(spent, self.delta, method="gaussian")) if spent else 0.0,
-             "n_seen": self.n_seen, "schedule": None if self._mechanism is None else self._mechanism.describe(),
-             "record_level": record_level(spent, self.delta, "gaussian", passes, order, self._mechanism, self.n_seen),
-             **self._records.report()}, self._records.curator_fields())
+        """The scaler's own spend: the keys of every report (:func:`onpair.privacy.reports.build_report`;
+        ``rho_spent`` is committed with the first record, the cost of one stream position; one
+        :class:`onpair.privacy.events.ContinualRelease` row), ``schedule`` (the mechanism's description),
+        ``record_level`` (a record learned ``passes`` times, as :meth:`onpair.OnPairStats.privacy_report`:
+        exact for same-order passes), and the record mapper's counts (``features``,
+        ``n_unknown_feature_records``, ``unknown_features``, ``n_missing_feature_records``). The counts are
+        computed from the data without noise: they are for the data curator only, and listed under
+        ``curator_only``. The feature key set itself must be public: give ``features=`` (without it the first
+        record's keys fix the output's keys and the sensitivity 2√d, the scaler warns, and ``features`` and
+        ``schedule`` are curator-only)."""
+        mechanism = self._mechanism
+        events = [ContinualRelease.of(mechanism, e.what, rho=e.rho) for e in self._own.events]
+        return build_report(
+            "PrivateStandardScaler", events, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
+            mode="continual", n_seen=self.n_seen, status="learning; a release after every record",
+            rho_budget=self._rho, passes=passes, order=order, mechanism=mechanism,
+            public={"schedule": None if mechanism is None else mechanism.describe(), **self._records.report()},
+            extra_curator=self._records.curator_fields())
 
     @classmethod
     def _unit_test_params(cls):

@@ -162,9 +162,10 @@ def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
 @njit(**NJIT_OPTIONS)
 def _box_blt_record(x, constants, code, clip, normals, pos, end, state):
     """One raw record through the box map, into its row v(z) and through the BLT's per-record step, in one
-    compiled call (the default learner's single-record path, :meth:`onpair.privacy.continual.BufferedToeplitz.
-    add_one_compiled`): :func:`_box_statistics_row` then :func:`onpair.privacy.continual._blt_kernels.
-    blt_record` with the k normals ``normals[pos:pos + k]``, the same arithmetic as the two calls.
+    compiled call (the default learner's single-record path,
+    :meth:`onpair.privacy.continual.BufferedToeplitz.add_one_compiled`): :func:`_box_statistics_row` then
+    :func:`onpair.privacy.continual._blt_kernels.blt_record` with the k normals ``normals[pos:pos + k]``, the
+    same arithmetic as the two calls.
 
     Parameters
     ----------

@@ -11,15 +11,15 @@ over all opposite-label pairs (AUC), the centroid difference, or the discriminan
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from ..core.estimator import PairwiseEstimator, non_private_report, release_report
+from ..core.estimator import PairwiseEstimator, fit_report
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
-from ..privacy.exceptions import PrivacyWarning
+from ..privacy.events import GaussianRelease
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma
+from ..privacy.reports import warn_large_delta
 from ._kernels import statistics_total
 from .model import DEFAULT_WEIGHTS, check_weights, choose_ridge, class_statistics, model_kind, released_model
 
@@ -58,6 +58,10 @@ class OffPairStats(PairwiseEstimator):
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
         The noise; None draws fresh OS entropy (a seed is for reproducible experiments only).
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
+        search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
 
     Examples
     --------
@@ -71,7 +75,7 @@ class OffPairStats(PairwiseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", model_type=None, lam="auto", weights=DEFAULT_WEIGHTS,
-                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None):
+                 bounds=None, norm_bound=None, classes=None, private=True, random_state=None, accountant=None):
         self._store_params(locals())
 
     def _validate_params(self):
@@ -131,10 +135,8 @@ class OffPairStats(PairwiseEstimator):
     def _release(self, plan, total, n, dim, seed_sequence):
         """One Gaussian release of the exact ``total`` (the only place noise is drawn), and its model."""
         kind, weights, sensitivity, n_classes = plan
-        if self.private and self.delta >= 1.0 / n:
-            warnings.warn(f"delta = {self.delta:g} >= 1/n = {1.0 / n:g}: a mechanism that publishes one random "
-                          "record in the clear satisfies such a delta. Prefer delta << 1/n.", PrivacyWarning,
-                          stacklevel=4)
+        if self.private:
+            warn_large_delta(type(self).__name__, self.delta, n, stacklevel=4)
         if self.private:
             sigma = gaussian_sigma(sensitivity, self.epsilon, self.delta, method="analytic")
             noise_rng = np.random.Generator(np.random.PCG64(seed_sequence))
@@ -148,16 +150,13 @@ class OffPairStats(PairwiseEstimator):
         coef = released_model(kind, stats, lam).reshape(-1)
         extra = {"model_type": kind, "ridge": float(lam), "n_classes": n_classes}
         if not self.private:
-            return coef, non_private_report(self, extra=dict(extra, mode="exact statistics"))
+            return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra)
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
-        # root finders: the report caps Δ²/(2σ²) at the budget it was calibrated to (as OffPairStrC does).
+        # root finders: the event is charged the budget it was calibrated to when Δ²/(2σ²) rounds above it.
         rho = min(gaussian_rho(sensitivity, sigma), rho_budget)
-        report = release_report(
-            algorithm=type(self).__name__, epsilon=self.epsilon, delta=self.delta, accounting="gaussian",
-            mode="statistics", sensitivity=sensitivity, sigma=sigma, rho=rho, rho_budget=rho_budget, rounds=n,
-            extra=dict(extra, private=True))
-        return coef, report
+        event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, what="the class statistics", rho=rho)
+        return coef, fit_report(self, [event], n=n, mode="statistics", rho_budget=rho_budget, public=extra)
 
 
 def _partition_statistics(part, n_classes: int, weights) -> np.ndarray:

@@ -13,21 +13,20 @@ O(k) = O(C·d²), and the model is useful from the first few hundred records on
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from ..core._validation import as_feature_vector, check_positive, class_label
 from ..core.stream import StreamLearner
 from ..core.task import make_task
-from ..privacy.accountant import ZCDPAccountant
+from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
 from ..privacy.continual import MAX_RECORDS
 from ..privacy.continual.decayed import check_half_life
 from ..privacy.continual.normals import BLOCK_VALUES, NormalBlock
-from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
+from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
-from ..privacy.replay import record_level
-from ..privacy.reports import mark_curator_only
+from ..privacy.events import ContinualRelease
+from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ._kernels import _auc_square_model
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_weights, choose_ridge, model_kind,
                     released_model)
@@ -94,6 +93,17 @@ class OnPairStats(StreamLearner, saved=True):
         A known stream length: records after it are not learned (the model is frozen, with a warning); the
         BLT takes the fit for it (the stored fit of the next power of two, its cost computed at the
         horizon itself), the tree is sized for it, the banded factorisation uses it to stop.
+    final_share : float, default 0
+        φ ∈ [0, 1), with ``mechanism="blt"`` and a ``horizon`` only: a public share of ρ spent on **one**
+        Gaussian release of the statistics' total at the horizon, combined with the continual estimate by
+        inverse variance (:class:`onpair.privacy.continual.BufferedToeplitz`'s ``final_share``). It buys a
+        better **final** model for a worse model along the stream: the continual releases get (1 − φ)ρ, so
+        their noise grows by 1/√(1 − φ), and the model after record T has the variance v_c·v_f/(v_c + v_f) of
+        the two combined (v_f = Δ²/(2φρ): below one release of the total at the full ρ only as φ → 1). No
+        continual mechanism gives the last prefix the error of one release at the same ρ (the BLT's, at a
+        known horizon, is ×3–5 of it from 10³ to 10⁶ records); the default, 0, spends everything on the
+        stream, whose every model is then as good as a continual release allows. The trade-off on Pima and
+        Phishing: bench/results.md, "final share".
     half_life : float, optional
         Forgetting under concept drift: a public half-life H in records (4 ≤ H ≤ 2^24; ``mechanism="blt"``).
         The statistics become exponentially decayed sums Σ_{s≤t} γ^{t−s} v_s (γ = 2^{−1/H}: a record H positions
@@ -112,6 +122,10 @@ class OnPairStats(StreamLearner, saved=True):
         False gives the non-private twin: the exact statistics, no noise.
     seed : int, optional
         For reproducible experiments only.
+    accountant : ZCDPAccountant, optional
+        A budget shared with other models (:mod:`onpair.privacy.accountant`): the release's cost is also
+        charged to it, with the first record, and a learner it cannot pay for refuses that record (nothing
+        changes). Not saved in snapshots: a learner with one refuses ``save``.
 
     Examples
     --------
@@ -128,10 +142,12 @@ class OnPairStats(StreamLearner, saved=True):
     """
 
     private = True
+    _non_private_mode = "exact statistics"
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
-                 weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, half_life=None, bounds=None,
-                 norm_bound=None, n_features=None, accounting="gaussian", private=True, seed=None):
+                 weights=DEFAULT_WEIGHTS, mechanism="blt", band=None, horizon=None, final_share=0.0,
+                 half_life=None, bounds=None, norm_bound=None, n_features=None, accounting="gaussian", private=True,
+                 seed=None, accountant=None):
         self.epsilon = epsilon
         self.delta = delta
         self.task = task
@@ -142,6 +158,7 @@ class OnPairStats(StreamLearner, saved=True):
         self.mechanism = mechanism
         self.band = band
         self.horizon = horizon
+        self.final_share = final_share
         self.half_life = half_life
         self.bounds = bounds
         self.norm_bound = norm_bound
@@ -151,6 +168,10 @@ class OnPairStats(StreamLearner, saved=True):
         if not isinstance(private, (bool, np.bool_)):
             raise TypeError(f"private must be True or False, got {private!r}")
         self.private = bool(private)
+        self._shared = check_accountant(accountant, type(self).__name__)
+        if self._shared is not None and not self.private:
+            raise ValueError("accountant= is for a private learner: the non-private twin (private=False) has no "
+                             "finite ε to charge")
         self._task = make_task(task)
         self._epsilon = check_positive(epsilon, "epsilon")
         self._delta = check_positive(delta, "delta")
@@ -183,8 +204,12 @@ class OnPairStats(StreamLearner, saved=True):
                              f"their workload), got mechanism={mechanism!r}")
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = self._horizon_value()
+        self._final_share = self._check_final_share(final_share, mechanism)
+        if half_life is not None and self._final_share:
+            raise ValueError(f"final_share={final_share!r} is for the prefix sums (one release of the total at the "
+                             "horizon); half_life releases decayed sums: set one of them")
         # The continual release's cost is fixed when it is built; it is committed with the first record.
-        self._accountant = ZCDPAccountant(self._rho_budget)
+        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
         self._setup_stream(bounds, norm_bound, n_features, seed)
         self._stats = None
@@ -198,10 +223,7 @@ class OnPairStats(StreamLearner, saved=True):
             # The mechanism is built with the first record; a twin of one feature checks its parameters
             # (band, horizon, the noise scale of the weights and ε) now, so that they fail here, not there.
             self._new_state(1)
-        if self._horizon_value() is not None and self._delta >= 1.0 / self._horizon_value():
-            warnings.warn(f"delta = {self._delta:g} ≥ 1/horizon = {1.0 / self._horizon_value():g}: a mechanism "
-                          "that publishes one random record in the clear satisfies such a δ. Prefer δ ≪ 1/n.",
-                          PrivacyWarning, stacklevel=2)
+        warn_large_delta(type(self).__name__, self._delta, self._horizon_value(), what="horizon", stacklevel=2)
 
     # -- configuration -----------------------------------------------------------------------------
     def _check_classes(self, classes):
@@ -218,6 +240,19 @@ class OnPairStats(StreamLearner, saved=True):
         if len(canonical) < 1 or len(set(canonical)) != len(canonical):
             raise ValueError(f"classes must list at least one label, each once, got {classes!r}")
         return {label: code for code, label in enumerate(canonical)}
+
+    def _check_final_share(self, final_share, mechanism) -> float:
+        if isinstance(final_share, (bool, np.bool_)) or not isinstance(final_share, (int, float, np.integer,
+                                                                                   np.floating)):
+            raise TypeError(f"final_share must be a real number in [0, 1), got {final_share!r} "
+                            f"({type(final_share).__name__})")
+        if not 0.0 <= final_share < 1.0:
+            raise ValueError(f"final_share must lie in [0, 1), got {final_share!r}")
+        if final_share > 0.0 and (mechanism != "blt" or self._horizon is None):
+            raise ValueError(f"final_share={final_share!r} needs mechanism='blt' and a horizon (the one release of "
+                             f"the total is made at the horizon), got mechanism={mechanism!r}, "
+                             f"horizon={self.horizon!r}")
+        return float(final_share)
 
     def _horizon_value(self):
         if self.horizon is None:
@@ -238,7 +273,7 @@ class OnPairStats(StreamLearner, saved=True):
             return ReleasedStatistics.build(
                 dim=dim, n_classes=self._n_classes, weights=self._weights,
                 rho=self._rho_budget if self.private else None, mechanism=self.mechanism, band=self.band,
-                horizon=self._horizon_value(), half_life=self._half_life)
+                horizon=self._horizon_value(), final_share=self._final_share, half_life=self._half_life)
         except ValueError as exc:
             raise ValueError(f"the release of the statistics of {dim} features in {self._n_classes} classes "
                              f"(weights {self._weights}, epsilon={self._epsilon:g}): {exc}") from None
@@ -262,11 +297,13 @@ class OnPairStats(StreamLearner, saved=True):
         stats = self._stats
         box = self._box
         if (box is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == box[0].shape
-                and not self._read_only and (self._horizon is None or self._t < self._horizon)):
+                and not self._read_only and (self._horizon is None or self._t < self._horizon)
+                and (self._budget_committed or self._shared is None)):
             # The common round without the block machinery (box bounds, the state built, below the horizon:
-            # then t records were learned): a finite record (clipped to the box once the clipping warning has
-            # been issued: the first clipped record takes the general path, which warns), a known class; the
-            # same row and the same noise as the block path, bit for bit.
+            # then t records were learned; the budget committed unless no shared accountant must be asked): a
+            # finite record (clipped to the box once the clipping warning has been issued: the first clipped
+            # record takes the general path, which warns), a known class; the same row and the same noise as
+            # the block path, bit for bit.
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
             if code is not None:
                 clip = self._warned_clipping
@@ -310,6 +347,11 @@ class OnPairStats(StreamLearner, saved=True):
                 f"OnPairStats: the horizon of {capacity} records is reached; later records are not learned and "
                 "the model stays at the last release (see privacy_report()).", PrivacyWarning, self._mark_frozen))
         fresh = self._new_state(Z.shape[1]) if self._stats is None else None  # may fail: nothing changed yet
+        if self.private and not self._budget_committed and learned > 0:
+            # The shared accountant is asked before anything changes (the own budget was planned to fit).
+            exc = refusal([self._shared], [self._release_event((fresh or self._stats).mechanism)])
+            if exc is not None:
+                raise exc
         self._issue(pending)
         if fresh is not None:
             self._stats, self._dim = fresh, Z.shape[1]
@@ -327,8 +369,13 @@ class OnPairStats(StreamLearner, saved=True):
             return
         if self.private and self._learned() > 0:
             self._budget_committed = True
-            cost = min(float(self._stats.mechanism.describe()["rho_spent_bound"]), self._rho_budget)
-            self._accountant.spend(cost, label="continual release of the class statistics")
+            charge([self._accountant, self._shared], [self._release_event(self._stats.mechanism)])
+
+    def _release_event(self, mechanism):
+        """The continual release of the whole stream, as one event: the mechanism's cost, capped at the budget
+        it was calibrated to (the rounding of the root finders)."""
+        cost = min(float(mechanism.describe()["rho_spent_bound"]), self._rho_budget)
+        return ContinualRelease.of(mechanism, what="continual release of the class statistics", rho=cost)
 
     def _mark_frozen(self) -> None:
         self._frozen_warned = True
@@ -398,7 +445,9 @@ class OnPairStats(StreamLearner, saved=True):
                 "mechanism": self.mechanism, "band": self.band, "horizon": self._horizon_value(),
                 "bounds": self._bounds.to_dict(), "epsilon": self._epsilon, "delta": self._delta,
                 "accounting": self.accounting, "rho_budget": self._rho_budget,
-                # only where set: the settings of the snapshots written before half_life existed stay valid
+                # only when used: the settings of the snapshots written before final_share or half_life existed
+                # are unchanged
+                **({"final_share": self._final_share} if self._final_share else {}),
                 **({} if self._half_life is None else {"half_life": self._half_life})}
 
     def _noise_source(self) -> NormalBlock:
@@ -457,29 +506,35 @@ class OnPairStats(StreamLearner, saved=True):
             learned = t if capacity is None else min(t, capacity)
             self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
         self._frozen_warned = frozen
-        self._accountant = ZCDPAccountant(self._rho_budget)
+        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
         self._commit_budget()
 
     @property
     def accountant(self):
-        """A read-only view of the learner's zCDP accountant (the release's cost, spent with the first record)."""
-        return self._accountant.view()
+        """A read-only view of the learner's own zCDP accountant (the release's cost, spent with the first
+        record; an empty one for the non-private twin). The shared one given as ``accountant=`` is
+        :attr:`shared_accountant`."""
+        return (self._accountant or ZCDPAccountant(self._rho_budget, owner="OnPairStats")).view()
+
+    @property
+    def shared_accountant(self):
+        """The accountant given as ``accountant=`` (shared with other models), or None."""
+        return self._shared
 
     # -- what has been spent -----------------------------------------------------------------------
     def privacy_report(self, passes=1, order="same") -> dict:
         """What has been spent and released so far.
 
-        Keys as for :meth:`onpair.OnPairStrC.privacy_report`: ``rho_budget``, ``rho_spent`` (the whole
-        stream's cost for a record at one position, committed with the first record), ``rho_remaining``,
-        ``epsilon_spent``,
-        ``releases`` (one row per tree level or factorisation: ``what``, ``level``, ``nodes_released``,
-        ``sigma``, ``rho``), ``epsilon``, ``delta``, ``accounting``, ``mode`` ("continual"), ``n_seen``,
-        ``frozen``, ``status``, ``schedule`` (the mechanism's public description), ``buffer`` (None),
-        ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
+        The keys of every report (:func:`onpair.privacy.reports.build_report`; ``rho_spent`` is the whole
+        stream's cost for a record at one position, committed with the first record), ``releases`` (one
+        row: the :class:`onpair.privacy.events.ContinualRelease` of the whole stream, with its
+        ``mechanism``, ``kappa2``, ``horizon`` and ``nodes_released`` so far), and ``frozen``, ``schedule``
+        (the mechanism's public description, one entry per tree level or factorisation), ``buffer``
+        (None), ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
         ``noise_sd`` (the per-coordinate noise of the current release), ``noise_dominated`` (the class
-        means' difference is no longer than its noise: the model is mostly noise; public),
-        ``record_level`` and ``curator_only``.
+        means' difference is no longer than its noise: the model is mostly noise; public) and
+        ``record_level``.
 
         ``record_level`` is the cost of a **record** learned ``passes`` times. With ``order="same"`` (a data
         set of n records replayed k times in the same order: ``n_seen`` = k·n) it is exact, computed from
@@ -491,11 +546,9 @@ class OnPairStats(StreamLearner, saved=True):
         k²ρ. Example: ``learner.privacy_report(passes=4)["record_level"]["epsilon"]``.
         """
         if not self.private:
-            report = super().privacy_report(passes, order)
-            report.update(mode="exact statistics", sensitivity_now=self._sensitivity)
-            return report
+            return extend_report(super().privacy_report(passes, order), public={"sensitivity_now": self._sensitivity})
         mechanism = None if self._stats is None else self._stats.mechanism
-        rho_spent = self._accountant.rho_spent
+        events = [ContinualRelease.of(mechanism, e.what, rho=e.rho) for e in self._accountant.events]
         horizon = self._horizon_value()
         frozen = horizon is not None and self._t >= horizon
         noise_dominated = self._noise_dominated()
@@ -504,30 +557,15 @@ class OnPairStats(StreamLearner, saved=True):
         if noise_dominated:
             status += ("; the released statistics are dominated by noise (the class means' difference is no "
                        "longer than its noise): more records or a larger ε help")
-        return mark_curator_only({
-            "algorithm": type(self).__name__,
-            "mode": "continual",
-            "accounting": self.accounting,
-            "epsilon": self._epsilon,
-            "delta": self._delta,
-            "rho_budget": self._rho_budget,
-            "rho_spent": rho_spent,
-            "rho_remaining": max(0.0, self._rho_budget - rho_spent),
-            "epsilon_spent": float(eps_from_rho(rho_spent, self._delta, method=self.accounting)) if rho_spent > 0
-            else 0.0,
-            "releases": [] if mechanism is None else [dict(r) for r in mechanism.privacy_rows()],
-            "n_seen": self._t,
-            "frozen": frozen,
-            "status": status,
-            "schedule": None if mechanism is None else mechanism.describe(),
-            "buffer": None,
-            "sensitivity_now": self._sensitivity,
-            "n_clipped": self._n_clipped,
-            "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
-            "noise_dominated": noise_dominated,
-            "record_level": record_level(rho_spent, self._delta, self.accounting, passes, order, mechanism,
-                                         self._t),
-        })
+        return build_report(
+            type(self).__name__, events, epsilon=self._epsilon, delta=self._delta, accounting=self.accounting,
+            mode="continual", n_seen=self._t, status=status, rho_budget=self._rho_budget, passes=passes,
+            order=order, mechanism=mechanism,
+            public={"frozen": frozen, "schedule": None if mechanism is None else mechanism.describe(),
+                    "buffer": None, "sensitivity_now": self._sensitivity,
+                    "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
+                    "noise_dominated": noise_dominated},
+            curator={"n_clipped": self._n_clipped})
 
     def _noise_dominated(self) -> bool:
         """Whether the released class means' difference is no longer than its noise typically is:

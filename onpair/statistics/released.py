@@ -122,7 +122,8 @@ class ReleasedStatistics:
         self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
-    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, half_life=None):
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0,
+              half_life=None):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
         the statistics' sensitivity and budget ρ; with a ``half_life`` (records; mechanism "blt" only, checked
         by the learner) the decayed sums Σ_s γ^{t−s} v_s instead of the prefix sums
@@ -137,6 +138,8 @@ class ReleasedStatistics:
                               half_life=half_life, horizon=horizon)
             return cls(dim, n_classes, weights, mech)
         options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
+        if final_share:
+            options["final_share"] = final_share  # the BLT's, with a horizon (checked by the learner)
         mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
                                                         rho=rho, horizon=horizon, **options)
         return cls(dim, n_classes, weights, mech)

@@ -17,8 +17,10 @@ imitates, and every closed form below is a sum of positive terms (no cancellatio
 **Release.** After record t the mechanism releases S_t + σ·(B·Z)_t, Z ~ N(0, I) (k coordinates each), with
 B = A·C⁻¹: the noise Y = C⁻¹Z is computed online by m buffers of k numbers (Y_t = Z_t − Σ_i ω_i b_i, then
 b_i ← θ_i b_i + Y_t; :mod:`onpair.privacy.continual._blt_kernels`), and (B·Z)_t = Σ_{s≤t} Y_s is a running sum. Work
-and memory: (m + 2)·k numbers, about 2m multiply-adds per coordinate and record, whatever the length of the
-stream. The releases are post-processing of C·V + σZ, a Gaussian mechanism.
+and memory: a state of (m + 2)·k numbers (the m buffers, the data's and the noise's running sums) and a scratch
+row of k normals, (m + 3)·k in all ((m + 4)·k with a final share, which keeps the release at the horizon);
+about 2m multiply-adds per coordinate and record, whatever the length of the stream. The releases are
+post-processing of C·V + σZ, a Gaussian mechanism.
 
 **Cost.** Replacing record s changes C·V by column s of C times (v_s − v'_s); the columns of a
 lower-triangular Toeplitz matrix are its first column cut shorter, so the largest column norm over every
@@ -68,7 +70,10 @@ parametrisation by the decays of C and C⁻¹).
 
 Privacy unit, adaptivity and the secrecy of the state: as every mechanism of
 :mod:`onpair.privacy.continual` (a record is a stream position; the state holds noiseless sums and the
-noise itself and refuses to be copied or pickled).
+noise itself and refuses to be copied or pickled). After two records nothing in the arrays pins ``n_seen``: a
+state whose ``n_seen`` was lowered would resume and let records past the horizon in, above the reported ρ.
+Whoever can write the state can read the data (noiseless sums and the noise): keep it **as secret as the
+data**; ``from_state``'s checks catch corruption and mistakes, not an attacker who holds the state.
 """
 
 from __future__ import annotations
@@ -498,6 +503,8 @@ class BufferedToeplitz(PrefixSumMechanism):
     def _feed(self, V, rng, out) -> None:
         super()._feed(V, rng, out)
         self._release_final(rng)
+        if out is not None and self._final is not None and self._n_seen == self._horizon:
+            out[-1] = self.estimate()  # the release at T is the combination (as estimate() after add_one)
 
     def _release_final(self, rng) -> None:
         """With a final share, once record T (the horizon) is in: the one release of the total, S_T + σ_f·z,
@@ -520,17 +527,18 @@ class BufferedToeplitz(PrefixSumMechanism):
     def add_one_compiled(self, kernel, args, block) -> int:
         """Add one record in one compiled call: ``kernel(*args, normals, pos, end, state)``.
 
-        The protocol of the learners' single-record path (:meth:`onpair.statistics.released.ReleasedStatistics.
-        add_box_one`): the ``kernel`` computes the record's row v from its own ``args`` (a raw record, the
-        public map, the class, and the public ω = ``parameters.output_scales``, θ = ``parameters.decays`` and
-        γ = :attr:`workload_decay`) and calls :func:`~onpair.privacy.continual._blt_kernels.blt_record` with
-        v, the k normals ``normals[pos:pos + k]`` (the block's next ones, unconsumed up to ``end``), ω, θ, γ
-        and the views state[:m], state[m], state[m + 1] (buffers, data sums, noise sums); it returns a status, negative when it changed nothing (no row: the
-        caller's general path decides), :data:`NEED_NORMALS` when it would add the record but fewer than k
-        normals are left (the block is then refilled and the kernel called again: a record that is not added
-        never makes the block draw). The same
-        arithmetic as :meth:`add_one` of v with the same normals, so the same state bit for bit. The caller
-        guarantees what :meth:`add_one` checks of v (finite, within ±MAX_ENTRY; a row of the public map is).
+        The protocol of the learners' single-record path
+        (:meth:`onpair.statistics.released.ReleasedStatistics.add_box_one`): the ``kernel`` computes the
+        record's row v from its own ``args`` (a raw record, the public map, the class, and the public
+        ω = ``parameters.output_scales``, θ = ``parameters.decays`` and γ = :attr:`workload_decay`) and calls
+        :func:`~onpair.privacy.continual._blt_kernels.blt_record` with v, the k normals ``normals[pos:pos + k]``
+        (the block's next ones, unconsumed up to ``end``), ω, θ, γ and the views state[:m], state[m],
+        state[m + 1] (buffers, data sums, noise sums); it returns a status, negative when it changed nothing
+        (no row: the caller's general path decides), :data:`NEED_NORMALS` when it would add the record but
+        fewer than k normals are left (the block is then refilled and the kernel called again: a record that
+        is not added never makes the block draw). The same arithmetic as :meth:`add_one` of v with the same
+        normals, so the same state bit for bit. The caller guarantees what :meth:`add_one` checks of v
+        (finite, within ±MAX_ENTRY; a row of the public map is).
 
         Parameters
         ----------
