@@ -68,6 +68,8 @@ def test_half_life_needs_the_blt_and_the_stats_learner():
     for mechanism in ("toeplitz", "epochs", "tree"):
         with pytest.raises(ValueError, match="half_life is for mechanism='blt'"):
             OnPairStats(half_life=100, mechanism=mechanism)
+    with pytest.raises(ValueError, match="half_life releases decayed sums"):
+        OnPairStats(half_life=100, horizon=1000, final_share=0.2)
     from onpair.river import PrivatePairwiseClassifier
     with pytest.raises(ValueError, match="half_life is for learner='stats'"):
         PrivatePairwiseClassifier(learner="onpairstrc", bounds=(0, 1), half_life=100)
@@ -431,3 +433,13 @@ def test_record_level_cost_of_passes_from_the_encoder():
     worst = max(norm2(q) for q in range(300))
     sigma = mech.describe()["sigma"]
     assert math.isclose(level["rho"], mech.sensitivity**2 * worst / (2 * sigma**2), rel_tol=1e-7)  # σ: planning margin
+
+
+def test_fit_label_survives_get_params_and_given_decays_are_named_given():
+    mech = make(half_life=1000)
+    assert mech.describe()["fit"] == "half-life 2^10"
+    assert DecayedBLT(**mech.get_params()).describe()["fit"] == "half-life 2^10"
+    given = make(half_life=1000, decays=[0.97, 0.6], inverse_decays=[0.8, 0.3])
+    assert given.describe()["fit"] == "given" and given.parameters.buffers == 2
+    with pytest.raises(ValueError, match="both"):
+        make(decays=[0.5])

@@ -430,7 +430,7 @@ class BufferedToeplitz(PrefixSumMechanism):
                 _real_sequence(values, name)  # a TypeError for a wrong type comes before the pairing's ValueError
         if (decays is None) != (inverse_decays is None):
             raise ValueError("give both decays and inverse_decays, or neither (the stored fit)")
-        params, self._fit = self._stored_fit()
+        params, self._fit = fitted_parameters(self.horizon)
         if decays is not None:
             given = BLTParameters(decays, inverse_decays)
             # the stored fit given back (get_params, a snapshot) keeps its name; anything else is "given"
@@ -456,10 +456,6 @@ class BufferedToeplitz(PrefixSumMechanism):
         self._buffers, self._prefix_sum, self._noise_sum = self._state[:m], self._state[m], self._state[m + 1]
         self._normals = np.empty(self.dim)  # scratch: one record's normals (add_one), not state
         self._variance_sums = _closed_form_terms(params, self._workload_decay)
-
-    def _stored_fit(self):
-        """(BLTParameters, label) of the stored fit this mechanism takes when no decays are given."""
-        return fitted_parameters(self.horizon)
 
     @property
     def parameters(self) -> BLTParameters:

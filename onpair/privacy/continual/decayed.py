@@ -165,11 +165,14 @@ class DecayedBLT(BufferedToeplitz):
     def __init__(self, *, dim, sensitivity, rho, half_life, horizon=None, decays=None, inverse_decays=None):
         self._half_life = check_half_life(half_life)
         self._workload_decay = decay_of(self._half_life)  # before the BLT's constructor: its error terms use it
+        stored, label = fitted_decayed_parameters(self._half_life)
+        if decays is None and inverse_decays is None:  # the stored fit (one of the two alone: the BLT refuses it)
+            decays, inverse_decays = stored.decays.tolist(), stored.inverse_decays.tolist()
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon, decays=decays,
                          inverse_decays=inverse_decays)
-
-    def _stored_fit(self):
-        return fitted_decayed_parameters(self._half_life)
+        if (np.array_equal(self._params.decays, stored.decays)
+                and np.array_equal(self._params.inverse_decays, stored.inverse_decays)):
+            self._fit = label  # the stored fit, given or not, keeps its name; anything else is "given"
 
     @property
     def half_life(self) -> float:
