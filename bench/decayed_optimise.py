@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ellipk
 
-from blt_optimise import _params, _tuple, add_slow_buffer, geometric_start, pack, polish, unpack
+from blt_optimise import _params, _tuple, add_slow_buffer, geometric_start, pack, polish, unpack, write_constants
 from onpair.privacy.continual import decayed_fits
 from onpair.privacy.continual.blt import BLTParameters
 from onpair.privacy.continual.decayed import decay_of, fitted_decayed_parameters
@@ -131,12 +131,6 @@ def constants_block(fits):
     return "\n".join(lines)
 
 
-def write_constants(block):
-    text = MODULE.read_text()
-    start, end = text.index("# BEGIN FITS"), text.index("# END FITS") + len("# END FITS")
-    MODULE.write_text(text[:start] + block + text[end:])
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="store the fits in onpair/privacy/continual/decayed_fits.py")
@@ -149,7 +143,7 @@ def main(argv=None):
           f"{decayed_fits.FIT_MAX_BUFFERS} buffers):")
     block = constants_block(fit_all())
     if args.write:
-        write_constants(block)
+        write_constants(block, MODULE)
         print(f"\nwritten to {MODULE}")
     else:
         print("\n" + block)
