@@ -49,7 +49,7 @@ more error than that (:meth:`DecayedBLT.stationary_variance`). In units of one G
 (Δ²/(2ρ)) it is κ²·Σ_n β_n²; the exact square root (c = b = (1 − γx)^{−1/2}, coefficients γⁿ·C(2n, n)/4ⁿ) gives
 (Σ_n γ^{2n} C(2n, n)²/16ⁿ)² = ((2/π)·K(γ²))² (≈ ((1/π)·ln(16/(1 − γ²)))² as γ → 1, K the complete elliptic
 integral), the least any causal Toeplitz factorisation of the infinite workload reaches (docs/forgetting.md),
-and the stored fits are within 0.2 % of it in standard deviation (about 2.1 releases' worth of variance at
+and the stored fits are within 0.2 % of it in standard deviation (about 4.5 releases' worth of variance at
 H = 64, 8.9 at H = 1,000, 15 at H = 16,384).
 
 **Half-lives between stored fits.** The fits are stored for H = 2^{j/2}, 4 ≤ H ≤ 2^24; a half-life between two
