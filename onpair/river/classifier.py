@@ -276,6 +276,7 @@ class PrivatePairwiseClassifier(base.MiniBatchClassifier):
         # streams, through the private path (noise, accountant, ledger) with a small buffer; the last is
         # the non-private twin, on which the pickling checks also run.
         yield {"epsilon": 1.0, "bounds": (0.0, 1.0)}
+        yield {"epsilon": 1.0, "bounds": (0.0, 1.0), "half_life": 50}  # decayed statistics (issue 25)
         yield {"learner": "onpairstrc", "epsilon": 1.0, "bounds": (0.0, 1.0), "buffer": ("reservoir", 16),
                "release_every": 10}
         yield {"learner": "onpairc", "epsilon": 2.0, "bounds": (0.0, 1.0), "buffer": ("fifo", 8),
