@@ -250,10 +250,11 @@ def constants_block(fits, unbounded):
     return "\n".join(lines)
 
 
-def write_constants(block):
-    text = MODULE.read_text()
+def write_constants(block, module=MODULE):
+    """Replace the block between ``# BEGIN FITS`` and ``# END FITS`` of ``module`` (bench/decayed_optimise.py too)."""
+    text = module.read_text()
     start, end = text.index("# BEGIN FITS"), text.index("# END FITS") + len("# END FITS")
-    MODULE.write_text(text[:start] + block + text[end:])
+    module.write_text(text[:start] + block + text[end:])
 
 
 def main(argv=None):

@@ -84,6 +84,8 @@ def _learner_cases():
     cases.append(("stats-metric-default", OnPairStats, dict(stats, task="metric", classes=["low", "mid", "high"])))
     for mechanism in ("toeplitz", "epochs", "tree"):
         cases.append((f"stats-auc-{mechanism}", OnPairStats, dict(stats, mechanism=mechanism)))
+    # Decayed statistics (issue 25).
+    cases.append(("stats-auc-decayed", OnPairStats, dict(stats, half_life=64)))
     return cases
 
 

@@ -27,6 +27,7 @@ numeric arguments. The bugs these tests found are at the end, as regression test
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import io
 import json
@@ -43,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair.privacy.continual import BandedToeplitz, EpochTrees, PrefixSumMechanism, TreeAggregation
+from onpair.privacy.continual import BandedToeplitz, DecayedBLT, EpochTrees, PrefixSumMechanism, TreeAggregation
 from onpair.river import PrivatePairwiseClassifier
 
 NAN, INF = math.nan, math.inf
@@ -443,6 +444,8 @@ def test_river_default_learner_either_learns_or_changes_nothing(data, fresh):
 # == the continual-release mechanisms =====================================================================
 #: Every mechanism users choose (the registry: a new mechanism is covered the day it registers).
 MECHANISMS = {name: PrefixSumMechanism.for_option(name) for name in PrefixSumMechanism.options()}
+#: And the decayed sums (chosen by ``half_life=``, not by name; issue 25), at a half-life the argument may override.
+MECHANISMS["decayed"] = functools.partial(DecayedBLT, half_life=64.0)
 MECHANISM_PARAMETERS = {
     "dim": st.integers(-2, 2 ** 33) | st.sampled_from([0, 1, 2 ** 31, 2 ** 31 + 1, 1.0, True, "2", None]),
     "sensitivity": any_element | st.sampled_from([1e308, 1e200, 1e-300, 5e-324]),
@@ -452,8 +455,11 @@ MECHANISM_PARAMETERS = {
     "first_epoch": st.integers(-2, 2 ** 42) | st.sampled_from([0, 1, 3, 2 ** 40, 2 ** 41, 1.5, True, "4"]),
     "estimate": st.sampled_from(["honaker", "plain", "x", None, 1, b"plain"]),
     "decays": st.sampled_from([[0.5], [0.9, 0.2], [1.0], [0.0], [], [float("nan")], [True], 0.5, (0.7,)]),
+    "half_life": st.floats(allow_nan=True, allow_infinity=True) | st.integers(-2, 2 ** 40)
+    | st.sampled_from([None, True, "64", 4, 3.999, 2 ** 24, 2 ** 24 + 1, np.float64(100.0)]),
 }
-OWN = {"tree": ("estimate",), "toeplitz": ("band",), "epochs": ("first_epoch",), "blt": ("decays",)}
+OWN = {"tree": ("estimate",), "toeplitz": ("band",), "epochs": ("first_epoch",), "blt": ("decays",),
+       "decayed": ("half_life", "decays")}
 
 
 def mechanism_state(mechanism):

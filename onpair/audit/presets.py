@@ -64,6 +64,10 @@ class Preset:
     needs_neighbours: bool = False
 
 
+#: The half-life (records) of the decayed presets: short beside the audit's stream, so that the first record's
+#: weight has faded by its end (the case the cost must cover without growing).
+AUDIT_HALF_LIFE = 8.0
+
 #: Every preset, by name, in the order ``onpair audit --help`` lists them. The setups (and the broken variants,
 #: which override a family's own hooks) live beside their family: ``<family>/audit_variants.py``.
 PRESETS = {p.name: p for p in (
@@ -119,6 +123,9 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
            "whole release sequence", statistics.onpairstats_setup(None, weights=MOMENT_WEIGHTS),
            datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-decayed", f"OnPairStats, half_life={AUDIT_HALF_LIFE:g} (decayed sums, DecayedBLT), the whole "
+           "release sequence", statistics.onpairstats_setup(None, half_life=AUDIT_HALF_LIFE),
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-metric", "OnPairStats, task='metric', classes [-1, 1], the whole release sequence",
            statistics.onpairstats_setup(None, task="metric"), task="metric", datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-classify", "OnPairStats, task='classify', classes [-1, 1], one pooled second moment, the "
@@ -137,6 +144,9 @@ PRESETS = {p.name: p for p in (
            statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
            "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
+           datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-decayed-noise0.1", f"BROKEN: OnPairStats, half_life={AUDIT_HALF_LIFE:g}, with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", half_life=AUDIT_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
            broken=True),

@@ -93,7 +93,7 @@ RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 AUTO_BUFFER = ("reservoir", 64)
 #: Learner arguments the wrapper sets itself (from its own parameters).
 _OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "buffer", "release_every", "seed", "n_features",
-                  "accountant", "discover_bounds")
+                  "accountant", "discover_bounds", "half_life")
 #: Version of the wrapper fields written with the learner by :meth:`PrivatePairwiseClassifier.save`: 3 adds
 #: the model refresh rule (``refresh_shift``; earlier versions refreshed with s = 6); 2 holds the public label
 #: domain (``classes``); 1 held the labels first seen in the stream (``labels``, ``labels_fixed``), which
@@ -152,6 +152,12 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     seed : int, optional
         For reproducible experiments only; anyone who knows it can remove the noise. Without it the
         noise comes from fresh OS entropy.
+    half_life : float, optional
+        Forgetting under concept drift (``learner="stats"``): a public half-life in records; the class
+        statistics decay with it (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any
+        length, a bounded noise level), so that the model follows a drift within a few half-lives. The model
+        is then refreshed at least every H/2^s releases (s = :attr:`REFRESH_SHIFT`). None (default): no
+        forgetting (docs/forgetting.md says when to set it; bench/results.md, "Forgetting under drift").
     learner_params : dict, optional
         Further arguments of the learner (everything but the parameters above); an argument the learner
         does not take is a ``ValueError`` naming those it takes. For "stats" (:class:`onpair.OnPairStats`):
@@ -199,7 +205,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
                  features=None, classes=None, buffer="auto", release_every=None, unknown_features="ignore",
-                 seed=None, learner_params=None, accountant=None, discover_bounds=False):
+                 seed=None, half_life=None, learner_params=None, accountant=None, discover_bounds=False):
         self.learner = learner
         self.epsilon = epsilon
         self.delta = delta
@@ -211,6 +217,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self.release_every = release_every
         self.unknown_features = unknown_features
         self.seed = seed
+        self.half_life = half_life
         self.learner_params = learner_params
         self.accountant = accountant
         self.discover_bounds = discover_bounds
@@ -226,8 +233,16 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._refresh_shift = self.REFRESH_SHIFT
+        self._refresh_cap = self._cap_of(half_life)
         self._lineage = Lineage()
         self._lineage.add(self._inner)
+
+    def _cap_of(self, half_life):
+        """The longest refresh step of a decayed model: the largest power of two ≤ H/2^s (at least 1), so that
+        predictions use a model at most 1/2^s of a half-life old (None without a half-life: no cap)."""
+        if half_life is None:
+            return None
+        return 1 << max(0, int(math.floor(math.log2(float(half_life)))) - self._refresh_shift)
 
     def _make_inner(self, order):
         kwargs = learner_arguments("PrivatePairwiseClassifier", self.learner_params, _OWN_ARGUMENTS,
@@ -236,6 +251,11 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         kwargs.update(bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                       n_features=None if order is None else len(order))
         cls = LEARNERS[self.learner]
+        if self.half_life is not None:
+            if self.learner != "stats":
+                raise ValueError(f"half_life is for learner='stats' (decayed class statistics), got "
+                                 f"learner={self.learner!r}")
+            kwargs.update(half_life=self.half_life)
         if self.learner in RECORD_LEARNERS:
             kwargs.update(buffer=AUTO_BUFFER if _is_auto(self.buffer) else self.buffer)
             if cls is not PairwiseGIGA:
@@ -265,6 +285,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         # the non-private twin, on which the pickling checks also run.
         yield {"epsilon": 1.0, "bounds": (0.0, 1.0)}
         yield {"epsilon": 1.0, "bounds": (-100.0, 100.0), "discover_bounds": 40}
+        yield {"epsilon": 1.0, "bounds": (0.0, 1.0), "half_life": 50}  # decayed statistics (issue 25)
         yield {"learner": "onpairstrc", "epsilon": 1.0, "bounds": (0.0, 1.0), "buffer": ("reservoir", 16),
                "release_every": 10}
         yield {"learner": "onpairc", "epsilon": 2.0, "bounds": (0.0, 1.0), "buffer": ("fifo", 8),
@@ -313,7 +334,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         cache = self._cache
         if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
             return cache[3], cache[4], cache[7], cache[8]
-        start, stop = release_window(count, private, self._refresh_shift)
+        start, stop = release_window(count, private, self._refresh_shift, self._refresh_cap)
         model = inner.model
         # (learner, the counts [start, start + step) that read this model, the model, its norm, (unused), the
         # box map's rows or None)
@@ -472,11 +493,13 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
             "learner": extra["learner"], "epsilon": extra["epsilon"], "delta": extra["delta"], "classes": classes,
             "buffer": _wrapper_buffer(getattr(learner, "buffer", "auto")), "release_every": extra["release_every"],
             "discover_bounds": getattr(learner, "discover_bounds", False),
+            "half_life": getattr(learner, "half_life", None),
         }, learner, extra, where)
         shift = extra.get("refresh_shift", _OLD_REFRESH_SHIFT)
         if isinstance(shift, bool) or not isinstance(shift, int) or not 0 <= shift <= 62:
             raise ValueError(f"{where}: malformed wrapper fields (refresh_shift {shift!r})")
         model._refresh_shift = shift
+        model._refresh_cap = model._cap_of(model.half_life)
         return model
 
 

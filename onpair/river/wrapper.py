@@ -226,12 +226,13 @@ def from_params(cls, params):
     return cls(**params)
 
 
-def release_window(count: int, private: bool, shift: int = 6) -> tuple:
+def release_window(count: int, private: bool, shift: int = 6, cap=None) -> tuple:
     """``[start, stop)``: the learner counts (releases of a private learner, records of a twin) that predict
     with the model read at ``start``. A private learner that releases after every record is read at every
     release up to release 2^(s+1), then at every 2^(⌊log₂ k⌋ − s)-th release k (s = ``shift``; 6: up to 128,
     then predictions use a release at most 1/64 of the stream old): post-processing of public releases, a
-    public rule of the release count alone, at a fraction of the cost.
+    public rule of the release count alone, at a fraction of the cost. ``cap`` (a decayed model's, from
+    its public half-life) bounds the step.
 
     Examples
     --------
@@ -241,6 +242,8 @@ def release_window(count: int, private: bool, shift: int = 6) -> tuple:
     (288, 304)
     """
     step = 1 << (count.bit_length() - 1 - shift) if private and count >> (shift + 1) else 1
+    if cap is not None and step > cap:
+        step = cap  # a decayed model (half_life): at most ``cap`` releases old, a public function of H
     start = count - count % step
     return start, start + step
 

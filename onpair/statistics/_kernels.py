@@ -554,6 +554,26 @@ def _add_rows(rows, total):
             total[j] += rows[i, j]
 
 
+@njit(**NJIT_OPTIONS)
+def _add_decayed_rows(rows, decay, total):
+    """total ← γ·total + rows[i], for i = 0, 1, … in this order: the exact decayed sums Σ_s γ^{t−s} v_s of the
+    non-private twin with a half-life (a block adds exactly what its records added one at a time would: a
+    record is a block of one).
+
+    Parameters
+    ----------
+    rows : ndarray of float64, shape (m, k)
+        Read only.
+    decay : float
+        γ in (0, 1).
+    total : ndarray of float64, shape (k,)
+        Updated in place.
+    """
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            total[j] = decay * total[j] + rows[i, j]
+
+
 def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights, pooled: bool = False) -> np.ndarray:
     """The rows v(z) of a block of mapped records (see the module docstring), in the per-class layout or,
     with ``pooled``, the pooled one.

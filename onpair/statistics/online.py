@@ -24,6 +24,7 @@ from ..core.stream import StreamLearner
 from ..core.task import CLASSIFY, make_task
 from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
 from ..privacy.continual import MAX_RECORDS
+from ..privacy.continual.decayed import check_half_life
 from ..privacy.continual.normals import BLOCK_VALUES, NormalBlock
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
@@ -125,6 +126,16 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         known horizon, is ×3–5 of it from 10³ to 10⁶ records); the default, 0, spends everything on the
         stream, whose every model is then as good as a continual release allows. The trade-off on Pima and
         Phishing: bench/results.md, "final share".
+    half_life : float, optional
+        Forgetting under concept drift: a public half-life H in records (4 ≤ H ≤ 2^24; ``mechanism="blt"``).
+        The statistics become exponentially decayed sums Σ_{s≤t} γ^{t−s} v_s (γ = 2^{−1/H}: a record H positions
+        old weighs 1/2, the model weighs about 1.44·H recent records) and every model is computed from them
+        unchanged (the counts are decayed counts). They are released by a BLT factorisation of the decayed
+        workload (:class:`onpair.privacy.continual.DecayedBLT`): the whole stream, of any length, costs the
+        same ρ, and the noise of every release is bounded by a stationary level (about 8.9 Gaussian releases'
+        variance at H = 1,000, 15 at H = 16,384), so the model follows a drift within a few half-lives where the
+        cumulative one takes as many records as it has seen. None (default): no forgetting
+        (docs/forgetting.md says when to set it).
     bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`): one of them is required
         (no default; a ValueError says where public bounds come from).
     n_features : int, optional
@@ -168,7 +179,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
                  covariance="auto", moments=None, weights=DEFAULT_WEIGHTS, mechanism="blt", band=None,
-                 horizon=None, final_share=0.0, bounds=None, norm_bound=None, n_features=None, accounting="gaussian",
+                 horizon=None, final_share=0.0, half_life=None, bounds=None, norm_bound=None, n_features=None, accounting="gaussian",
                  private=True, seed=None, accountant=None, discover_bounds=False):
         self.epsilon = epsilon
         self.delta = delta
@@ -183,6 +194,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self.band = band
         self.horizon = horizon
         self.final_share = final_share
+        self.half_life = half_life
         self.bounds = bounds
         self.norm_bound = norm_bound
         self.n_features = n_features
@@ -224,9 +236,16 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
                 raise TypeError(f"band must be a positive integer, got {band!r} ({type(band).__name__})")
             if band < 1:
                 raise ValueError(f"band must be a positive integer, got {band!r}")
+        self._half_life = None if half_life is None else check_half_life(half_life)
+        if half_life is not None and mechanism != "blt":
+            raise ValueError(f"half_life is for mechanism='blt' (the decayed sums are released by a BLT fitted to "
+                             f"their workload), got mechanism={mechanism!r}")
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = self._horizon_value()
         self._final_share = self._check_final_share(final_share, mechanism)
+        if half_life is not None and self._final_share:
+            raise ValueError(f"final_share={final_share!r} is for the prefix sums (one release of the total at the "
+                             "horizon); half_life releases decayed sums: set one of them")
         # The continual release's cost is fixed when it is built; it is committed with the first record.
         self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
@@ -298,7 +317,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
                 dim=dim, n_classes=self._n_classes, weights=self._weights,
                 rho=(self._model_rho(dim) if rho is None else rho) if self.private else None,
                 mechanism=self.mechanism, band=self.band, horizon=self._horizon_value(),
-                final_share=self._final_share, pooled=self._pooled)
+                final_share=self._final_share, pooled=self._pooled,
+                half_life=self._half_life)
         except ValueError as exc:
             raise ValueError(f"the release of the statistics of {dim} features in {self._n_classes} classes "
                              f"(weights {self._weights}, epsilon={self._epsilon:g}): {exc}") from None
@@ -528,6 +548,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
                 "rho_budget": self._rho_budget, **self._discovery_settings(),
                 # only when used: the settings of the snapshots written before final_share existed are unchanged
                 **({"final_share": self._final_share} if self._final_share else {}),
+                **({} if self._half_life is None else {"half_life": self._half_life}),
                 # the classifier's (the earlier tasks' settings, and so their snapshots, are unchanged)
                 **({"moments": "pooled" if self._pooled else "per-class", "covariance": self.covariance}
                    if self._task.name == "classify" else {})}

@@ -18,11 +18,12 @@ import math
 
 import numpy as np
 
-from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, PrefixSumMechanism
+from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, DecayedBLT, PrefixSumMechanism
+from ..privacy.continual.decayed import decay_of
 from ..privacy.continual.normals import NormalBlock
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import (_add_rows, _box_blt_record, _box_layout_row, _layout_row, _rows_blt_block,
-                       box_blt_constants, layout_width, statistics_rows)
+from ._kernels import (_add_decayed_rows, _add_rows, _box_blt_record, _box_layout_row, _layout_row,
+                       _rows_blt_block, box_blt_constants, layout_width, statistics_rows)
 from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
@@ -121,18 +122,26 @@ class ReleasedStatistics:
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
         # the BLT takes the single-record path in one compiled call (map, row, noise, step)
-        # (the per-class layout only: the classifier's pooled layout takes the two calls)
-        self._fused = type(self.mechanism) is BufferedToeplitz and not self.pooled
+        self._fused = type(self.mechanism) in (BufferedToeplitz, DecayedBLT) and not self.pooled
         self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
     def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0,
-              pooled=False):
+              pooled=False, half_life=None):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
-        the statistics' sensitivity (the same for both layouts) and budget ρ."""
+        the statistics' sensitivity (the same for both layouts) and budget ρ; with a ``half_life`` (records;
+        mechanism "blt" only, checked by the learner) the decayed sums Σ_s γ^{t−s} v_s instead of the prefix sums
+        (:class:`onpair.privacy.continual.DecayedBLT`, or the exact decayed sums)."""
         if rho is None:
-            return cls(dim, n_classes, weights, pooled=pooled)
+            if half_life is None:
+                return cls(dim, n_classes, weights, pooled=pooled)
+            return cls(dim, n_classes, weights, DecayedExactSums(_checked_width(dim, n_classes, pooled), half_life),
+                       pooled)
         width = _checked_width(dim, n_classes, pooled)
+        if half_life is not None:
+            mech = DecayedBLT(dim=width, sensitivity=statistics_sensitivity(*weights), rho=rho,
+                              half_life=half_life, horizon=horizon)
+            return cls(dim, n_classes, weights, mech, pooled)
         options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
         if final_share:
             options["final_share"] = final_share  # the BLT's, with a horizon (checked by the learner)
@@ -241,9 +250,12 @@ class ReleasedStatistics:
         if n_seen != t_learned:
             raise reader.error(f"statistics.n_seen = {n_seen}, but the learner learned {t_learned} records")
         if not fresh.private:
-            if scalars["kind"] != ExactSums.kind:
-                raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums")
-            out = cls(fresh.dim, fresh.n_classes, fresh.weights, pooled=fresh.pooled)
+            expected = fresh.mechanism.kind
+            if scalars["kind"] != expected:
+                raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums ({expected!r})")
+            out = cls(fresh.dim, fresh.n_classes, fresh.weights,
+                      DecayedExactSums(fresh.width, fresh.mechanism.half_life)
+                      if isinstance(fresh.mechanism, DecayedExactSums) else None, fresh.pooled)
             out.mechanism.total = reader.array("statistics.exact", (fresh.width,))
             out.mechanism.n_seen = n_seen
             out._check_exact(reader)
@@ -283,7 +295,8 @@ class ReleasedStatistics:
                                    f"ball and the release's noise can reach: not a state this learner wrote")
 
     def _check_exact(self, reader) -> None:
-        """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen,
+        """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen (decayed:
+        (1 − γⁿ)/(1 − γ)),
         ‖Σx‖ ≤ count·b, every entry at most n_seen·max(a, b, m)."""
         total, n_seen = self.mechanism.total, self.mechanism.n_seen
         worst = float(np.max(np.abs(total))) if total.size else 0.0
@@ -294,13 +307,43 @@ class ReleasedStatistics:
         stride = 1 + self.dim if self.pooled else layout_width(self.dim, 1)
         blocks = total[:self.n_classes * stride].reshape(self.n_classes, stride)
         counts = blocks[:, 0] / a if a > 0 else None
-        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), n_seen,
+        decay = getattr(self.mechanism, "decay", 1.0)  # decayed sums count Σ_{s<n} γ^s = (1 − γⁿ)/(1 − γ) records
+        counted = float(n_seen) if decay == 1.0 else -math.expm1(n_seen * math.log(decay)) / -math.expm1(math.log(decay))
+        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), counted,
                                                                                  rel_tol=1e-9, abs_tol=1e-9)):
             raise reader.error(f"the exact counts {counts.tolist()} do not count {n_seen} records")
         limit = counts if counts is not None else np.full(self.n_classes, float(n_seen))
         for c in range(self.n_classes):
             if np.linalg.norm(blocks[c, 1:1 + self.dim]) > b * limit[c] * (1 + 1e-9) + 1e-12:
                 raise reader.error("the exact sums exceed what records of the mapped domain (norm ≤ 1) can produce")
+
+
+class DecayedExactSums(ExactSums):
+    """The null mechanism of the non-private twin with a half-life: the exact decayed sums Σ_s γ^{t−s} v_s,
+    γ = 2^(−1/H), no noise, nothing spent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums = DecayedExactSums(1, half_life=1.0)    # γ = 1/2
+    >>> sums.add_block(np.array([[4.0], [2.0]]), None); sums.add_one(np.array([1.0]), None)
+    >>> sums.estimate().tolist(), sums.n_seen
+    ([3.0], 3)
+    """
+
+    kind = "exact-decayed"
+
+    def __init__(self, width: int, half_life: float):
+        super().__init__(width)
+        self.half_life = float(half_life)
+        self.decay = decay_of(half_life)
+
+    def add_block(self, rows: np.ndarray, rng) -> None:
+        _add_decayed_rows(rows, self.decay, self.total)
+        self.n_seen += rows.shape[0]
+
+    def add_one(self, row: np.ndarray, rng) -> None:
+        self.add_block(row.reshape(1, -1), rng)
 
 
 def _checked_width(dim: int, n_classes: int, pooled: bool = False) -> int:

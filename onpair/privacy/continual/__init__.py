@@ -18,6 +18,9 @@ encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
   2024): C a rational Toeplitz matrix of m geometric buffers, fitted offline to within 0.2 % of the exact
   square root's error at a known horizon and within ×1.15 of it without one, in O(m·k) work and memory per
   record at any stream length (the default of the learners).
+* :class:`DecayedBLT`: exponentially decayed sums Σ_s γ^{t−s} v_s (a public half-life, γ = 2^{−1/H}) by a BLT
+  factorisation of the decayed workload, fitted offline to its square root: the whole unbounded stream costs
+  ρ, and every release's error is bounded by a stationary variance (forgetting under drift).
 * :class:`EpochTrees`: doubling epochs (T₀, 2T₀, 4T₀, … records), each a least-squares tree planned
   for its epoch's length with the whole ρ; a record lies in one epoch only (parallel composition), so
   the stream costs ρ for any length and the variance grows like (log t)² without a known horizon.
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 from .base import PrefixSumMechanism
 from .blt import BLTParameters, BufferedToeplitz
+from .decayed import DecayedBLT
 from .epochs import EpochTrees
 from .limits import MAX_ENTRY, MAX_RECORDS, MAX_STATE_FLOATS
 from .toeplitz import DEFAULT_BAND, BandedToeplitz, sqrt_toeplitz_coefficients
@@ -51,6 +55,7 @@ __all__ = [
     "BandedToeplitz",
     "EpochTrees",
     "BufferedToeplitz",
+    "DecayedBLT",
     "BLTParameters",
     "sqrt_toeplitz_coefficients",
     "DEFAULT_BAND",
