@@ -2,16 +2,19 @@
 public streams only (river's Hyperplane, SEA, Agrawal): progressive ROC AUC (exact, sklearn), log loss and
 accuracy of ``predict_proba_one`` before ``learn_one``, for several s and "every release" (s = 62), the same
 learner seed for every s (the releases are identical; only the model the predictions read differs), and the
-number of refreshes. Usage: ``.venv/bin/python bench/refresh_shift.py [--n 5000] [--seeds 3]``.
+number of refreshes. Written into the section ``## Refresh shift of the river wrapper (issue 22)`` of ``bench/results.md``.
+Usage: ``.venv/bin/python bench/refresh_shift.py [--n 5000] [--seeds 3] [--no-write]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import itertools
 import math
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from river.datasets import synth
@@ -54,9 +57,15 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    print(f"epsilon 1, delta 1e-5, n = {args.n}, learner seeds = stream seeds 0..{args.seeds - 1}")
+    lines = [f"`python bench/refresh_shift.py --n {args.n} --seeds {args.seeds}`: the default "
+             "`PrivatePairwiseClassifier(epsilon=1, delta=1e-5)` with its refresh shift set to s (62: every release), "
+             f"{args.n:,} records per stream, stream and learner seeds 0..{args.seeds - 1}, means over the seeds; "
+             "Hyperplane (d = 10, noise 5 %, bounds 0..1), SEA (variant 0, noise 10 %, bounds 0..10), Agrawal "
+             "(function 0, per-feature bounds from its documented ranges). AUC: exact progressive ROC AUC; log loss and "
+             "accuracy of the progressive probabilities.", ""]
     for name in ("hyperplane", "sea", "agrawal"):
         rows = {s: [] for s in SHIFTS}
         for seed in range(args.seeds):
@@ -64,10 +73,17 @@ def main():
             for s in SHIFTS:
                 start = time.process_time()
                 rows[s].append((*run(make, features, bounds, args.n, seed, s), time.process_time() - start))
-        print(f"\n{name}: s | AUC | log loss | accuracy | refreshes | CPU s (means over seeds)")
+        lines += [f"{name}:", "", "| s | AUC | log loss | accuracy | refreshes | CPU s |", "|---|---|---|---|---|---|"]
         for s in SHIFTS:
             a = np.array(rows[s]).mean(axis=0)
-            print(f"{s:>3} | {a[0]:.4f} | {a[1]:.4f} | {a[2]:.4f} | {a[3]:.0f} | {a[4]:.2f}")
+            lines.append(f"| {s} | {a[0]:.4f} | {a[1]:.4f} | {a[2]:.4f} | {a[3]:.0f} | {a[4]:.2f} |")
+        lines.append("")
+    print("\n".join(lines))
+    if not args.no_write:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from results_file import write_section
+
+        write_section("## Refresh shift of the river wrapper (issue 22)", lines)
 
 
 if __name__ == "__main__":
