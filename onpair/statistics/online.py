@@ -32,7 +32,8 @@ from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ..privacy.signal import NOTHING_RELEASED
 from ._kernels import _auc_square_model
-from .discriminant import check_covariance_model, linear_discriminant, ranking_discriminant
+from ._ranking_kernels import fast_ranking_discriminant
+from .discriminant import check_covariance_model, linear_discriminant
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_task, check_weights, choose_ridge,
                     model_kind, moment_layout, released_model,
                     released_signal)
@@ -466,7 +467,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
                 posterior = linear_discriminant(stats, covariance=self.covariance,
                                                 ridge="auto" if self._lam is None else self._lam)
             else:
-                posterior = ranking_discriminant(stats, self._model_kind, self.ridge())
+                posterior = fast_ranking_discriminant(stats, self._model_kind, self.ridge())
             self._posterior_cache = (key, posterior)
         return self._posterior_cache[1]
 
