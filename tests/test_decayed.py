@@ -443,3 +443,23 @@ def test_fit_label_survives_get_params_and_given_decays_are_named_given():
     assert given.describe()["fit"] == "given" and given.parameters.buffers == 2
     with pytest.raises(ValueError, match="both"):
         make(decays=[0.5])
+
+
+def test_the_multiclass_river_classifier_forgets_with_a_half_life():
+    """PrivateClassifier takes a half-life through learner_params; its refresh step is capped by the public
+    H (a model at most H/64 releases old), so a stream long after the half-life still reads a recent release."""
+    from onpair.river import PrivateClassifier
+    from onpair.river.wrapper import decayed_refresh_cap, release_window
+
+    model = PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], seed=3,
+                              learner_params={"half_life": 256})
+    assert model._inner.half_life == 256
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        x = rng.uniform(size=2)
+        model.learn_one({"a": x[0], "b": x[1]}, int(3 * x[0]) % 3)
+    assert sorted(model.predict_proba_one({"a": 0.9, "b": 0.5})) == [0, 1, 2]
+    cap = decayed_refresh_cap(256)
+    assert cap == 4
+    start, stop = release_window(100_000, True, cap=cap)
+    assert stop - start == 4 and release_window(100_000, True)[1] - release_window(100_000, True)[0] == 1024

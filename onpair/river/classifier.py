@@ -80,7 +80,8 @@ from ..core.bounds import missing_bounds_message
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window, restored_wrapper
+from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
+                      restored_wrapper)
 
 __all__ = ["PrivatePairwiseClassifier"]
 
@@ -243,9 +244,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     def _cap_of(self, half_life):
         """The longest refresh step of a decayed model: the largest power of two ≤ H/2^s (at least 1), so that
         predictions use a model at most 1/2^s of a half-life old (None without a half-life: no cap)."""
-        if half_life is None:
-            return None
-        return 1 << max(0, int(math.floor(math.log2(float(half_life)))) - self._refresh_shift)
+        return decayed_refresh_cap(half_life, self._refresh_shift)
 
     def _make_inner(self, order):
         kwargs = learner_arguments("PrivatePairwiseClassifier", self.learner_params, _OWN_ARGUMENTS,

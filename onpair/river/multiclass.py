@@ -32,7 +32,8 @@ from ..statistics import OnPairStats
 from .labels import check_domain, label_code
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import LearnerWrapper, learner_arguments, mapped_row, plain_value, release_window, restored_wrapper
+from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
+                      restored_wrapper)
 
 __all__ = ["PrivateClassifier"]
 
@@ -178,13 +179,15 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     # -- prediction --------------------------------------------------------------------------------
     def _posterior(self):
         """The posterior of the release predictions read (:meth:`onpair.OnPairStats.posterior`), on the schedule
-        of :func:`onpair.river.wrapper.release_window`, and the single-record scorer's scratch row."""
+        of :func:`onpair.river.wrapper.release_window` (with a half-life, ``learner_params={"half_life": H}``, a
+        model at most H/64 releases old: :func:`onpair.river.wrapper.decayed_refresh_cap`), and the single-record
+        scorer's scratch row."""
         inner = self._inner
         count = inner.n_releases if inner.private else inner.n_seen
         cache = self._cache
         if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
             return cache[3], cache[4]
-        start, stop = release_window(count, inner.private)
+        start, stop = release_window(count, inner.private, cap=decayed_refresh_cap(getattr(inner, "half_life", None)))
         posterior = inner.posterior()
         row = np.empty(posterior.coef.shape[1]) if inner.feature_bounds.kind == "box" else None
         self._cache = (inner, start, stop, posterior, row)

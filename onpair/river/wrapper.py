@@ -248,6 +248,21 @@ def release_window(count: int, private: bool, shift: int = 6, cap=None) -> tuple
     return start, start + step
 
 
+def decayed_refresh_cap(half_life, shift: int = 6):
+    """The longest refresh step of a decayed model (:func:`release_window`'s ``cap``): the largest power of two
+    ≤ H/2^s (at least 1), so that predictions read a model at most 1/2^s of a half-life old; None without a
+    half-life (no cap). A public function of the public H.
+
+    Examples
+    --------
+    >>> decayed_refresh_cap(None), decayed_refresh_cap(500), decayed_refresh_cap(500, shift=4), decayed_refresh_cap(8)
+    (None, 4, 16, 1)
+    """
+    if half_life is None:
+        return None
+    return 1 << max(0, int(math.floor(math.log2(float(half_life)))) - shift)
+
+
 def mapped_row(bounds, vector, row):
     """One checked record mapped by the public ``bounds`` (clipped to the box): into the scratch ``row`` where
     the box map can write it there, else :meth:`onpair.core.bounds.FeatureBounds.map_one`'s new array (the
