@@ -222,7 +222,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=0.0, radius=0.1, T=1,
                  step_sizes=None, bounds=None, norm_bound=None, mode="ledger", accounting="gaussian",
                  private=True, task="auc", constraint=None, classes=None, threshold="learned",
-                 pair_weights="balanced", random_state=None, accountant=None):
+                 pair_weights="balanced", random_state=None, accountant=None, discover_bounds=False):
         self.task = task
         self.threshold = threshold
         self.pair_weights = pair_weights
@@ -242,6 +242,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         self.private = private
         self.random_state = random_state
         self.accountant = accountant
+        self.discover_bounds = discover_bounds
 
     # -- validation --------------------------------------------------------------------------------
     def _validated_params(self, n_classes=None) -> dict:

@@ -197,7 +197,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="hinge", radius=1.0, T=None, eta=None,
                  bounds=None, norm_bound=None, private=True, task="auc", constraint=None, classes=None, random_state=None,
-                 accountant=None):
+                 accountant=None, discover_bounds=False):
         self.task = task
         self.constraint = constraint
         self.classes = classes
@@ -212,6 +212,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
         self.private = private
         self.random_state = random_state
         self.accountant = accountant
+        self.discover_bounds = discover_bounds
 
     # -- parameters ---------------------------------------------------------------------------------
     def _checked_params(self):

@@ -242,7 +242,7 @@ class OffPairStrC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
-                 pair_weights=None, random_state=None, accountant=None):
+                 pair_weights=None, random_state=None, accountant=None, discover_bounds=False):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):
@@ -281,7 +281,7 @@ class OffPairC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center=None, radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
-                 pair_weights=None, random_state=None, accountant=None):
+                 pair_weights=None, random_state=None, accountant=None, discover_bounds=False):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):

@@ -288,7 +288,7 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
                  curvature_share=0.05, bounds=None, norm_bound=None, classes=None, private=True, random_state=None,
-                 accountant=None):
+                 accountant=None, discover_bounds=False):
         self._store_params(locals())
 
 
@@ -325,7 +325,7 @@ class ApproxMinimaPerturbedLogistic(_PerturbedLogistic):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
                  curvature_share=0.05, gradient_tol=1e-6, output_share=0.05, bounds=None, norm_bound=None,
-                 classes=None, private=True, random_state=None, accountant=None):
+                 classes=None, private=True, random_state=None, accountant=None, discover_bounds=False):
         self._store_params(locals())
 
     def _validated_amp(self):
