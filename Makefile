@@ -1,55 +1,64 @@
 # Quickstart: `make demo` and `make test` work on a fresh clone; each builds .venv on first use.
+# `make demo*` installs the package alone; `make test` and `make bench` add the test and Dask extras.
+# QUICK=1 runs the demos on a short stream and the benchmarks in their quick mode (CI: .ci/run).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+EXTRAS := $(VENV)/.installed-extras
+QUICK_FLAG := $(if $(QUICK),--quick,)
 
 # The shared data sets sit beside the checkout in CI and in development; users point ONPAIR_DATA elsewhere.
 export ONPAIR_DATA ?= $(abspath ../shared/datasets)
-# numba's on-disk cache makes the second run of the suite skip compilation.
-export NUMBA_CACHE_DIR ?= $(abspath $(VENV)/numba_cache)
+# numba's on-disk cache (cache=True) makes the second run skip compilation. It is numba's default place,
+# __pycache__ beside each kernel's source, for make and for a python started by hand alike (no
+# NUMBA_CACHE_DIR here: a cache only make used was recompiled by every other python).
 
 .PHONY: demo demo-river demo-knn test bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dask]"
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+$(EXTRAS): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,dask]"
+	touch $(EXTRAS)
+
+install: $(EXTRAS)
 
 demo: $(STAMP)
-	$(PY) demos/phishing_stream.py
+	$(PY) demos/phishing_stream.py $(QUICK_FLAG)
 
 demo-river: $(STAMP)
-	$(PY) demos/river_pipeline.py
+	$(PY) demos/river_pipeline.py $(QUICK_FLAG)
 
 demo-knn: $(STAMP)
-	$(PY) demos/river_knn.py
+	$(PY) demos/river_knn.py $(QUICK_FLAG)
 
-test: $(STAMP)
+test: $(EXTRAS)
 	$(PY) -m pytest -q tests --doctest-modules onpair streams
 
-bench: $(STAMP)
-	$(PY) bench/run.py
-	$(PY) bench/utility.py
-	$(PY) bench/offline.py
-	$(PY) bench/offline_utility.py
-	$(PY) bench/streaming.py
-	$(PY) bench/audit_table.py
-	$(PY) bench/river_bench.py
-	$(PY) bench/metric_speed.py
-	$(PY) bench/metric_threshold.py
-	$(PY) bench/metric_utility.py
-	$(PY) bench/continual.py
-	$(PY) bench/statistics_defaults.py
-	$(PY) bench/statistics_learners.py
-	$(PY) bench/metric_statistics.py
-	$(PY) bench/objective_perturbation.py
-	$(PY) bench/dask_scaling.py
-	$(PY) bench/ranges.py
-	$(PY) bench/classifier.py targets --write
+bench: $(EXTRAS)
+	$(PY) bench/run.py $(QUICK_FLAG)
+	$(PY) bench/utility.py $(QUICK_FLAG)
+	$(PY) bench/offline.py $(QUICK_FLAG)
+	$(PY) bench/offline_utility.py $(QUICK_FLAG)
+	$(PY) bench/streaming.py $(QUICK_FLAG)
+	$(PY) bench/audit_table.py $(QUICK_FLAG)
+	$(PY) bench/river_bench.py $(QUICK_FLAG)
+	$(PY) bench/metric_speed.py $(QUICK_FLAG)
+	$(PY) bench/metric_threshold.py $(QUICK_FLAG)
+	$(PY) bench/metric_utility.py $(QUICK_FLAG)
+	$(PY) bench/continual.py $(QUICK_FLAG)
+	$(PY) bench/statistics_defaults.py $(QUICK_FLAG)
+	$(PY) bench/statistics_learners.py $(QUICK_FLAG)
+	$(PY) bench/metric_statistics.py $(QUICK_FLAG)
+	$(PY) bench/objective_perturbation.py $(QUICK_FLAG)
+	$(PY) bench/dask_scaling.py $(QUICK_FLAG)
+	$(PY) bench/ranges.py $(if $(QUICK),--quick --seeds 1 --no-write --sections streams,)
+	$(PY) bench/classifier.py targets $(if $(QUICK),--quick,--write)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -29,6 +29,7 @@ from onpair.privacy import rho_from_dp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import RESULTS, write_section  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Privacy audit"
 DELTA = 1e-5
@@ -173,7 +174,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--presets", nargs="+", metavar="NAME",
                         help="run only these presets' rows and merge them into the table in bench/results.md")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, runs=100)
     if args.presets:
         return merge(args.presets, args.runs, args.seed, not args.no_write)
     lines = list(HEADER)
@@ -225,7 +228,8 @@ def main(argv=None) -> int:
         write_section(SECTION, [f"- date: {stamp}; command: `make bench` (`bench/audit_table.py`)", "",
                                 " ".join(__doc__.strip().split("\n\n")[0].split("\n")[1:]).strip(), "",
                                 *lines, *notes])
-    return 1 if failures else 0
+    # A quick run (100 runs) cannot catch the broken variants: it checks that the script runs, not the outcomes.
+    return 1 if failures and not args.quick else 0
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from onpair.privacy.continual import DEFAULT_BAND, BandedToeplitz, TreeAggregati
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Continual release: prefix-sum mechanisms"
 HORIZONS = (10**2, 10**3, 10**4, 10**5)
@@ -74,10 +75,10 @@ def measured_ratio(make, T, seed=0):
     return total / (T * REPLICATES)
 
 
-def error_rows():
+def error_rows(horizons=HORIZONS):
     """(T, label, worst, mean, measured/formula or None, bounded memory?) for every mechanism."""
     rows = []
-    for T in HORIZONS:
+    for T in horizons:
         print(f"error at T = {T:,} …", file=sys.stderr)
         for label, make in mechanisms(T):
             var = variances(make(), T)
@@ -95,7 +96,7 @@ def _widen(make, T):
     return type(make())(**params)
 
 
-def error_table(rows):
+def error_table(rows, horizons=HORIZONS):
     lines = [
         "Per-coordinate variance of the released prefix, in units of Δ²/(2ρ) (a single Gaussian release of",
         "the final sum at the same ρ has variance 1). Worst and mean over t = 1 … T. **Bold**: smallest",
@@ -108,7 +109,7 @@ def error_table(rows):
         "|---:|---|---:|---:|---:|",
     ]
     summary = {}
-    for T in HORIZONS:
+    for T in horizons:
         bounded = [r for r in rows if r[0] == T and r[5]]
         summary[T] = (min(bounded, key=lambda r: r[2]), min(bounded, key=lambda r: r[3]),
                       next(r for r in rows if r[0] == T and not r[5]))
@@ -196,8 +197,11 @@ def main(argv=None) -> int:
     parser.add_argument("--records", type=int, default=10**6, help="records per throughput run")
     parser.add_argument("--skip-speed", action="store_true", help="the error tables only")
     parser.add_argument("--skip-errors", action="store_true", help="the throughput table only (implies --no-write)")
+    add_quick(parser)
     args = parser.parse_args(argv)
-    lines = [] if args.skip_errors else error_table(error_rows())
+    apply_quick(args, records=ROUNDS * 10**4)
+    horizons = HORIZONS[:2] if args.quick else HORIZONS
+    lines = [] if args.skip_errors else error_table(error_rows(horizons), horizons)
     if not args.skip_speed:
         lines += ([""] if lines else []) + speed_table(speed_rows(args.records), args.records)
     args.no_write = args.no_write or args.skip_errors or args.skip_speed

@@ -50,6 +50,7 @@ import distributed  # noqa: E402
 from onpair import GradientPerturbedGD, OffPairStats  # noqa: E402
 from onpair.batch._kernels import _coefficient_sums  # noqa: E402
 from timing import best_time  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Scale-out on Dask: single process against a LocalCluster"
 D = 20
@@ -164,7 +165,9 @@ def main(argv=None):
     parser.add_argument("--n-gd", type=int, default=10**5)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, n_stats=20_000, n_gd=4_000, repeats=1)
     warnings.simplefilter("ignore", category=UserWarning)  # bounds cover the data: nothing is clipped
     load = os.getloadavg()[0]
     workers_list = (1, 2)

@@ -35,6 +35,7 @@ from onpair.core.metric_losses import METRIC_LOGISTIC, PAPER_TERMS  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
 from timing import best_time  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Metric learning: speed of the metric step"
 D = 19
@@ -97,26 +98,27 @@ def numpy_step(X, labels, slots, capacity):
     return W.reshape(-1)
 
 
-def measure() -> list[dict]:
+def measure(quick=False) -> list[dict]:
     rows = []
-    X, labels = records(N_FULL)
-    full_slots = np.arange(N_FULL, dtype=np.int64)
+    n_full, n_buffer = (200, 400) if quick else (N_FULL, N_BUFFER)
+    X, labels = records(n_full)
+    full_slots = np.arange(n_full, dtype=np.int64)
     compiled(X[:10], labels[:10], full_slots[:10], 10)  # compile
     compiled_outer(X[:10], labels[:10])
-    t_kernel, w_kernel = best_time(lambda: compiled(X, labels, full_slots, N_FULL), 3)
+    t_kernel, w_kernel = best_time(lambda: compiled(X, labels, full_slots, n_full), 3)
     t_outer, w_outer = best_time(lambda: compiled_outer(X, labels), 2)
-    t_numpy, w_numpy = best_time(lambda: numpy_step(X, labels, full_slots, N_FULL), 2)
+    t_numpy, w_numpy = best_time(lambda: numpy_step(X, labels, full_slots, n_full), 2)
     assert np.allclose(w_kernel, w_numpy, atol=1e-9) and np.allclose(w_kernel, w_outer, atol=1e-9)
-    pairs = N_FULL * (N_FULL - 1) / 2
-    rows.append({"setting": f"full history, n = {N_FULL:,}", "n": N_FULL, "pairs": pairs,
+    pairs = n_full * (n_full - 1) / 2
+    rows.append({"setting": f"full history, n = {n_full:,}", "n": n_full, "pairs": pairs,
                  "kernel": t_kernel, "outer": t_outer, "numpy": t_numpy})
-    X, labels = records(N_BUFFER, seed=1)
-    fifo = (np.arange(N_BUFFER) % S).astype(np.int64)
+    X, labels = records(n_buffer, seed=1)
+    fifo = (np.arange(n_buffer) % S).astype(np.int64)
     t_kernel, w_kernel = best_time(lambda: compiled(X, labels, fifo, S), 3)
     t_numpy, w_numpy = best_time(lambda: numpy_step(X, labels, fifo, S), 2)
     assert np.allclose(w_kernel, w_numpy, atol=1e-9)
-    pairs = sum(min(t, S) for t in range(N_BUFFER))
-    rows.append({"setting": f"FIFO buffer s = {S}, {N_BUFFER:,} records", "n": N_BUFFER, "pairs": pairs,
+    pairs = sum(min(t, S) for t in range(n_buffer))
+    rows.append({"setting": f"FIFO buffer s = {S}, {n_buffer:,} records", "n": n_buffer, "pairs": pairs,
                  "kernel": t_kernel, "outer": None, "numpy": t_numpy})
     return rows
 
@@ -137,8 +139,10 @@ def table(rows) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)
     args = parser.parse_args(argv)
-    lines = table(measure())
+    apply_quick(args)
+    lines = table(measure(args.quick))
     print(SECTION)
     print("\n".join(lines))
     if not args.no_write:

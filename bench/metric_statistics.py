@@ -43,6 +43,7 @@ from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.statistics._kernels import statistics_rows  # noqa: E402
 from onpair.statistics.online import DEFAULT_WEIGHTS, check_weights  # noqa: E402
 from streams.synthetic import BOUNDS, LAYOUTS, noise_feature_classes  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 try:  # a non-private reference row only; scikit-learn is a test extra
     from sklearn.neighbors import NeighborhoodComponentsAnalysis
@@ -215,7 +216,9 @@ def main(argv=None) -> int:
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--only", choices=("synthetic", "defaults", "uci"), default=None)
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, seeds=2, splits=2)  # two: the standard errors need two
     stamp = datetime.date.today().isoformat()
 
     if args.only in (None, "synthetic"):

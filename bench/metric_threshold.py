@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from onpair import GradientPerturbedGD, OnPairStrC, PairwiseGIGA  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Metric learning: learned threshold and balanced pairs (synthetic noise features)"
 N_TRAIN, N_TEST, N_NOISE = 400, 1000, 10
@@ -92,7 +93,10 @@ def knn_accuracy(train, y_train, test, y_test, k=3):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, seeds=2)  # two: the standard error needs two
     results = {"Euclidean 3-NN": []}
     results.update({name: [] for name, _, _ in CONFIGS})
     start = time.perf_counter()
@@ -112,8 +116,9 @@ def main(argv=None):
         sem = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
         lines.append(f"| {name} | {values.mean():.3f} ± {sem:.3f} | {values.mean() - euclid:+.3f} |")
         print(lines[-1], flush=True)
-    from results_file import write_section
-    write_section(SECTION, lines)
+    if not args.no_write:
+        from results_file import write_section
+        write_section(SECTION, lines)
 
 
 if __name__ == "__main__":

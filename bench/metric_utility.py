@@ -32,6 +32,9 @@ from onpair.estimators import GradientPerturbedGD, OffPairStrC  # noqa: E402
 from onpair.core.metric_losses import get_metric_loss  # noqa: E402
 from onpair.metrics import knn_accuracy  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quick import add_quick, apply_quick  # noqa: E402
+
 try:  # only for a reference row; scikit-learn is a test extra, not a dependency
     from sklearn.neighbors import NeighborhoodComponentsAnalysis as NCA
 except ImportError:  # pragma: no cover
@@ -122,7 +125,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="print only; leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, seeds=1)
     try:
         results = [run("pima", args.seeds), run("retinopathy", args.seeds)]
     except FileNotFoundError as exc:

@@ -39,6 +39,7 @@ from onpair import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, Objectiv
                     OffPairStats, OffPairStrC)
 from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.metrics import roc_auc  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Objective perturbation and AMP: final-model AUC"
 EPSILONS = (0.5, 1.5, 2.5)
@@ -136,7 +137,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, splits=1)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = [f"- date: {stamp}; command: `make bench` (`bench/objective_perturbation.py`)", "",
             " ".join(__doc__.strip().split("\n\n")[1].split()), "",

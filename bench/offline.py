@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_time  # noqa: E402
 from results_file import RESULTS, write_section  # noqa: E402
 from run import cpu_model, fmt_rate  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Offline: full-batch pairwise gradient (Kang et al.)"
 N, D, THREADS, SEED = 4000, 20, 2, 20240601
@@ -178,13 +179,16 @@ def machine_lines(command):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args)
+    n, rounds = (400, 1) if args.quick else (N, ROUNDS)
     numba.set_num_threads(min(THREADS, numba.config.NUMBA_NUM_THREADS))
     threads = numba.get_num_threads()
 
-    positives, negatives, w = data()
+    positives, negatives, w = data(n)
     pairs = positives.shape[0] * negatives.shape[0]
-    print(f"n = {N} ({len(positives)} positives, {len(negatives)} negatives), d = {D}: {pairs:,} opposite-label "
+    print(f"n = {n} ({len(positives)} positives, {len(negatives)} negatives), d = {D}: {pairs:,} opposite-label "
           f"pairs per gradient; numba threads: {threads}")
 
     # Compile (or load from the cache) everything first.
@@ -209,7 +213,7 @@ def main(argv=None) -> int:
     # Interleaved rounds, best time of each: on a shared machine a busy moment then hits every
     # implementation alike instead of one of them.
     best = {key: math.inf for key in ("kernel", "kernel1", "margins", "factorised", "direct")}
-    for round_ in range(ROUNDS):
+    for round_ in range(rounds):
         best["kernel"] = min(best["kernel"], best_time(kernel, 10)[0])
         numba.set_num_threads(1)
         seconds, one_thread = best_time(kernel, 5)
@@ -250,10 +254,10 @@ def main(argv=None) -> int:
     met = "met" if ratio >= TARGET_RATIO else "**not met**"
     notes = [
         "",
-        f"Synthetic data: n = {N:,} records (balanced), d = {D}, records in the unit ball, seed {SEED}; logistic "
+        f"Synthetic data: n = {n:,} records (balanced), d = {D}, records in the unit ball, seed {SEED}; logistic "
         f"loss at a fixed w with ‖w‖ = {RADIUS}. pairs/s = n⁺·n⁻ = {pairs:,} opposite-label pairs per gradient ÷ "
-        f"time; the best time over {ROUNDS} interleaved rounds (kernel: 10 calls per round, literal algebra: "
-        f"{(ROUNDS + 3) // 4} calls in all). Every row's gradient equals the kernel's to rtol 1e-10 (asserted); the "
+        f"time; the best time over {rounds} interleaved rounds (kernel: 10 calls per round, literal algebra: "
+        f"{(rounds + 3) // 4} calls in all). Every row's gradient equals the kernel's to rtol 1e-10 (asserted); the "
         "kernel on 1 and on 2 threads gives the same bits (asserted).",
         "",
         f"- Target: ≥ {TARGET_RATIO:.0f}× the NumPy implementation on 2 cores: {met} ({ratio:.1f}×). Against a NumPy "

@@ -28,6 +28,7 @@ from streams import get_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 EPSILONS = (0.5, 1.5, 2.5)
 SECTION = "## Offline estimators: utility under privacy"
@@ -51,7 +52,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, seeds=1)
     from sklearn.datasets import load_breast_cancer  # test/bench dependency only
 
     data = load_breast_cancer()

@@ -40,6 +40,9 @@ from river import datasets, evaluate, linear_model, metrics
 from onpair import OnPairStats
 from onpair.river import PrivatePairwiseClassifier
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quick import add_quick, apply_quick  # noqa: E402
+
 SECTION = "## river wrapper"
 TARGET_RATIO = 0.5
 EPSILON = 1.0
@@ -160,7 +163,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, repeats=1)
     warnings.simplefilter("ignore")  # the clipping run warns once per model, by design
     records, X, y = phishing()
     n = len(records)

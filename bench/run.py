@@ -82,7 +82,7 @@ def opposite_pair_counts(signs: np.ndarray) -> np.ndarray:
 
 def step_sizes(n: int, d: int, loss: str) -> np.ndarray:
     """The learners' own schedule (capped Alg. 1 steps), taken from a PairwiseGIGA."""
-    return onpair.PairwiseGIGA(loss=loss, lam=LAM, radius=RADIUS, n_features=d)._step_rule.block(0, n)
+    return onpair.PairwiseGIGA(loss=loss, lam=LAM, radius=RADIUS, n_features=d, norm_bound=1.0)._step_rule.block(0, n)
 
 
 # -- the compiled kernels ----------------------------------------------------------------------------

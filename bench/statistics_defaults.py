@@ -42,6 +42,7 @@ from onpair import FeatureBounds, OnPairStats  # noqa: E402
 from onpair.statistics._kernels import statistics_rows  # noqa: E402
 from onpair.statistics.model import BASE_RIDGE, centroid_model, class_statistics, noise_ridge, pairwise_square_model
 from onpair.metrics import roc_auc  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa: E402
 
@@ -122,9 +123,10 @@ def online_table(quick: bool) -> list[str]:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller grid (what make bench runs)")
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)  # the smaller grid
     args = parser.parse_args(argv)
+    apply_quick(args)
     warnings.simplefilter("ignore")  # clipping to the public box is part of the synthetic protocol
     offline = offline_table(args.quick)
     print("\n".join(offline))

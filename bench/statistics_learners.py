@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from onpair import GradientPerturbedGD, OffPairStats, OnPairStats  # noqa: E402
 from onpair.metrics import roc_auc  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 RIVER_SECTION = "## Continual release of class statistics: river progressive ROC AUC"
 SPLIT_SECTION = "## Learners on released statistics: final-model AUC"
@@ -142,7 +143,7 @@ def split_table(name: str, splits: int, n_train_kind: str) -> list[str]:
     return lines
 
 
-def speed_table() -> list[str]:
+def speed_table(blocks: int = 100) -> list[str]:
     d, block = 20, 10_000
     rng = np.random.default_rng(0)
     X = rng.uniform(0.0, 1.0, size=(block, d))
@@ -158,7 +159,7 @@ def speed_table() -> list[str]:
             learner.learn_many(X, y)
             best = min(best, time.perf_counter() - start)
         sizes = []
-        for _ in range(100):  # 10⁶ records in all
+        for _ in range(blocks):  # 10⁶ records in all (100 blocks)
             learner.learn_many(X, y)
             arrays = {}
             learner._export_state(arrays)
@@ -173,7 +174,9 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, seeds=1, splits=1)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = [f"- date: {stamp}; command: `make bench` (`bench/statistics_learners.py`)", ""]
     river = river_table(args.seeds)
@@ -186,7 +189,7 @@ def main(argv=None):
             except FileNotFoundError:
                 splits += [f"({name} skipped: set ONPAIR_DATA to the folder holding the UCI files)", ""]
     print("\n".join(splits))
-    speed = speed_table()
+    speed = speed_table(2 if args.quick else 100)
     print("\n".join(speed))
     if not args.no_write:
         from results_file import write_section

@@ -29,6 +29,7 @@ from onpair.core.geometry import project_l2_ball  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import write_section  # noqa: E402
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Streaming at scale: buffered variants"
 D, S = 20, 256
@@ -74,9 +75,12 @@ def rss_mib() -> float:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args)
+    size, prefix, blocks = (20_000, 1_000, 2) if args.quick else (200_000, 5_000, 100)
     rng = np.random.default_rng(0)
-    X, y = stream_block(rng, 200_000)
+    X, y = stream_block(rng, size)
     rows = []
     for kind in ("reservoir", "fifo"):
         best = math.inf
@@ -89,7 +93,6 @@ def main(argv=None):
         rate = len(y) / best
         # NumPy on a prefix, same slots, same steps (the first 5,000 rounds).
         twin = OnPairStrC(n_features=D, norm_bound=1.0, buffer=(kind, S), release_every=100_000, seed=0)
-        prefix = 5_000
         slots = twin._slots.block(0, prefix, twin._buffer_rng, 0)
         steps = twin._step_rule.block(0, prefix)
         start = time.perf_counter()
@@ -104,7 +107,7 @@ def main(argv=None):
     block_rng = np.random.default_rng(1)
     checkpoints = []
     start = time.perf_counter()
-    for block in range(100):
+    for block in range(blocks):
         Xb, yb = stream_block(block_rng, 10_000)
         learner.learn_many(Xb, yb)
         if (block + 1) % 20 == 0:

@@ -22,6 +22,7 @@ import numpy as np
 from onpair import FeatureBounds, OnPairC, OnPairStrC, PairwiseGIGA
 from onpair.metrics import roc_auc
 from onpair.privacy import gaussian_sigma
+from quick import add_quick, apply_quick
 
 EPSILONS = (0.5, 1.5, 2.5)
 SECTION = "## Online learners: utility under privacy"
@@ -104,7 +105,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, seeds=1)
     sections = []
     for loader in (load_phishing, load_pima):
         dataset = loader()

@@ -20,13 +20,13 @@ from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA  # first: t
 from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
                          OffPairStats, OffPairStrC, OutputPerturbedSGD)
 from .persistence import load
-from .privacy import PrivacyBudgetExceeded, PrivacyWarning
+from .privacy import NoiseDominatedWarning, PrivacyBudgetExceeded, PrivacyWarning
 
 from ._version import __version__
 
 __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "ObjectivePerturbedLogistic",
            "ApproxMinimaPerturbedLogistic", "FeatureBounds", "PrivacyBudgetExceeded",
-           "PrivacyWarning", "load", "__version__"]
+           "PrivacyWarning", "NoiseDominatedWarning", "load", "__version__"]
 
 
 def __getattr__(name):

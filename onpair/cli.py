@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-DATASETS = ("phishing", "hepatitis", "pima", "retinopathy", "wdbc")
+DATASETS = ("phishing", "imagesegments", "hepatitis", "pima", "retinopathy", "wdbc")
 ONLINE = ("stats", "onpairstrc", "onpairc", "giga")
 OFFLINE = ("offstats", "offpairstrc", "offpairc", "gradient", "sgd")
 
@@ -27,6 +27,8 @@ def _load(source: str, args):
         src = RiverSource("Phishing", label_map={True: 1, False: -1})
         X, y = _collect(src)
         return X, y, (0.0, 1.0), "phishing"  # features are encoded in [0, 1] by the data set
+    if source == "imagesegments":
+        return _image_segments(args)
     if source in DATASETS:
         from streams import load
 
@@ -38,9 +40,10 @@ def _load(source: str, args):
         raise ValueError("a CSV source needs public feature bounds: --lower and --upper (never computed "
                          "from the data)")
     label_map, positive = _label_reading(args)
-    src = CSVSource(source, header=args.header, target=args.label_column, label_map=label_map,
-                    on_error=args.on_error)
+    src = CSVSource(source, header=args.header, target=_label_column(args), label_map=label_map,
+                    on_error=args.on_error, delimiter=args.delimiter)
     X, y = _collect_csv(src, args)
+    _check_bounds_count(args, X.shape[1], source)
     if src.report.get("rows_skipped"):
         hint = _header_hint(source, args)
         print(f"{source}: skipped {src.report['rows_skipped']} malformed rows: {src.report['skipped_reasons']}"
@@ -60,6 +63,43 @@ def _load(source: str, args):
                                  "(or give --positive-label)")
             y = np.where(y == labels.max(), 1, -1)
     return X, y, (_floats(args.lower), _floats(args.upper)), source
+
+
+def _image_segments(args):
+    """river's ImageSegments: its 7 documented classes (public: ``streams.image_segments.CLASSES``), as their
+    indices 0..6 for ``--task metric``, or ``--positive-label CLASS`` against the rest for ``--task auc``."""
+    from streams.image_segments import CLASSES, load_image_segments
+
+    X, labels, bounds = load_image_segments()
+    if args.task == "metric":
+        return X, np.array([CLASSES.index(label) for label in labels]), bounds, "imagesegments"
+    if args.positive_label is None or args.positive_label.strip() not in CLASSES:
+        given = "" if args.positive_label is None else f", got {args.positive_label!r}"
+        raise ValueError(f"imagesegments has 7 classes: --task auc needs --positive-label, one of "
+                         f"{', '.join(CLASSES)} (that class against the rest){given}; --task metric keeps them all")
+    return X, np.where(labels == args.positive_label.strip(), 1, -1), bounds, "imagesegments"
+
+
+def _label_column(args):
+    """``--label-column``: an index (negative counts from the end) or, with ``--header``, a column name."""
+    text = args.label_column.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    if not args.header:
+        raise ValueError(f"--label-column {text!r} is a column name: it needs --header (or give the column's "
+                         "index, e.g. --label-column 0; -1, the last, by default)")
+    return text
+
+
+def _check_bounds_count(args, d: int, source: str) -> None:
+    """--lower and --upper: one number, or one per feature column (every column but the label's)."""
+    for flag, text in (("--lower", args.lower), ("--upper", args.upper)):
+        values = _floats(text)
+        if np.ndim(values) and len(values) != d:
+            raise ValueError(f"{flag} has {len(values)} numbers but {source} has {d} features (every column but "
+                             f"the label's): give one number for all of them, or {d}, comma-separated")
 
 
 class _OneAgainstRest:
@@ -125,6 +165,11 @@ def _label_reading(args):
     return _OneAgainstRest(text), 1.0
 
 
+def _delimiter(text: str) -> str:
+    """``--delimiter``: one character, with ``tab`` and ``\\t`` for a tab."""
+    return "\t" if text in ("tab", "\\t") else text
+
+
 def _listing(values, limit: int = 5) -> str:
     values = list(values)
     shown = ", ".join(repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else repr(v)
@@ -132,12 +177,12 @@ def _listing(values, limit: int = 5) -> str:
     return shown + (", …" if len(values) > limit else "")
 
 
-def _first_row(path: str):
+def _first_row(path: str, delimiter: str = ","):
     """(line number, fields) of the first non-blank row of a CSV file, or None."""
     import csv
 
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        reader = csv.reader(f)
+        reader = csv.reader(f, delimiter=delimiter)
         for fields in reader:
             if fields and any(field.strip() for field in fields):
                 return reader.line_num, fields
@@ -148,7 +193,7 @@ def _header_hint(path: str, args) -> str:
     """'line 1 looks like column names: pass --header' when it does and --header is not given, else ''."""
     if args.header:
         return ""
-    first = _first_row(path)
+    first = _first_row(path, args.delimiter)
     if first is None:
         return ""
     line, fields = first
@@ -162,7 +207,8 @@ def _label_tokens(src, args) -> list:
     from streams import CSVSource
 
     seen = _OneAgainstRest("")
-    probe = CSVSource(src.path, header=args.header, target=args.label_column, label_map=seen, on_error="skip")
+    probe = CSVSource(src.path, header=args.header, target=_label_column(args), label_map=seen, on_error="skip",
+                      delimiter=args.delimiter)
     for _ in probe.iter_blocks(4096):
         if len(seen.seen) > 5:
             break
@@ -177,10 +223,10 @@ def _collect_csv(src, args):
     try:
         blocks = list(src.iter_blocks(4096))
     except RecordError as exc:
-        hint = _header_hint(src.path, args) if exc.line == (_first_row(src.path) or (None,))[0] else ""
+        hint = _header_hint(src.path, args) if exc.line == (_first_row(src.path, args.delimiter) or (None,))[0] else ""
         message = str(exc)
         if not hint and exc.reason == "unparseable label":
-            hint = _label_hint(_label_tokens(src, args))
+            hint = _label_hint(_label_tokens(src, args), args.task)
             message = message.replace(" (pass label_map to read labels written as text)", "")  # the library's words
         raise ValueError(f"{message}; {hint}" if hint else message) from None
     report = src.report
@@ -191,7 +237,7 @@ def _collect_csv(src, args):
         reasons = report["skipped_reasons"]
         why = []
         if "unparseable label" in reasons:
-            why.append(_label_hint(_label_tokens(src, args)))
+            why.append(_label_hint(_label_tokens(src, args), args.task))
         if "unknown label" in reasons:
             why.append(f"labels are not in --label-map ({report['errors'][0] if report['errors'] else ''})")
         header = _header_hint(src.path, args)
@@ -204,11 +250,15 @@ def _collect_csv(src, args):
     return np.vstack([b for b, _ in blocks]), np.concatenate([np.asarray(t) for _, t in blocks])
 
 
-def _label_hint(tokens) -> str:
-    """What to pass when the labels are written as text."""
+def _label_hint(tokens, task: str = "auc") -> str:
+    """What to pass when the labels are written as text (the metric task: every class numbered)."""
     text = [t for t in tokens if _number(t) is None]
     if not text:
         return "labels must be finite numbers; pass --label-map LABEL=NUMBER,..."
+    if task == "metric":
+        example = ",".join(f"{t}={v}" for v, t in enumerate(sorted(text)))
+        return (f"labels {_listing(text)} are not numbers; pass --label-map with a number for every class of the "
+                f"data's documentation (e.g. --label-map {example}{',…' if len(tokens) > 5 else ''})")
     example = ",".join(f"{t}={v}" for t, v in zip(sorted(text)[:2], (0, 1)))
     return (f"labels {_listing(text)} are not numbers; pass --label-map (e.g. --label-map {example}) or "
             f"--positive-label (e.g. --positive-label {sorted(text)[-1]})")
@@ -229,6 +279,10 @@ def _collect(src):
 def _class_domain(args):
     """The public class domain of the metric task for the learners on released statistics: the bundled
     data sets' labels (−1/+1), or the numbers of ``--label-map``; never read off the data."""
+    if args.source == "imagesegments":
+        from streams.image_segments import CLASSES
+
+        return list(range(len(CLASSES)))
     if args.source in DATASETS:
         return [-1, 1]
     if args.label_map is not None:
@@ -291,9 +345,14 @@ def _check_replay_args(args) -> None:
         raise ValueError("--constraint is for --task metric")
     if args.positive_label is not None and args.task == "metric":
         raise ValueError("--positive-label is for --task auc (the metric task keeps every class)")
-    if (args.label_map is not None or args.positive_label is not None) and args.source in DATASETS:
-        raise ValueError("--label-map and --positive-label are for CSV sources (the bundled data sets have "
-                         "their labels mapped already)")
+    if args.label_map is not None and args.source in DATASETS:
+        raise ValueError("--label-map is for CSV sources (the bundled data sets have their labels mapped already)")
+    if args.positive_label is not None and args.source in DATASETS and args.source != "imagesegments":
+        raise ValueError("--positive-label is for CSV sources and imagesegments (the other bundled data sets have "
+                         "two classes, mapped already)")
+    for flag, value in (("--delimiter", args.delimiter),):
+        if len(value) != 1:
+            raise ValueError(f"{flag} must be one character (e.g. --delimiter ';', or --delimiter tab), got {value!r}")
     if args.release_every is not None and args.release_every < 1:
         raise ValueError(f"--release-every must be a positive integer, got {args.release_every}")
     for flag, value in (("--lower", args.lower), ("--upper", args.upper)):
@@ -313,6 +372,7 @@ def replay(args) -> dict:
     from onpair.core._progress import ProgressBar
     from onpair.core.bounds import FeatureBounds
     from onpair.metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
+    from onpair.privacy.reports import mark_curator_only
 
     _check_replay_args(args)
     X, y, bounds, name = _load(args.source, args)
@@ -325,13 +385,17 @@ def replay(args) -> dict:
         if args.loss is not None:
             raise ValueError(f"--loss is for the pair-loss learners; --algo {args.algo} learns class statistics "
                              "(its model is the pairwise square-loss minimiser): drop --loss")
-        args.loss = "square"  # the objective reported: the pairwise square loss its model minimises
+        # The objective reported: the pairwise square loss its AUC model minimises. The metric task's
+        # discriminant metric minimises no pair loss (its scale is a convention): no loss, no objective.
+        args.loss = "square" if args.task == "auc" else None
     elif args.loss is None:
         # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11)); logistic otherwise.
         args.loss = "hinge" if args.algo == "sgd" else "logistic"
     learner = _make_learner(args, len(train), bounds)
     start = time.perf_counter()
-    with warnings.catch_warnings():  # warnings go to stderr, so --json output on stdout stays clean
+    # Warnings go to stderr, once each and in the command's terms, so --json output on stdout stays clean.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if args.algo in ONLINE:
             with ProgressBar(len(train), label=f"{name} {args.algo}", stream=sys.stderr) as bar:
                 for lo in range(0, len(train), args.block_size):
@@ -341,6 +405,7 @@ def replay(args) -> dict:
         else:
             learner.fit(X[train], y[train])
     seconds = time.perf_counter() - start
+    _show_warnings(caught, args)
     if args.algo in ONLINE:
         model = learner.model
         report = learner.privacy_report() if learner.private else None
@@ -358,7 +423,7 @@ def replay(args) -> dict:
             "knn_accuracy": knn_accuracy(learner.transform(X[train]), y[train], learner.transform(X[test]), y[test],
                                          k=3),
             "euclidean_knn_accuracy": knn_accuracy(Z_train, y[train], Z_test, y[test], k=3),
-            "objective": metric_objective(model, Z_train, y[train], loss_name),
+            "objective": metric_objective(model, Z_train, y[train], loss_name) if loss_name else None,
         }
     else:
         quality = {"auc": roc_auc(y[test], learner.decision_function(X[test])),
@@ -374,19 +439,53 @@ def replay(args) -> dict:
         # Releases: one per record for the learners on released statistics, one per row otherwise.
         "releases": (learner.n_releases if args.algo == "stats" else len(report["releases"])) if report else 0,
         **quality,
-        # Computed from the training records without noise: for the data curator, not for publication
-        # (the k-NN accuracies use the training records as the neighbours).
-        "curator_only": sorted(k for k in quality if k != "auc"),
+        # Records clipped to the bounds, counted without noise (a curator-only field of the report).
+        **({"n_clipped": int(report["n_clipped"])} if report and "n_clipped" in report else {}),
         "seconds": seconds,
         "records_per_second": len(train) / seconds if seconds > 0 else None,
     }
     if report is not None and "noise_dominated" in report:
         result["noise_dominated"] = bool(report["noise_dominated"])
+        result["expected_cosine"] = report.get("expected_cosine")
     if report and "paper_epsilon" in report:
         result["paper_epsilon"] = report["paper_epsilon"]
+    # The fields computed from the training records without noise, listed by the report builder's rule
+    # (onpair.privacy.reports.mark_curator_only: its curator-only fields, n_clipped, and the replay's own).
+    mark_curator_only(result, CURATOR_ONLY_RESULTS)
     # JSON has no NaN or infinity: a quantity that is not defined (e.g. ρ for Yang et al.'s (ε, δ)
     # claim, ε of a non-private model) is null.
     return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in result.items()}
+
+
+#: The replay's own curator-only results: computed from the training records without noise (the k-NN
+#: accuracies use the training records as the neighbours), for the data curator, not for publication.
+CURATOR_ONLY_RESULTS = ("objective", "knn_accuracy", "euclidean_knn_accuracy")
+
+#: The start of the learners' warning about records outside the bounds (onpair.core.fitting, onpair.core.stream).
+CLIPPED = "records lay outside the declared feature bounds"
+
+
+def _show_warnings(caught, args) -> None:
+    """Each warning of a replay on stderr, once (a warning repeated by several models or records is one), the
+    clipping warning in the command's terms (the flags that set the bounds, not the API's parameters)."""
+    from onpair.privacy.exceptions import NoiseDominatedWarning
+
+    shown = set()
+    for record in caught:
+        if issubclass(record.category, NoiseDominatedWarning):
+            continue  # the result says it: noise_dominated and expected_cosine
+        text = str(record.message)
+        if text.startswith(CLIPPED):
+            where = ("--lower/--upper" if args.source not in DATASETS else
+                     "the data set's documented bounds, streams.image_segments.BOUNDS" if args.source == "imagesegments"
+                     else f"the data set's documented bounds, streams.uci.get_spec({args.source!r}).bounds")
+            text = (f"records lay outside the public feature bounds ({where}) and were clipped to them (the "
+                    "clipping is part of the mechanism). Take --lower and --upper from the data's documentation or "
+                    "the features' physical ranges, never from the data: its minimum and maximum leak it. How "
+                    "many were clipped is computed without noise: it is for you, not for publication.")
+        if text not in shown:
+            shown.add(text)
+            print(f"onpair {args.command}: warning: {text}", file=sys.stderr)
 
 
 def _print_human(result: dict) -> None:
@@ -400,8 +499,9 @@ def _print_human(result: dict) -> None:
               "the training records: curator-only, not private")
     else:
         print(f"  test AUC   {result['auc']:.4f}")
-    print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
-          "training data: curator-only, not private)")
+    if result["objective"] is not None:
+        print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
+              "training data: curator-only, not private)")
     if result["epsilon"] is not None and result["epsilon_spent"] is not None:
         rho = (f"rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
                if result["rho_budget"] is not None else "")
@@ -410,8 +510,9 @@ def _print_human(result: dict) -> None:
     else:
         print("  privacy    none (non-private baseline)")
     if result.get("noise_dominated"):
-        print("  warning    the released model is dominated by noise (its signal is below the noise's typical "
-              "size): more records or a larger epsilon help; --algo offstats needs one release only")
+        print(f"  warning    the released model is dominated by noise (expected cosine "
+              f"{result['expected_cosine']:.2f} between its direction and the noiseless one, below 1/2): more "
+              "records or a larger epsilon help; --algo offstats needs one release only")
     print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
 
 
@@ -478,7 +579,11 @@ def build_parser() -> argparse.ArgumentParser:
     csv = rp.add_argument_group("CSV sources")
     csv.add_argument("--lower", help="public lower bounds: one number or one per feature, comma-separated")
     csv.add_argument("--upper", help="public upper bounds: one number or one per feature, comma-separated")
-    csv.add_argument("--label-column", type=int, default=-1, help="label column index (default: last)")
+    csv.add_argument("--label-column", default="-1", metavar="INDEX|NAME",
+                     help="the label column: an index (negative counts from the end; default -1, the last) or, "
+                          "with --header, its name")
+    csv.add_argument("--delimiter", default=",", type=_delimiter, metavar="CHAR",
+                     help="the field separator (default ','; 'tab' for tabs)")
     csv.add_argument("--header", action="store_true", help="the first row holds column names")
     csv.add_argument("--label-map", default=None, metavar="LABEL=NUMBER,...",
                      help="read labels written as text: each label as written and the number it stands for, "

@@ -98,7 +98,7 @@ def save_learner(learner, path, extra=None, *, wrapper=None) -> None:
     >>> from onpair import PairwiseGIGA
     >>> from onpair.persistence import save_learner, load_learner
     >>> path = os.path.join(tempfile.mkdtemp(), "giga.onpair")
-    >>> save_learner(PairwiseGIGA(n_features=2).learn_one([0.1, 0.2], 1), path, extra={"order": ["a", "b"]})
+    >>> save_learner(PairwiseGIGA(bounds=(0, 1), n_features=2).learn_one([0.1, 0.2], 1), path, extra={"order": ["a", "b"]})
     >>> learner, extra = load_learner(path)
     >>> learner.n_seen, extra
     (1, {'order': ['a', 'b']})
@@ -181,7 +181,7 @@ def load_learner(path, *, consume=True, finish=None):
     >>> from onpair import OnPairStrC
     >>> from onpair.persistence import load_learner
     >>> path = os.path.join(tempfile.mkdtemp(), "private.onpair")
-    >>> OnPairStrC(n_features=2, n=100, seed=0).learn_one([0.1, 0.2], 1).save(path)
+    >>> OnPairStrC(bounds=(0, 1), n_features=2, n=100, seed=0).learn_one([0.1, 0.2], 1).save(path)
     >>> view, _ = load_learner(path, consume=False)   # inspection: the file stays
     >>> view.privacy_report()["n_seen"], os.path.exists(path)
     (1, True)
@@ -207,7 +207,7 @@ def load(path, *, consume=True):
     >>> import os, tempfile
     >>> import onpair
     >>> path = os.path.join(tempfile.mkdtemp(), "c.onpair")
-    >>> onpair.OnPairC(n_features=3, n=50, seed=1).save(path)
+    >>> onpair.OnPairC(bounds=(0, 1), n_features=3, n=50, seed=1).save(path)
     >>> type(onpair.load(path)).__name__
     'OnPairC'
     """

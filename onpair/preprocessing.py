@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .core.bounds import FeatureBounds
+from .core.bounds import FeatureBounds, missing_bounds_message
 from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
 from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
@@ -82,8 +82,7 @@ def moments_from_sums(n: float, sums: np.ndarray, squares: np.ndarray):
 
 def _box(bounds, n_features):
     if bounds is None:
-        raise ValueError("PrivateStandardScaler needs the public bounds of the raw features: bounds=(lower, upper) "
-                         "from the data's documentation or the features' physical ranges, never from the data")
+        raise ValueError(missing_bounds_message("PrivateStandardScaler", norm=False))
     fb = bounds if isinstance(bounds, FeatureBounds) else FeatureBounds(*bounds)
     if fb.kind != "box":
         raise ValueError("PrivateStandardScaler needs box bounds (lower, upper), not a norm bound")

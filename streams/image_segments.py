@@ -32,13 +32,17 @@ BOUNDS = {
     # fractions in [0, 1].
     "short-line-density-5": (0.0, 1.0),
     "short-line-density-2": (0.0, 1.0),
-    # Mean and standard deviation of the 6 contrasts of horizontally (vedge) / vertically (hedge)
+    # Mean and "standard deviation" of the 6 contrasts of horizontally (vedge) / vertically (hedge)
     # adjacent pixels. A contrast of two 8-bit intensities lies in [0, 255] (assumption: 0–255
-    # channels); a standard deviation of values in [0, 255] is at most half the range, 127.5.
+    # channels). The file's -sd columns are not standard deviations in those units (a standard deviation
+    # of values in [0, 255] is at most 127.5, and the columns reach 991.7 and 1,386.3, beyond any standard
+    # deviation: they are variances, as the square of the documented quantity): a variance of values in
+    # [0, 255] is at most 127.5² = 16,256.25. Computed variances may come out a rounding error below 0
+    # (−1.6e-8 in the file): the lower bound leaves a margin of 0.01 for it.
     "vedge-mean": (0.0, 255.0),
-    "vegde-sd": (0.0, 127.5),  # sic: river's (and UCI's) spelling
+    "vegde-sd": (-0.01, 127.5**2),  # sic: river's (and UCI's) spelling
     "hedge-mean": (0.0, 255.0),
-    "hedge-sd": (0.0, 127.5),
+    "hedge-sd": (-0.01, 127.5**2),
     # Region means of (R + G + B)/3 and of R, B, G: intensities in [0, 255].
     "intensity-mean": (0.0, 255.0),
     "rawred-mean": (0.0, 255.0),

@@ -319,6 +319,16 @@ class _Columns:
                              f"callable, got {label_map!r}")
         if label_map is None or isinstance(label_map, Mapping):
             self.label_map = None if label_map is None else {str(key): value for key, value in label_map.items()}
+            # A key written as a number matches the label written as the same number in any form ("0" and
+            # "0.0", "1" and "1e0"): a file's labels 0.0/1.0 once failed a label map of 0/1.
+            self.numeric_keys = {}
+            for key in self.label_map or ():
+                number = _finite_float(key)
+                if number is not None:
+                    if number in self.numeric_keys:
+                        raise ValueError(f"label_map keys {self.numeric_keys[number]!r} and {key!r} are the same "
+                                         "number: give it once")
+                    self.numeric_keys[number] = key
         else:
             self.label_map = label_map  # a callable of the label as written
         if isinstance(missing_values, str):
@@ -435,6 +445,9 @@ class _Columns:
                 return None
         if self.label_map is not None:
             if token not in self.label_map:
+                number = _finite_float(token)
+                if number is not None and number in self.numeric_keys:
+                    return self.label_map[self.numeric_keys[number]]
                 source._skip(RecordError(
                     f"{self.where}: line {line}, {self.field(k)}: label {raw!r} is not one of "
                     f"{sorted(self.label_map)!r}", source=self.where, line=line, field=self.field(k),
@@ -457,6 +470,15 @@ class _Columns:
 def _typed(y: np.ndarray) -> np.ndarray:
     """Labels from a callable label map (an object array) as NumPy types them (ints, floats, strings)."""
     return np.array(y.tolist()) if y.dtype == object else y
+
+
+def _finite_float(token: str):
+    """``token`` as a finite float, or None."""
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _parses_as_float(token: str) -> bool:
@@ -535,7 +557,9 @@ class CSVSource(_TextSource):
     label_map : mapping or callable, optional
         Label as written (a string, stripped of spaces) → label; a label outside the map is an error. A
         callable gets the label as written and returns the label (raising ``KeyError``, ``ValueError``
-        or ``TypeError`` makes the row malformed). Without it, labels must be finite numbers.
+        or ``TypeError`` makes the row malformed). A key written as a number also matches that number
+        written otherwise (``{"0": -1, "1": 1}`` reads ``0.0`` and ``1.0``). Without it, labels must be
+        finite numbers.
     missing_values : str or sequence of str, optional
         Tokens that mean "missing" (e.g. ``"?"``). A missing feature is an error unless ``fill`` is given.
     fill : float or array-like of shape (n_features,), optional

@@ -151,9 +151,13 @@ _HEPATITIS_BOUNDS = (
                                         # decompensated liver disease reaches ~10 (clinical range)
        (0.0, 400.0),                    # ALK PHOSPHATE, IU/l: names file 33..250; cholestatic rises to
                                         # about 3x the upper normal limit (~130) allowed for
-       (0.0, 500.0),                    # SGOT (AST), IU/l: names file 13..500
-       (1.0, 6.0),                      # ALBUMIN, g/dl: names file 2.1..6.0; serum albumin below 1 g/dl
-                                        # is not compatible with life
+       (0.0, 2000.0),                   # SGOT (AST), IU/l: the names file's 13..500 are the points the
+                                        # listing is binned at, not a range (the file holds 648); acute
+                                        # viral hepatitis raises AST to 10-50x its upper normal limit
+                                        # (~40): about 2,000
+       (1.0, 7.0),                      # ALBUMIN, g/dl: names file 2.1..6.0 (binning points again; the file
+                                        # holds 6.4, as haemoconcentration gives); below 1 g/dl is not
+                                        # compatible with life, above 7 is not reported in serum
        (0.0, 100.0),                    # PROTIME, prothrombin activity in %: names file 10..90
        (1.0, 2.0)]                      # HISTOLOGY, 1 = no, 2 = yes
 )
@@ -178,13 +182,15 @@ _RETINOPATHY_FEATURES = ("quality", "pre_screening", *(f"ma_{a}" for a in ("0.5"
                          "am_fm")
 _RETINOPATHY_BOUNDS = (
     [(0.0, 1.0), (0.0, 1.0)]            # 0, 1: binary (quality assessment, pre-screening), UCI page
-    + [(0.0, 150.0)] * 6                # 2-7: number of microaneurysms detected at confidence 0.5..1.
-                                        # Messidor grades by MA count (R1 <= 5, R2 < 15, R3 >= 15); 10x the
+    + [(0.0, 300.0)] * 6                # 2-7: number of microaneurysms detected at confidence 0.5..1.
+                                        # Messidor grades by MA count (R1 <= 5, R2 < 15, R3 >= 15); 20x the
                                         # top grade threshold leaves room for a detector's false positives
-    + [(0.0, 120.0)] * 8                # 8-15: exudate measures "normalised by the diameter of the ROI".
-                                        # Read as exudate pixels / ROI diameter: exudates covering 10% of
-                                        # the field give 0.1 * (pi/4) * D ~ 120 for D = 1536 px, the largest
-                                        # Messidor ROI. No documented range: the weakest bounds here
+                                        # at low confidence (10x clipped a record of the file: 151)
+    + [(0.0, 1207.0)] * 8               # 8-15: exudate measures "normalised by the diameter of the ROI":
+                                        # exudate pixels / ROI diameter. Exudates cannot cover more than the
+                                        # ROI, (pi/4) * D^2 pixels, so the measure is at most (pi/4) * D
+                                        # = 1,207 for D = 1,536 px, the largest Messidor ROI. (A guess of
+                                        # 10% coverage, 120, clipped 182 records: a physical bound only.)
     + [(0.0, 1.0),                      # 16: macula-optic disc distance / ROI diameter: both centres lie in
                                         # the ROI, so at most 1 (UCI page: normalised by the ROI diameter)
        (0.0, 0.3),                      # 17: optic disc diameter, as a fraction of the ROI diameter: a disc
@@ -226,7 +232,8 @@ SPECS = MappingProxyType({
         lower=_lower(_HEPATITIS_BOUNDS), upper=_upper(_HEPATITIS_BOUNDS),
         bounds_source=("hepatitis.names (attribute codes and listed values) widened to clinical ranges: AGE "
                        "0-100 y; SEX and the 12 no/yes attributes 1-2 (their codes); BILIRUBIN 0-10 mg/dl; "
-                       "ALK PHOSPHATE 0-400 IU/l; SGOT 0-500 IU/l; ALBUMIN 1-6 g/dl; PROTIME 0-100 %"),
+                       "ALK PHOSPHATE 0-400 IU/l; SGOT 0-2000 IU/l; ALBUMIN 1-7 g/dl; PROTIME 0-100 % (the "
+                       "names file's listed values are the points its tables are binned at, not ranges)"),
         labels_doc="class 1 (DIE) = +1, class 2 (LIVE) = -1: death is the event (the rarer class)",
         missing_doc=_MIDPOINT_DOC, n_records=155, class_counts={1: 32, -1: 123}, license="CC BY 4.0"),
     "pima": UCISpec(
@@ -254,8 +261,9 @@ SPECS = MappingProxyType({
         feature_names=_RETINOPATHY_FEATURES, label_map={"1": 1, "0": -1}, missing_values=("?",),
         lower=_lower(_RETINOPATHY_BOUNDS), upper=_upper(_RETINOPATHY_BOUNDS),
         bounds_source=("UCI page (binary features 0, 1, 18: 0-1; distance normalised by the ROI diameter: "
-                       "0-1) and domain knowledge (MA counts 0-150; exudate measures 0-120; optic disc "
-                       "diameter 0-0.3 of the ROI): see the comments in streams/uci.py"),
+                       "0-1), physics (exudate measures 0-1207: exudates within the ROI) and domain knowledge "
+                       "(MA counts 0-300; optic disc diameter 0-0.3 of the ROI): see the comments in "
+                       "streams/uci.py"),
         labels_doc="Class 1 (signs of diabetic retinopathy) = +1, Class 0 = -1",
         missing_doc="no missing values documented; ARFF's '?' would be treated as " + _MIDPOINT_DOC,
         n_records=1151, class_counts={1: 611, -1: 540}, license="CC BY 4.0",

@@ -123,7 +123,7 @@ def test_epsilon_spent_default_is_the_learners_gaussian_conversion():
     for function in (eps_from_rho, rho_from_dp, ZCDPAccountant.epsilon_spent, type(acc.view()).epsilon_spent):
         assert inspect.signature(function).parameters["method"].default == "gaussian", function
     from onpair import OnPairStats, OnPairStrC
-    for learner in (OnPairStats(n_features=2), OnPairStrC(n_features=2)):  # their defaults, unchanged
+    for learner in (OnPairStats(norm_bound=1.0, n_features=2), OnPairStrC(norm_bound=1.0, n_features=2)):  # their defaults, unchanged
         assert learner.privacy_report()["accounting"] == "gaussian", learner
 
 

@@ -27,15 +27,15 @@ SEED = 7
 
 # name -> factory of a fresh learner; all see records in [0, 0.5]^3, inside the unit ball and the box.
 LEARNERS = {
-    "strc": lambda: OnPairStrC(n=200, release_every=4, seed=SEED),
+    "strc": lambda: OnPairStrC(norm_bound=1.0, n=200, release_every=4, seed=SEED),
     "strc_square_box": lambda: OnPairStrC(loss="square", bounds=([0.0] * D, [1.0] * D), n=200,
                                           release_every=4, seed=SEED),
-    "strc_unbounded_every": lambda: OnPairStrC(release_every=3, lam=1.0, seed=SEED),
-    "c_n": lambda: OnPairC(n=200, release_every=5, center="random", seed=SEED),
-    "c_lam_doubling": lambda: OnPairC(lam=0.5, seed=SEED),
-    "giga": lambda: PairwiseGIGA(seed=SEED),
-    "giga_square_nolam": lambda: PairwiseGIGA(loss="square", lam=0.0, seed=SEED),
-    "giga_hinge": lambda: PairwiseGIGA(loss="hinge", seed=SEED),
+    "strc_unbounded_every": lambda: OnPairStrC(norm_bound=1.0, release_every=3, lam=1.0, seed=SEED),
+    "c_n": lambda: OnPairC(norm_bound=1.0, n=200, release_every=5, center="random", seed=SEED),
+    "c_lam_doubling": lambda: OnPairC(norm_bound=1.0, lam=0.5, seed=SEED),
+    "giga": lambda: PairwiseGIGA(norm_bound=1.0, seed=SEED),
+    "giga_square_nolam": lambda: PairwiseGIGA(norm_bound=1.0, loss="square", lam=0.0, seed=SEED),
+    "giga_hinge": lambda: PairwiseGIGA(norm_bound=1.0, loss="hinge", seed=SEED),
 }
 
 
@@ -221,9 +221,9 @@ def test_bad_first_call_leaves_dimension_unknown(name):
 
 
 @pytest.mark.parametrize("make, width", [
-    (lambda: PairwiseGIGA(n_features=3), 2),
+    (lambda: PairwiseGIGA(norm_bound=1.0, n_features=3), 2),
     (lambda: PairwiseGIGA(bounds=([0, 0, 0], [1, 1, 1])), 4),
-    (lambda: OnPairStrC(n_features=3, n=50), 4),
+    (lambda: OnPairStrC(norm_bound=1.0, n_features=3, n=50), 4),
     (lambda: OnPairC(bounds=([0, 0, 0], [1, 1, 1]), n=50), 2),
 ])
 def test_dimension_declared_up_front(make, width):
@@ -238,19 +238,19 @@ def test_dimension_declared_up_front(make, width):
 
 def test_step_sizes_too_short_is_refused_before_anything_changes():
     steps = [0.0] + [0.05] * 11
-    learner = PairwiseGIGA(step_sizes=steps, seed=SEED).learn_many(X_FIRST, Y_FIRST)
+    learner = PairwiseGIGA(norm_bound=1.0, step_sizes=steps, seed=SEED).learn_many(X_FIRST, Y_FIRST)
     before = snapshot(learner)
     with pytest.raises(ValueError, match="step_sizes has 12 entries but this call reaches round 15"):
         learner.learn_many(X_AFTER[:5], Y_AFTER[:5])
     assert_same_state(before, snapshot(learner))
     learner.learn_many(X_AFTER[:2], Y_AFTER[:2])
-    twin = PairwiseGIGA(step_sizes=steps, seed=SEED).learn_many(X_FIRST, Y_FIRST).learn_many(X_AFTER[:2], Y_AFTER[:2])
+    twin = PairwiseGIGA(norm_bound=1.0, step_sizes=steps, seed=SEED).learn_many(X_FIRST, Y_FIRST).learn_many(X_AFTER[:2], Y_AFTER[:2])
     assert_twins(learner, twin)
 
 
 # -- known bugs ---------------------------------------------------------------------------------------
 def test_string_feature_error_names_the_record():
-    learner = PairwiseGIGA().learn_many(X_FIRST, Y_FIRST)
+    learner = PairwiseGIGA(norm_bound=1.0).learn_many(X_FIRST, Y_FIRST)
     with pytest.raises(TypeError) as info:
         learner.learn_many(_object_block_with_string(), [1] * 10)
     assert "record 5" in str(info.value) or "X[5, 2]" in str(info.value)
@@ -262,7 +262,7 @@ def test_string_feature_error_names_the_record():
     ("learn_many", (np.array([[0.1 + 2j, 0.0, 0.0]]), [1])),
 ])
 def test_complex_features_rejected(method, args):
-    learner = PairwiseGIGA().learn_many(X_FIRST, Y_FIRST)
+    learner = PairwiseGIGA(norm_bound=1.0).learn_many(X_FIRST, Y_FIRST)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError):
@@ -277,7 +277,7 @@ def test_complex_features_rejected(method, args):
     ("learn_many", ([[0, 0, 0], [10**400, 0, 0]], [1, 1])),
 ])
 def test_huge_int_is_a_value_error(method, args):
-    learner = PairwiseGIGA().learn_many(X_FIRST, Y_FIRST)
+    learner = PairwiseGIGA(norm_bound=1.0).learn_many(X_FIRST, Y_FIRST)
     with pytest.raises(ValueError):
         getattr(learner, method)(*args)
 
@@ -330,7 +330,7 @@ def test_empty_block_is_a_no_op(name):
 
 
 def test_empty_block_on_fresh_learner_does_not_fix_the_dimension():
-    learner = PairwiseGIGA()
+    learner = PairwiseGIGA(norm_bound=1.0)
     learner.learn_many(np.empty((0, 5)), [])
     assert learner.dimension is None and learner.n_seen == 0
     learner.learn_many(X_FIRST, Y_FIRST)
@@ -345,7 +345,7 @@ def _clipping_warnings(records):
 @pytest.mark.parametrize("make, outside", [
     (lambda: OnPairStrC(bounds=(0.0, 0.5), n=100, release_every=10, seed=1), [1.5, 0.2, 0.2]),
     (lambda: OnPairC(bounds=([0.0] * D, [0.5] * D), n=100, release_every=10, seed=1), [0.2, -0.1, 0.2]),
-    (lambda: OnPairStrC(n=100, seed=1), [2.0, 2.0, 0.0]),           # default: unit ball
+    (lambda: OnPairStrC(norm_bound=1.0, n=100, seed=1), [2.0, 2.0, 0.0]),           # the unit ball
     (lambda: OnPairC(norm_bound=0.9, n=100, seed=1), [0.6, 0.6, 0.4]),  # ‖·‖ ≈ 0.938 > 0.9 ≥ √3/2
     (lambda: PairwiseGIGA(bounds=(0.0, 0.5)), [0.6, 0.0, 0.0]),
 ])
@@ -411,9 +411,9 @@ def test_decision_function_bad_input(name):
 
 def test_decision_function_before_dimension_known():
     with pytest.raises(ValueError, match="number of features is unknown"):
-        PairwiseGIGA().decision_function(np.zeros((1, 3)))
+        PairwiseGIGA(norm_bound=1.0).decision_function(np.zeros((1, 3)))
     with pytest.raises(ValueError, match="number of features is unknown"):
-        OnPairStrC(n=10).decision_function(np.zeros((1, 3)))
+        OnPairStrC(norm_bound=1.0, n=10).decision_function(np.zeros((1, 3)))
 
 
 # -- constructor -------------------------------------------------------------------------------------
@@ -463,12 +463,18 @@ PRIVATE_BAD = [
 ]
 
 
+def _with_bounds(base, arg, value):
+    """``base`` with ``arg`` set to ``value``, and the public bounds every learner needs unless ``arg`` is one."""
+    bounds = {} if arg in ("bounds", "norm_bound") else {"bounds": (0.0, 1.0)}
+    return {**bounds, **base, arg: value}
+
+
 @pytest.mark.parametrize("cls_name", list(CLASSES))
 @pytest.mark.parametrize("arg, value, pattern", COMMON_BAD, ids=[f"{a}={v!r}" for a, v, _ in COMMON_BAD])
 def test_constructor_common_bad_arguments(cls_name, arg, value, pattern):
     cls, base = CLASSES[cls_name]
     with pytest.raises(ValueError, match=pattern):
-        cls(**{**base, arg: value})
+        cls(**_with_bounds(base, arg, value))
 
 
 @pytest.mark.parametrize("cls_name", PRIVATE)
@@ -476,7 +482,7 @@ def test_constructor_common_bad_arguments(cls_name, arg, value, pattern):
 def test_constructor_private_bad_arguments(cls_name, arg, value, pattern):
     cls, base = CLASSES[cls_name]
     with pytest.raises(ValueError, match=pattern):
-        cls(**{**base, arg: value})
+        cls(**_with_bounds(base, arg, value))
 
 
 @pytest.mark.parametrize("cls_name", list(CLASSES))
@@ -497,37 +503,37 @@ def test_n_features_disagreeing_with_bounds(cls_name):
 @pytest.mark.parametrize("cls_name", PRIVATE)
 def test_paper_mode_needs_n(cls_name):
     with pytest.raises(ValueError, match=r"mode='paper' needs the stream length n"):
-        CLASSES[cls_name][0](mode="paper", lam=1.0)
+        CLASSES[cls_name][0](norm_bound=1.0, mode="paper", lam=1.0)
 
 
 @pytest.mark.parametrize("cls_name", PRIVATE)
 @pytest.mark.parametrize("split", ["uniform", "proportional"])
 def test_finite_split_for_unbounded_stream(cls_name, split):
     with pytest.raises(ValueError, match="budget_split"):
-        CLASSES[cls_name][0](lam=1.0, release_every=10, budget_split=split)
+        CLASSES[cls_name][0](norm_bound=1.0, lam=1.0, release_every=10, budget_split=split)
 
 
 @pytest.mark.parametrize("cls_name", PRIVATE)
 def test_release_every_and_release_at_together(cls_name):
     cls, base = CLASSES[cls_name]
     with pytest.raises(ValueError, match="release_every or release_at"):
-        cls(**base, release_every=10, release_at=[5, 50])
+        cls(**base, norm_bound=1.0, release_every=10, release_at=[5, 50])
 
 
 def test_onpairc_needs_n_or_lam():
     with pytest.raises(ValueError) as info:
-        OnPairC()
+        OnPairC(norm_bound=1.0)
     assert "n" in str(info.value) and "lam" in str(info.value)
     # either one is enough
-    assert OnPairC(n=100).strong_convexity > 0
-    assert OnPairC(horizon=100).strong_convexity > 0
-    assert OnPairC(lam=0.5).strong_convexity == 0.5
+    assert OnPairC(norm_bound=1.0, n=100).strong_convexity > 0
+    assert OnPairC(norm_bound=1.0, horizon=100).strong_convexity > 0
+    assert OnPairC(norm_bound=1.0, lam=0.5).strong_convexity == 0.5
 
 
 @pytest.mark.parametrize("n", [0, -10])
 def test_onpairstrc_bad_n(n):
     with pytest.raises(ValueError, match=r"\bn must be a positive integer"):
-        OnPairStrC(n=n)
+        OnPairStrC(norm_bound=1.0, n=n)
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -542,24 +548,24 @@ def test_onpairc_bad_n_is_named(kwargs, name):
 @pytest.mark.parametrize("c", [0, 0.0, -1.0, NAN, INF, True, "1"])
 def test_onpairc_bad_c(c):
     with pytest.raises(ValueError, match=r"\bc\b"):
-        OnPairC(n=100, c=c)
+        OnPairC(norm_bound=1.0, n=100, c=c)
 
 
 # None is the task's default centre; "identity" is for task="metric" only.
 @pytest.mark.parametrize("center", ["foo", "Random", "identity", 0])
 def test_onpairc_bad_center(center):
     with pytest.raises(ValueError, match="center"):
-        OnPairC(n=100, center=center)
+        OnPairC(norm_bound=1.0, n=100, center=center)
 
 
 def test_valid_edge_arguments_are_accepted():
     # positive controls for the error tests above
-    PairwiseGIGA(lam=0.0)
-    PairwiseGIGA(loss="hinge")
-    OnPairStrC(delta=0.999, epsilon=1e-3, lam=1e-3, radius=1e3)
-    OnPairStrC(epsilon=np.float32(2.0), delta=np.float64(1e-6), lam=np.int64(2))
-    OnPairC(n=np.int64(100), c=np.float64(2.0))
-    OnPairStrC(loss="square", n=1000, mode="paper", accounting="tight")
+    PairwiseGIGA(norm_bound=1.0, lam=0.0)
+    PairwiseGIGA(norm_bound=1.0, loss="hinge")
+    OnPairStrC(norm_bound=1.0, delta=0.999, epsilon=1e-3, lam=1e-3, radius=1e3)
+    OnPairStrC(norm_bound=1.0, epsilon=np.float32(2.0), delta=np.float64(1e-6), lam=np.int64(2))
+    OnPairC(norm_bound=1.0, n=np.int64(100), c=np.float64(2.0))
+    OnPairStrC(norm_bound=1.0, loss="square", n=1000, mode="paper", accounting="tight")
 
 
 # -- regression: privacy_report must not enumerate the future ----------------------------------------
@@ -570,7 +576,7 @@ def test_privacy_report_of_dense_unbounded_schedule_is_cheap():
         "import resource; resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))\n"
         "import numpy as np\n"
         "from onpair import OnPairStrC\n"
-        "l = OnPairStrC(release_every=1, lam=1.0, n_features=2, seed=0)\n"
+        "l = OnPairStrC(norm_bound=1.0, release_every=1, lam=1.0, n_features=2, seed=0)\n"
         "r = l.privacy_report()\n"
         "assert r['status'] == 'learning; next release at round 1', r['status']\n"
         "l.learn_many(np.zeros((5, 2)), [1, 0, 1, 0, 1])\n"

@@ -292,3 +292,44 @@ def test_clip_box_row_matches_the_numpy_twin_and_transform(d):
             broken = x.copy()
             broken[i % d] = bad
             assert _clip_box_row(broken, *box, out) == -1
+
+
+# -- one convention: no bounds, no model --------------------------------------------------------------------
+def _without_bounds():
+    """(name, a call that builds or fits it without bounds) for every public class, discovered."""
+    from public_api import OFFLINE, ONLINE, QUICK, river_classes
+
+    from onpair.preprocessing import PrivateStandardScaler
+
+    X, y = np.array([[0.2, 0.3], [0.6, 0.1], [0.4, 0.9], [0.8, 0.5]]), np.array([0, 1, 0, 1])
+    calls = {name: (lambda cls=cls, name=name: cls(seed=0, **QUICK.get(name, {}))) for name, cls in ONLINE.items()}
+    calls.update({name: (lambda cls=cls, name=name: cls(random_state=0, **QUICK.get(name, {})).fit(X, y))
+                  for name, cls in OFFLINE.items()})
+    calls["PrivateStandardScaler"] = lambda: PrivateStandardScaler(random_state=0).fit(X)
+    rivers = river_classes()
+    calls["river.PrivatePairwiseClassifier"] = lambda: rivers["PrivatePairwiseClassifier"]()
+    calls["river.PrivateStandardScaler"] = lambda: rivers["PrivateStandardScaler"]()
+    calls["river.MetricTransformer"] = lambda: rivers["MetricTransformer"](ONLINE["OnPairStats"](
+        task="metric", classes=[0, 1], seed=0))
+    return sorted(calls.items())
+
+
+@pytest.mark.parametrize("name, call", _without_bounds(), ids=[name for name, _ in _without_bounds()])
+def test_every_model_refuses_to_run_without_public_bounds(name, call):
+    """Every learner, estimator, scaler and river adapter refuses without bounds, with the same advice (the
+    offline estimators and array learners once clipped to the unit ball in silence; river refused)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning instead of the refusal, and none before it
+        with pytest.raises(ValueError, match=r"needs the public bounds of the features: pass bounds=\(lower, "
+                                             r"upper\).*never from the data"):
+            call()
+
+
+def test_norm_bound_is_the_explicit_unit_ball():
+    from onpair.core.bounds import make_bounds
+
+    assert make_bounds(None, 1.0).to_dict() == {"norm": 1.0}
+    with pytest.raises(ValueError, match="OffPairStats needs the public bounds"):
+        make_bounds(None, None, "OffPairStats")

@@ -53,7 +53,7 @@ def test_reservoir_is_a_uniform_sample_of_the_past():
     size, length, runs = 5, 40, 2000
     counts = np.zeros(length)
     for seed in range(runs):
-        learner = PairwiseGIGA(n_features=1, buffer=("reservoir", size), seed=seed)
+        learner = PairwiseGIGA(norm_bound=1.0, n_features=1, buffer=("reservoir", size), seed=seed)
         kept = {}
         slots = learner._slots.block(0, length, learner._buffer_rng, 0)
         for t, slot in enumerate(slots):
@@ -142,6 +142,6 @@ def test_memory_is_flat_over_a_million_records():
 def test_bad_buffers_are_rejected():
     for bad in [("lifo", 4), ("fifo", 0), ("fifo", 2.5), "fifo", ("fifo",)]:
         with pytest.raises(ValueError, match="buffer"):
-            OnPairStrC(buffer=bad)
+            OnPairStrC(norm_bound=1.0, buffer=bad)
     with pytest.raises(ValueError, match="paper"):
-        OnPairC(n=100, mode="paper", buffer=("fifo", 8))
+        OnPairC(norm_bound=1.0, n=100, mode="paper", buffer=("fifo", 8))

@@ -86,8 +86,8 @@ def test_a_bad_value_names_the_parameter(value, error, words):
 def test_what_discovery_needs():
     with pytest.raises(ValueError, match="declared box"):
         OnPairStats(norm_bound=5.0, discover_bounds=True)
-    with pytest.raises(ValueError, match="declared box"):
-        OnPairStats(discover_bounds=True)  # the default unit ball is not a box
+    with pytest.raises(ValueError, match="needs the public bounds"):
+        OnPairStats(discover_bounds=True)  # no declared range at all: refused as without discovery
     with pytest.raises(ValueError, match="private"):
         OnPairStats(bounds=LOOSE, private=False, discover_bounds=True)
     with pytest.raises(ValueError, match="horizon"):

@@ -281,3 +281,50 @@ def test_the_guide_layout_shows_the_default_learner_first():
     assert packages[0] == "statistics/"
     section = _layout_section()
     assert section.index("OnPairStats") < min(section.index(n) for n in ("PairwiseGIGA", "OnPairStrC"))
+
+
+def _make_targets_named(text: str) -> set:
+    """The targets of ``make X`` in backticks or at the start of a line of a code block."""
+    return set(re.findall(r"(?:`|^)make ([a-z][\w-]*)", text, re.M))
+
+
+def test_every_make_target_the_docs_name_exists_and_runs_in_ci():
+    """A target the README or docs/ name is a Makefile target and .ci/run runs it (``make demo-river`` once
+    crashed on a fresh clone: no CI step ran it)."""
+    named = set()
+    for path in DOCS:
+        named |= _make_targets_named(path.read_text(encoding="utf-8"))
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z][\w-]*):", makefile, re.M))
+    ci_targets = set()
+    for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines():
+        words = line.split("#")[0].split()
+        if words[:1] == ["make"]:
+            ci_targets |= {w for w in words[1:] if "=" not in w and not w.startswith("-")}
+    assert {"demo", "demo-river", "demo-knn", "test", "bench"} <= named  # the checker reads the README
+    assert named <= targets, f"named in the docs, not in the Makefile: {sorted(named - targets)}"
+    assert named <= ci_targets, f"named in the docs, not run by .ci/run: {sorted(named - ci_targets)}"
+
+
+def test_make_and_a_plain_python_share_one_numba_cache():
+    """The Makefile once pointed numba's cache at .venv/numba_cache, so a python started by hand (the README's
+    .venv/bin/onpair, a script) recompiled every kernel: neither the Makefile nor .ci/run moves the cache, and
+    every kernel caches (numba's default place, beside its source)."""
+    from onpair.core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+
+    for path in (ROOT / "Makefile", ROOT / ".ci" / "run"):
+        code = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
+        assert not any("NUMBA_CACHE_DIR" in line for line in code), path
+    assert NJIT_OPTIONS["cache"] and NJIT_PARALLEL_OPTIONS["cache"]
+
+
+def test_the_docs_say_what_model_selection_costs():
+    """GridSearchCV once refitted 16 times on the same records with no word about it in the docs: the README and
+    the guide say what cross-validation and grid search cost and name the shared accountant that holds them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide[guide.index("**What model selection costs.**"):]
+    section = section[:section.index("\n\n")]
+    for text in (readme, section):
+        assert "GridSearchCV" in text and "cross_val_score" in text and "accountant" in text
+        assert "best_estimator_.privacy_report_" in text

@@ -102,3 +102,36 @@ def test_a_bad_scheduler_is_refused(tmp_path):
     with pytest.raises(ValueError, match="scheduler must be"):
         experiment.run(str(tmp_path), 1, (3,), scheduler="")
     assert not os.listdir(tmp_path)
+
+
+@pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
+def test_workers_lost_mid_grid_do_not_fail_it():
+    """Under load the grid once failed with ``FutureCancelledError: ... lost dependencies`` (the data sets were
+    scattered to the workers, and lost with them). Here every worker that held anything is removed after the
+    first task, a fresh one takes over, and the grid still gives the in-process results."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra (make install installs it)")
+    import logging
+
+    figure, permutations = 3, 2
+    local = experiment.run_figure(figure, permutations, warned=experiment.Counter())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        first = set(client.scheduler_info()["workers"])
+        lost = []
+
+        async def remove(dask_scheduler, addresses):
+            for address in addresses:
+                await dask_scheduler.remove_worker(address=address, stimulus_id="test-lost-worker", close=True)
+
+        def progress(_):
+            if not lost:
+                lost.extend(first)
+                cluster.scale(len(cluster.worker_spec) + 1)   # a fresh worker, then the first ones go
+                client.wait_for_workers(3)
+                client.run_on_scheduler(remove, addresses=sorted(first))
+
+        on_cluster = experiment.run_figure(figure, permutations, warned=experiment.Counter(), client=client,
+                                           progress=progress)
+        assert lost and not first & set(client.scheduler_info()["workers"])  # the first workers are gone
+    assert on_cluster == local

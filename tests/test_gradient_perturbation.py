@@ -374,7 +374,7 @@ def test_delta_not_below_one_over_n_warns():
 
 
 def test_get_params_round_trip():
-    est = GradientPerturbedGD(epsilon=0.5, T=3, step_sizes=[0.1, 0.2, 0.3], mode="paper")
+    est = GradientPerturbedGD(norm_bound=1.0, epsilon=0.5, T=3, step_sizes=[0.1, 0.2, 0.3], mode="paper")
     params = est.get_params()
     assert params["T"] == 3 and params["step_sizes"] == [0.1, 0.2, 0.3] and params["mode"] == "paper"
     assert GradientPerturbedGD(**params).get_params() == params

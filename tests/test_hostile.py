@@ -117,7 +117,7 @@ ESTIMATORS = {
     "OffPairC": lambda: OffPairC(bounds=(0, 1), random_state=0),
     "GradientPerturbedGD": lambda: GradientPerturbedGD(bounds=(0, 1), T=2, random_state=0),
     "OutputPerturbedSGD": lambda: OutputPerturbedSGD(bounds=(0, 1), T=60, random_state=0),
-    "OffPairStrC-unit-ball": lambda: OffPairStrC(loss="square", random_state=0),  # default norm_bound = 1
+    "OffPairStrC-unit-ball": lambda: OffPairStrC(norm_bound=1.0, loss="square", random_state=0),
     "ObjectivePerturbedLogistic": lambda: ObjectivePerturbedLogistic(bounds=(0, 1), random_state=0),
     "ApproxMinimaPerturbedLogistic": lambda: ApproxMinimaPerturbedLogistic(
         bounds=(0, 1), objective="pairwise", random_state=0),
@@ -131,9 +131,9 @@ ESTIMATORS.update({name: (lambda name=name: make_offline(name)) for name in OFFL
 ONLINE = {
     "OnPairStrC": lambda: OnPairStrC(bounds=(0, 1), n=400, release_every=8, seed=0),
     "OnPairC": lambda: OnPairC(bounds=(0, 1), n=400, release_every=8, seed=0),
-    "OnPairStrC-square-unit-ball": lambda: OnPairStrC(loss="square", n=400, release_every=8, seed=0),
+    "OnPairStrC-square-unit-ball": lambda: OnPairStrC(norm_bound=1.0, loss="square", n=400, release_every=8, seed=0),
     "PairwiseGIGA": lambda: PairwiseGIGA(bounds=(0, 1)),
-    "PairwiseGIGA-hinge-unit-ball": lambda: PairwiseGIGA(loss="hinge"),
+    "PairwiseGIGA-hinge-unit-ball": lambda: PairwiseGIGA(norm_bound=1.0, loss="hinge"),
 }
 ONLINE["OnPairStats-classify"] = lambda: OnPairStats(task="classify", classes=[-1, 1], bounds=(0, 1), seed=0)
 # Every other public online learner, discovered from onpair.__all__ (covered the day it is exported; the
@@ -463,9 +463,9 @@ def test_non_numeric_dtypes_are_refused(kind, entry):
 @pytest.mark.parametrize("entry", ["learn_many", "learn_one", "fit", "decision_function"])
 def test_numpy_complex_scalars_in_a_block_are_refused(entry):
     block = np.array([[0.5, 0.5, np.complex64(1j)]] * 4, dtype=object)
-    call = {"learn_many": lambda: PairwiseGIGA().learn_many(block, [1, -1, 1, -1]),
-            "learn_one": lambda: PairwiseGIGA().learn_one([0.5, 0.5, np.complex128(2 + 1j)], 1),
-            "fit": lambda: OffPairStrC().fit(block, [1, -1, 1, -1]),
+    call = {"learn_many": lambda: PairwiseGIGA(norm_bound=1.0).learn_many(block, [1, -1, 1, -1]),
+            "learn_one": lambda: PairwiseGIGA(norm_bound=1.0).learn_one([0.5, 0.5, np.complex128(2 + 1j)], 1),
+            "fit": lambda: OffPairStrC(norm_bound=1.0).fit(block, [1, -1, 1, -1]),
             "decision_function": lambda: fitted("OffPairStrC").decision_function(block)}[entry]
     exc, _ = outcome(call)
     assert isinstance(exc, ValueError) and "complex" in str(exc), f"{type(exc).__name__}: {exc}"
@@ -743,9 +743,9 @@ BROKEN_EXTREMES = [
     _xf("ReleaseSchedule at=[10**30]", "ReleaseSchedule(1.0, at=[10**30]) raises OverflowError", "release",
         lambda: ReleaseSchedule(1.0, at=[10 ** 30])),
     _xf("OnPairStrC seed=-1", "OnPairStrC(seed=-1) raises numpy's 'expected non-negative integer', which does "
-        "not name seed", "seed", lambda: OnPairStrC(seed=-1)),
+        "not name seed", "seed", lambda: OnPairStrC(norm_bound=1.0, seed=-1)),
     _xf("OnPairStrC seed='a'", "OnPairStrC(seed='a') raises TypeError('SeedSequence expects int or sequence of "
-        "ints for entropy not a'), which does not name seed", "seed", lambda: OnPairStrC(seed="a")),
+        "ints for entropy not a'), which does not name seed", "seed", lambda: OnPairStrC(norm_bound=1.0, seed="a")),
     _xf("OffPairStrC random_state=-1", "OffPairStrC(random_state=-1).fit raises 'expected non-negative "
         "integer', which does not name random_state", "random_state", _fit(OffPairStrC, random_state=-1)),
     _xf("sensitivity_ledger lipschitz='1'", "sensitivity_ledger([0.1], lipschitz='1', ...) raises numpy's "

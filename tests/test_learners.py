@@ -216,10 +216,10 @@ def test_learning_does_not_touch_numpy_global_random_state():
 
 
 def test_default_lam_is_G_over_R_and_the_twin_uses_the_same():
-    assert OnPairStrC(radius=0.1)._lam == pytest.approx(4 / (1 + math.exp(-0.4)) / 0.1)
-    assert OnPairStrC(radius=2.0, loss="square")._lam == pytest.approx(4 * (1 + 4.0) / 2.0)
-    assert PairwiseGIGA(radius=0.1)._lam == OnPairStrC(radius=0.1)._lam
-    assert np.all(OnPairC(n=100, n_features=3)._iterate.center == 0)  # origin unless center="random"
+    assert OnPairStrC(norm_bound=1.0, radius=0.1)._lam == pytest.approx(4 / (1 + math.exp(-0.4)) / 0.1)
+    assert OnPairStrC(norm_bound=1.0, radius=2.0, loss="square")._lam == pytest.approx(4 * (1 + 4.0) / 2.0)
+    assert PairwiseGIGA(norm_bound=1.0, radius=0.1)._lam == OnPairStrC(norm_bound=1.0, radius=0.1)._lam
+    assert np.all(OnPairC(norm_bound=1.0, n=100, n_features=3)._iterate.center == 0)  # origin unless center="random"
 
 
 def test_onpairc_uses_alpha_c_n_to_the_minus_quarter_and_a_random_center_in_C():
@@ -321,7 +321,7 @@ def test_every_release_of_a_block_is_available():
 
 def test_delta_of_one_over_n_or_more_is_flagged():
     with pytest.warns(PrivacyWarning, match="δ ≪ 1/n"):
-        OnPairStrC(delta=0.01, n=100, n_features=2)
+        OnPairStrC(norm_bound=1.0, delta=0.01, n=100, n_features=2)
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -386,7 +386,7 @@ def test_no_public_entry_point_touches_numpy_global_random_state():
                       OutputPerturbedSGD(bounds=(0, 1), T=200)):
         estimator.fit(X, y)
     OnPairStrC(bounds=(0, 1), buffer=("reservoir", 8)).learn_many(X, y)
-    model = PrivatePairwiseClassifier(bounds=(0.0, 1.0))
+    model = PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=[f"f{k}" for k in range(X.shape[1])])
     for row, label in zip(X, y):
         model.learn_one({f"f{k}": float(v) for k, v in enumerate(row)}, bool(label))
     assert np.array_equal(np.random.get_state()[1], before)

@@ -127,6 +127,6 @@ def test_tiny_dimensions_and_extreme_radii(d):
     rng = np.random.default_rng(d)
     for radius in (1e-8, 1e8):
         for constraint in ("frobenius", "psd", "nuclear", "psd_nuclear"):
-            learner = PairwiseGIGA(task="metric", n_features=d, radius=radius, constraint=constraint)
+            learner = PairwiseGIGA(norm_bound=1.0, task="metric", n_features=d, radius=radius, constraint=constraint)
             learner.learn_many(rng.uniform(-1, 1, size=(20, d)) / (2 * d), rng.integers(0, 2, size=20))
             _assert_valid_model(learner)

@@ -65,7 +65,7 @@ def test_default_centre_is_the_scaled_identity_and_the_model_before_any_release(
     learner = OnPairStrC(task="metric", bounds=(0, 1), n_features=4, n=100, seed=0)
     np.testing.assert_array_equal(learner.model, (0.1 / (2 * np.sqrt(4))) * np.eye(4))
     # The paper's centre is still available.
-    assert not PairwiseGIGA(task="metric", center="zero", n_features=3).model.any()
+    assert not PairwiseGIGA(norm_bound=1.0, task="metric", center="zero", n_features=3).model.any()
     nuclear = identity_center(4, 1.0, 2).reshape(4, 4)
     assert np.isclose(np.abs(np.linalg.eigvalsh(nuclear)).sum(), 0.5)
 
@@ -97,12 +97,12 @@ def test_a_single_class_is_not_an_error():
 ])
 def test_bad_starting_metric_is_a_value_error(center, message):
     with pytest.raises(ValueError, match=message):
-        OnPairStrC(task="metric", n_features=2, n=10, center=center, seed=0)
+        OnPairStrC(norm_bound=1.0, task="metric", n_features=2, n=10, center=center, seed=0)
 
 
 def test_a_public_starting_metric_is_where_the_model_starts():
     W0 = np.array([[0.02, 0.01], [0.01, 0.03]])
-    learner = OnPairC(task="metric", n_features=2, n=50, center=W0, seed=0)
+    learner = OnPairC(norm_bound=1.0, task="metric", n_features=2, n=50, center=W0, seed=0)
     np.testing.assert_array_equal(learner.model, W0)
 
 
@@ -159,7 +159,7 @@ def test_transform_is_the_released_metric():
     with pytest.raises(ValueError, match="transform"):
         learner.decision_function(X[:2])
     with pytest.raises(ValueError, match="transform is for task='metric'"):
-        PairwiseGIGA(n_features=4).transform(X[:2])
+        PairwiseGIGA(norm_bound=1.0, n_features=4).transform(X[:2])
 
 
 def test_metric_learners_save_and_resume_exactly(tmp_path):
@@ -230,7 +230,7 @@ def test_sgd_metric_defaults_to_yangs_psd_nuclear_ball():
     assert eigenvalues.min() >= -1e-12 and eigenvalues.sum() <= 1.0 + 1e-9
     assert np.isclose(est.privacy_report_["sensitivity_diameter"], np.sqrt(2.0))
     with pytest.raises(ValueError, match="hinge"):
-        OutputPerturbedSGD(task="metric", loss="square").fit(X, y)
+        OutputPerturbedSGD(norm_bound=1.0, task="metric", loss="square").fit(X, y)
 
 
 HAS_PIMA = os.path.exists(os.path.join(os.environ.get("ONPAIR_DATA", ""), "pima-indians-diabetes.csv"))

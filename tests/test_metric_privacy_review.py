@@ -277,7 +277,7 @@ def test_a_given_centre_outside_the_set_is_refused_or_projected():
     W0 = np.eye(4) * (R / 2 + 0.99e-9)  # ‖W0‖_F = 1.198·R
     try:
         with _quiet():
-            learner = OnPairStrC(task="metric", radius=R, center=W0, n=100, seed=0)
+            learner = OnPairStrC(norm_bound=1.0, task="metric", radius=R, center=W0, n=100, seed=0)
     except ValueError:
         return
     assert np.linalg.norm(learner._iterate.w) <= R * (1 + 1e-12)
@@ -289,7 +289,7 @@ def test_a_given_centre_must_be_psd_for_the_psd_sets():
     W0 = np.diag([0.05, -9e-10])
     try:
         with _quiet():
-            learner = OnPairStrC(task="metric", constraint="psd", radius=0.1, center=W0, n=100, seed=0)
+            learner = OnPairStrC(norm_bound=1.0, task="metric", constraint="psd", radius=0.1, center=W0, n=100, seed=0)
     except ValueError:
         return
     assert np.linalg.eigvalsh(learner.model).min() >= 0.0
@@ -313,9 +313,9 @@ def test_huge_step_sizes_are_refused_so_no_release_can_overflow():
     # Step sizes near 1.7e308 used to overflow an iterate: the release was NaN on one data set and
     # finite on its neighbour, a perfect distinguisher outside the ledger.
     with pytest.raises(ValueError, match="step_sizes"):
-        OnPairStrC(n=2, step_sizes=np.full(2, 1.7e308), loss="square", radius=1.0, lam=1.0, seed=0)
+        OnPairStrC(norm_bound=1.0, n=2, step_sizes=np.full(2, 1.7e308), loss="square", radius=1.0, lam=1.0, seed=0)
     with pytest.raises(ValueError, match="step_sizes"):
-        GradientPerturbedGD(step_sizes=1e7).fit(np.zeros((4, 2)), [0, 1, 0, 1])
+        GradientPerturbedGD(norm_bound=1.0, step_sizes=1e7).fit(np.zeros((4, 2)), [0, 1, 0, 1])
     from onpair.core.geometry import project_l2_ball
 
     projected = project_l2_ball([1e200, 1e200], 1.0)  # overflowing squares still land on the sphere
@@ -370,7 +370,7 @@ def test_a_public_label_domain_keeps_one_record_from_flipping_every_sign():
         single = OffPairStrC(bounds=(0, 1), random_state=0, classes=[0, 1]).fit(X, y_one_class)
     assert list(single.classes_) == [0, 1] and np.all(np.isfinite(single.coef_))
     with pytest.raises(ValueError, match="exactly 2"):
-        OffPairStrC(classes=[0, 1, 2]).fit(X, y)
+        OffPairStrC(norm_bound=1.0, classes=[0, 1, 2]).fit(X, y)
 
 
 def test_replay_positive_label_fixes_the_positive_class(tmp_path, capsys):

@@ -288,7 +288,7 @@ def test_balanced_pair_weights_and_parameter_parsing():
 
 def test_gradient_perturbed_gd_exposes_the_threshold_and_keeps_the_papers_loss():
     rng, Z, labels = _data(7, n=60)
-    kwargs = dict(task="metric", T=3, radius=1.0, epsilon=2.0, delta=1e-3, random_state=0)
+    kwargs = dict(task="metric", T=3, radius=1.0, epsilon=2.0, delta=1e-3, random_state=0, norm_bound=1.0)
     learned = GradientPerturbedGD(**kwargs).fit(Z, labels)
     assert learned.coef_.shape == (3, 3) and 0.0 <= learned.threshold_ <= 4.0
     assert learned.privacy_report_["threshold"] == [0.0, 4.0]
@@ -430,18 +430,18 @@ def test_the_threshold_gets_its_share_of_the_release_noise():
 
 def test_threshold_parameters_are_for_the_metric_task():
     with pytest.raises(ValueError, match="task='metric'"):
-        OnPairStrC(threshold="learned")
+        OnPairStrC(norm_bound=1.0, threshold="learned")
     X, y = np.random.default_rng(0).uniform(0, 1, (20, 2)), np.arange(20) % 2
     with pytest.raises(ValueError, match="task='metric'"):
         GradientPerturbedGD(threshold=2.0, bounds=(0, 1)).fit(X, y)
     with pytest.raises(ValueError, match="task='metric'"):
         OffPairStrC(pair_weights="balanced", bounds=(0, 1)).fit(X, y)
     with pytest.raises(AttributeError, match="metric"):
-        PairwiseGIGA(n_features=2).threshold_
+        PairwiseGIGA(norm_bound=1.0, n_features=2).threshold_
     with pytest.raises(ValueError, match="number of classes"):
-        PairwiseGIGA(task="metric", pair_weights="balanced")
+        PairwiseGIGA(norm_bound=1.0, task="metric", pair_weights="balanced")
     with pytest.raises(TypeError, match="n_classes"):
-        PairwiseGIGA(task="metric", n_classes=2.5)
+        PairwiseGIGA(norm_bound=1.0, task="metric", n_classes=2.5)
 
 
 @pytest.mark.parametrize("cls", [OffPairStrC, OffPairC])

@@ -440,11 +440,11 @@ def test_decision_function_uses_the_intercept_and_the_public_map():
 @pytest.mark.parametrize("cls", ESTIMATORS)
 def test_same_seed_same_release_and_delta_above_one_over_n_warns(cls):
     X, y = _data(18, n=30, d=2)
-    a = cls(epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
-    b = cls(epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
+    a = cls(norm_bound=1.0, epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
+    b = cls(norm_bound=1.0, epsilon=1.0, delta=1e-4, random_state=5).fit(X, y).coef_
     np.testing.assert_array_equal(a, b)
     with pytest.warns(PrivacyWarning, match="1/n"):
-        cls(epsilon=1.0, delta=0.1, random_state=5).fit(X, y)
+        cls(norm_bound=1.0, epsilon=1.0, delta=0.1, random_state=5).fit(X, y)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
@@ -455,7 +455,7 @@ def test_same_seed_same_release_and_delta_above_one_over_n_warns(cls):
     (dict(private="no"), "private"), (dict(epsilon=0.0), "epsilon"), (dict(delta=1.0), "delta")])
 def test_bad_parameters_are_value_errors_that_change_nothing(cls, params, word):
     X, y = _data(19, n=30, d=2)
-    est = cls(epsilon=1.0, delta=1e-4, random_state=0).fit(X, y)
+    est = cls(norm_bound=1.0, epsilon=1.0, delta=1e-4, random_state=0).fit(X, y)
     before = est.coef_.copy()
     with pytest.raises(ValueError, match=word):
         est.set_params(**params).fit(X[::-1], y[::-1])
@@ -468,4 +468,20 @@ def test_bad_parameters_are_value_errors_that_change_nothing(cls, params, word):
 def test_bad_amp_parameters_are_value_errors(params, word):
     X, y = _data(20, n=30, d=2)
     with pytest.raises(ValueError, match=word):
-        ApproxMinimaPerturbedLogistic(**params).fit(X, y)
+        ApproxMinimaPerturbedLogistic(norm_bound=1.0, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("epsilon, delta", [(0.3, 1e-6), (0.5, 1e-5), (1.0, 1e-5), (1.5, 1e-5), (3.0, 1e-6)])
+def test_epsilon_spent_never_exceeds_the_asked_epsilon_and_a_budget_of_exactly_it_pays(cls, epsilon, delta):
+    """AMP once spent 1.0000000000000009 for ε = 1 (the shares and the Gaussian root finder round up), and a
+    shared (ε, δ) budget of exactly (1, 1e-5) refused the fit: the noises are planned a margin below their
+    shares (PLANNING_MARGIN, 1e-12 relative)."""
+    from onpair.privacy import ZCDPAccountant
+
+    X, y = _data(21, n=200, d=4)
+    budget = ZCDPAccountant.from_dp(epsilon, delta)
+    est = cls(epsilon=epsilon, delta=delta, norm_bound=1.0, random_state=0, accountant=budget).fit(X, y)
+    assert est.privacy_report_["epsilon_spent"] <= epsilon
+    assert est.privacy_report_["epsilon_spent"] == pytest.approx(epsilon, rel=1e-9)  # the margin costs nothing
+    assert budget.report()["epsilon_spent"] <= epsilon

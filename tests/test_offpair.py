@@ -33,7 +33,7 @@ def test_non_private_twin_is_pairwise_giga_over_the_permuted_data(output):
     order = _order(7, len(y))
     Z, _ = FeatureBounds(0, 1).transform(X[order])
     signs = np.where(y[order] == 1, 1, -1)
-    steps = PairwiseGIGA(lam=2.0, radius=0.1, n_features=3)._step_rule.block(0, len(y))
+    steps = PairwiseGIGA(norm_bound=1.0, lam=2.0, radius=0.1, n_features=3)._step_rule.block(0, len(y))
     iterates, _ = naive.giga(Z, signs, steps, 2.0, np.zeros(3), 0.1, "logistic", np.zeros(3))
     expected = iterates[-1] if output == "last" else iterates.mean(axis=0)
     np.testing.assert_allclose(twin.coef_, expected, atol=1e-10)
@@ -47,7 +47,7 @@ def test_sensitivity_is_the_ledger_and_sigma_the_analytic_gaussian(output):
     est = OffPairStrC(epsilon=1.5, delta=1e-4, bounds=(0, 1), lam=2.0, output=output, random_state=0).fit(X, y)
     release = est.privacy_report_["releases"][0]
     G = 4.0 / (1.0 + math.exp(-0.4))
-    steps = PairwiseGIGA(lam=2.0, radius=0.1, n_features=3)._step_rule.block(0, n)
+    steps = PairwiseGIGA(norm_bound=1.0, lam=2.0, radius=0.1, n_features=3)._step_rule.block(0, n)
     U = naive.ledger(steps, G, 4.0 + 2.0, 2.0, 0.2, pair_change=G)
     expected = U[-1] if output == "last" else U.mean()
     assert release["sensitivity"] == pytest.approx(expected, rel=1e-12)

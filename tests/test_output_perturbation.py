@@ -19,7 +19,7 @@ from onpair.privacy.exceptions import PrivacyWarning
 
 
 def _records(n, d, seed):
-    """Records in the unit ball (so the default norm bound clips nothing), both labels present."""
+    """Records in the unit ball (so norm_bound=1 clips nothing), both labels present."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None] * 1.01
@@ -74,7 +74,7 @@ def test_estimator_runs_the_kernel_on_its_own_draws():
     """The non-private twin's coef_ is the literal algorithm's w̄_T on the draws of child 0 of the seed."""
     n, d, T, eta, seed = 12, 3, 90, 0.02, 7
     X, signs = _records(n, d, seed=4)
-    est = OutputPerturbedSGD(T=T, eta=eta, private=False, random_state=seed).fit(X, signs)
+    est = OutputPerturbedSGD(norm_bound=1.0, T=T, eta=eta, private=False, random_state=seed).fit(X, signs)
     sampling_seq, _ = np.random.SeedSequence(seed).spawn(2)
     indices = np.random.Generator(np.random.PCG64(sampling_seq)).integers(0, n, size=T + 1)
     Z, _ = est.bounds_.transform(X)
@@ -102,7 +102,7 @@ def test_sigma_matches_eq5_by_hand():
 
 def test_report_carries_eq5():
     X, signs = _records(30, 4, seed=5)
-    est = OutputPerturbedSGD(epsilon=0.7, delta=1e-4, loss="square", radius=0.5, random_state=0).fit(X, signs)
+    est = OutputPerturbedSGD(norm_bound=1.0, epsilon=0.7, delta=1e-4, loss="square", radius=0.5, random_state=0).fit(X, signs)
     report = est.privacy_report_
     G = 4.0 * (1.0 + 2.0 * 0.5)
     (release,) = report["releases"]
@@ -127,7 +127,7 @@ def test_released_noise_has_the_calibrated_std():
     KS for the shape, and Σz² ~ χ²(N) for the scale (KS alone would miss a 5 % error in σ at N = 6000).
     """
     X, signs = _records(20, 20, seed=6)
-    params = dict(epsilon=2.0, delta=1e-3, radius=1e6)
+    params = dict(epsilon=2.0, delta=1e-3, radius=1e6, norm_bound=1.0)
     z = []
     for seed in range(300):
         private = OutputPerturbedSGD(**params, random_state=seed).fit(X, signs)
@@ -248,7 +248,7 @@ def test_non_private_twin(data):
 def test_short_run_warns():
     X, signs = _records(30, 3, seed=9)
     with pytest.warns(PrivacyWarning, match="T >= n"):
-        OutputPerturbedSGD(T=10, random_state=0).fit(X, signs)
+        OutputPerturbedSGD(norm_bound=1.0, T=10, random_state=0).fit(X, signs)
 
 
 BAD_PARAMS = [
@@ -285,16 +285,16 @@ def test_bad_parameter_is_named_and_nothing_is_fitted(data, name, value):
     (np.array([[0.1, 0.2]]), [1], "at least 2 records"),
 ])
 def test_bad_data_is_rejected_and_nothing_is_fitted(X_bad, y_bad, fragment):
-    est = OutputPerturbedSGD(random_state=0)
+    est = OutputPerturbedSGD(norm_bound=1.0, random_state=0)
     with pytest.raises(ValueError, match=fragment):
         est.fit(X_bad, y_bad)
     assert not hasattr(est, "coef_")
 
 
 def test_get_params_are_verbatim():
-    est = OutputPerturbedSGD(epsilon=2, T=50, eta=0.1, loss="square")
+    est = OutputPerturbedSGD(norm_bound=1.0, epsilon=2, T=50, eta=0.1, loss="square")
     params = est.get_params()
     assert params["epsilon"] == 2 and type(params["epsilon"]) is int
     assert params["T"] == 50 and params["eta"] == 0.1 and params["loss"] == "square"
     assert params["bounds"] is None and params["random_state"] is None
-    assert repr(est) == "OutputPerturbedSGD(T=50, epsilon=2, eta=0.1, loss='square')"
+    assert repr(est) == "OutputPerturbedSGD(T=50, epsilon=2, eta=0.1, loss='square', norm_bound=1.0)"

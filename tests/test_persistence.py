@@ -478,13 +478,13 @@ def test_save_is_atomic(snapshot, monkeypatch):
 
     monkeypatch.setattr(persistence.os, "fsync", broken)
     with pytest.raises(OSError, match="disk full"):
-        OnPairStrC(n_features=3, n=10, seed=0).save(snapshot)
+        OnPairStrC(norm_bound=1.0, n_features=3, n=10, seed=0).save(snapshot)
     assert snapshot.read_bytes() == before
     assert os.listdir(snapshot.parent) == [snapshot.name]
 
 
 def test_save_refuses_what_it_cannot_resume(tmp_path):
-    learner = OnPairStrC(n_features=2, n=100, seed=0)
+    learner = OnPairStrC(norm_bound=1.0, n_features=2, n=100, seed=0)
     learner.epsilon = 5.0  # the analysis uses the ε fixed at construction
     with pytest.raises(ValueError, match="changed after construction"):
         learner.save(tmp_path / "a")
@@ -493,13 +493,13 @@ def test_save_refuses_what_it_cannot_resume(tmp_path):
         pass
 
     with pytest.raises(ValueError, match="only PairwiseGIGA, OnPairStrC, OnPairC"):
-        Mine(n_features=2).save(tmp_path / "b")
+        Mine(norm_bound=1.0, n_features=2).save(tmp_path / "b")
     with pytest.raises(ValueError, match="release_at = range.*cannot be stored"):
-        OnPairStrC(n_features=2, release_at=range(10, 50, 10)).save(tmp_path / "c")
+        OnPairStrC(norm_bound=1.0, n_features=2, release_at=range(10, 50, 10)).save(tmp_path / "c")
     with pytest.raises(ValueError, match="extra is not JSON-able"):
-        save_learner(PairwiseGIGA(n_features=2), tmp_path / "d", extra={"f": object()})
+        save_learner(PairwiseGIGA(norm_bound=1.0, n_features=2), tmp_path / "d", extra={"f": object()})
     with pytest.raises(ValueError, match="wrapper"):
-        save_learner(PairwiseGIGA(n_features=2), tmp_path / "e", wrapper="os:system")
+        save_learner(PairwiseGIGA(norm_bound=1.0, n_features=2), tmp_path / "e", wrapper="os:system")
     assert os.listdir(tmp_path) == []
 
 
@@ -559,7 +559,7 @@ def test_stored_records_outside_the_mapped_domain_are_refused(tmp_path):
 
 def test_construction_warnings_are_not_repeated_on_load(tmp_path):
     with pytest.warns(onpair.PrivacyWarning, match="1/n"):
-        learner = OnPairStrC(n_features=2, n=10, delta=0.5)
+        learner = OnPairStrC(norm_bound=1.0, n_features=2, n=10, delta=0.5)
     learner.save(tmp_path / "w")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -593,4 +593,4 @@ def test_wrapper_state_travels_in_extra(tmp_path, monkeypatch):
 
 def test_untrusted_wrapper_modules_are_refused(tmp_path):
     with pytest.raises(ValueError, match="is not a 'module:QualName' in onpair"):
-        Wrapper(PairwiseGIGA(n_features=2), []).save(tmp_path / "u")
+        Wrapper(PairwiseGIGA(norm_bound=1.0, n_features=2), []).save(tmp_path / "u")

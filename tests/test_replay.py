@@ -208,7 +208,7 @@ def test_replay_rejects_bad_arguments():
     with pytest.raises(TypeError, match="position"):
         record_rho(mech, [1.0])
     with pytest.raises(TypeError, match="mechanism"):
-        record_rho(OnPairStats(n_features=2), [1])
+        record_rho(OnPairStats(norm_bound=1.0, n_features=2), [1])
     with pytest.raises(ValueError, match="passes"):
         replay_rho(mech, 5, 0)
     with pytest.raises(TypeError, match="passes"):

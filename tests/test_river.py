@@ -123,6 +123,9 @@ def test_river_check_estimator(cls, params):
         # river's checks feed records whose keys change (emerging and disappearing features): the params
         # leave features=None, whose one warning (tested below) is expected here.
         warnings.filterwarnings("ignore", message=".*features=None, so the first record's keys", category=PrivacyWarning)
+        # ... and their learn_many check feeds records made only of keys the first record lacked: those are
+        # learned as all zeros, whose one warning (tested below) is expected here too.
+        warnings.filterwarnings("ignore", message=".*a record held none of the", category=UserWarning)
         checks.check_estimator(model)
 
 
@@ -534,6 +537,8 @@ def test_the_non_private_twin_copies_with_its_state():
     ({"learner_params": {"epsilon": 2.0}}, "learner_params sets epsilon"),
     ({"learner_params": {"n_features": 3}}, "n_features"),
     ({"learner_params": ["n", 3]}, "must be a dict"),
+    # The default learner has no stream length: once a TypeError from deep inside, in the river demo.
+    ({"learner": "stats", "learner_params": {"n": 1250}}, r"OnPairStats \(learner='stats'\) takes no argument 'n'"),
     ({"bounds": ([0.0, 0.0], [1.0, 2.0])}, "array bounds need features"),
     ({"bounds": None, "features": ["a"]}, "needs the public bounds"),
     ({"learner": "onpairc"}, "OnPairC needs n"),
@@ -770,3 +775,36 @@ def test_predict_then_learn_of_a_dict_mutated_in_between_learns_the_new_values()
     with pytest.raises(ValueError, match="finite"):
         seen.learn_one(x, True)
     assert seen.n_seen == n and seen.model.tobytes() == twin.model.tobytes()
+
+
+# -- records without any declared key ----------------------------------------------------------------
+@pytest.mark.parametrize("how", ["learn_one", "learn_many"])
+def test_records_without_any_declared_key_are_warned_about_once(how):
+    """A stream whose keys are not the declared ones once learned 5,300 all-zero records in silence."""
+    pd = pytest.importorskip("pandas", reason="pandas is not installed: learn_many takes data frames")
+
+    model = PrivatePairwiseClassifier(bounds=(-1.0, 1.0), features=["a", "b"], seed=0)
+    stream = [({"x": 0.5, "y": -0.5}, i % 2 == 0) for i in range(6)]
+    with pytest.warns(UserWarning, match=r"held none of the 2 declared features and was learned as all zeros") \
+            as caught:
+        if how == "learn_one":
+            fed(model, stream)
+        else:
+            model.learn_many(pd.DataFrame([x for x, _ in stream]), pd.Series([y for _, y in stream]))
+            model.learn_many(pd.DataFrame([x for x, _ in stream]), pd.Series([y for _, y in stream]))
+    assert sum("declared features" in str(w.message) for w in caught) == 1  # once per model
+    assert model.n_seen == (6 if how == "learn_one" else 12)
+    with warnings.catch_warnings():  # a record with one declared key is not warned about
+        warnings.simplefilter("error")
+        fed(PrivatePairwiseClassifier(bounds=(-1.0, 1.0), features=["a", "b"], seed=0), [({"a": 0.5}, True)])
+        # nor an empty one: river's sparse all-zero record (river's checks feed disappearing features)
+        fed(PrivatePairwiseClassifier(bounds=(-1.0, 1.0), features=["a", "b"], seed=0), [({}, True)])
+
+
+def test_an_empty_record_under_error_filters_changes_nothing():
+    model = PrivatePairwiseClassifier(bounds=(-1.0, 1.0), features=["a", "b"], seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="declared features"):
+            model.learn_one({"z": 1.0}, True)
+    assert model.n_seen == 0 and model.privacy_report()["n_missing_feature_records"] == 0

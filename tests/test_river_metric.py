@@ -378,3 +378,24 @@ def test_clones_share_one_lineage_report():
     assert lineage["rho_spent"] == pytest.approx(original.privacy_report()["rho_spent"]
                                                  + clone.privacy_report()["rho_spent"])
     assert lineage["epsilon_spent"] > original.privacy_report()["epsilon_spent"]
+
+
+def test_a_shared_accountant_goes_on_the_learner_and_survives_clone():
+    """The transformer has no accountant= of its own: its learner's holds the shared budget, every release is
+    charged to it, and river's clone() of the transformer keeps sharing it (one budget for both)."""
+    from onpair.privacy import ZCDPAccountant
+
+    budget = ZCDPAccountant.from_dp(1.2, 1e-5)   # one ε = 1 stream fits, two (ρ adds up) do not
+    learner = onpair.OnPairStats(task="metric", classes=[0, 1], epsilon=1.0, bounds=(0.0, 1.0), seed=0,
+                                 accountant=budget)
+    transformer = MetricTransformer(learner, features=["a", "b"])
+    rng = np.random.default_rng(0)
+    records = [({"a": float(a), "b": float(b)}, int(a > 0.5)) for a, b in rng.uniform(0, 1, (20, 2))]
+    for x, y in records:
+        transformer.learn_one(x, y)
+    assert budget.report()["epsilon_spent"] == pytest.approx(transformer.learner.privacy_report()["epsilon_spent"])
+    clone = transformer.clone()
+    assert clone.learner is not transformer.learner
+    with pytest.raises(onpair.PrivacyBudgetExceeded):  # the clone's stream does not fit in what is left
+        clone.learn_one(*records[0])
+    assert clone.learner.n_seen == 0

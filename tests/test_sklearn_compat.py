@@ -14,20 +14,21 @@ from onpair import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, Objectiv
 from onpair.preprocessing import PrivateStandardScaler
 
 ESTIMATORS = [
-    OffPairStrC(random_state=0),
-    OffPairC(random_state=0),
-    OutputPerturbedSGD(random_state=0),
-    GradientPerturbedGD(random_state=0),
-    OffPairStats(random_state=0),
+    OffPairStrC(norm_bound=1.0, random_state=0),
+    OffPairC(norm_bound=1.0, random_state=0),
+    OutputPerturbedSGD(norm_bound=1.0, random_state=0),
+    GradientPerturbedGD(norm_bound=1.0, random_state=0),
+    OffPairStats(norm_bound=1.0, random_state=0),
     # The classifier (any number of classes). scikit-learn's checks fit each clone on label sets of their own
     # (0/1, 0/1/2, strings), so the domain is read off y, as declared by classes="observed"; a public
     # domain (classes=[...]) is what the library asks of users (tests/test_classifier.py).
-    OffPairStats(task="classify", classes="observed", random_state=0),
-    OffPairStats(task="classify", classes="observed", moments="per-class", covariance="diagonal", random_state=0),
-    ObjectivePerturbedLogistic(random_state=0),
-    ObjectivePerturbedLogistic(objective="pairwise", random_state=0),
-    ApproxMinimaPerturbedLogistic(random_state=0),
-    ApproxMinimaPerturbedLogistic(objective="pairwise", random_state=0),
+    OffPairStats(norm_bound=1.0, task="classify", classes="observed", random_state=0),
+    OffPairStats(norm_bound=1.0, task="classify", classes="observed", moments="per-class", covariance="diagonal",
+                 random_state=0),
+    ObjectivePerturbedLogistic(norm_bound=1.0, random_state=0),
+    ObjectivePerturbedLogistic(norm_bound=1.0, objective="pairwise", random_state=0),
+    ApproxMinimaPerturbedLogistic(norm_bound=1.0, random_state=0),
+    ApproxMinimaPerturbedLogistic(norm_bound=1.0, objective="pairwise", random_state=0),
     # The scaler needs public bounds (it refuses to guess them); the checks' data lie inside these.
     PrivateStandardScaler(bounds=(-100.0, 100.0), random_state=0),
 ]
@@ -41,9 +42,9 @@ with warnings.catch_warnings():
     SKLEARN_CHECKS = parametrize_with_checks(ESTIMATORS)
 
 
-# The estimators are built without bounds (scikit-learn's checks construct them with defaults), so the
-# default public bound applies, the unit ball, and the checks' data (standard normal features, scaled
-# by up to 10) lies outside it: the estimators clip those records and warn, as they must.
+# The estimators need public bounds (they refuse to fit without); here the unit ball (norm_bound=1), which
+# the checks' data (standard normal features, scaled by up to 10) exceeds: the estimators clip those records
+# and warn, as they must.
 @pytest.mark.filterwarnings("ignore:records lay outside the declared feature bounds:UserWarning")
 @SKLEARN_CHECKS
 def test_sklearn_estimator_checks(estimator, check):

@@ -221,7 +221,7 @@ def test_released_noise_has_the_reported_variance(eps):
     n, d = 40, 2
     draws = []
     for seed in range(300):
-        learner = OnPairStats(epsilon=eps, n_features=d, seed=seed)
+        learner = OnPairStats(norm_bound=1.0, epsilon=eps, n_features=d, seed=seed)
         learner.learn_many(np.zeros((n, d)), np.zeros(n, dtype=bool))
         draws.append(learner._stats.estimate()[0] - WEIGHTS[0] * n)  # negative class count, times a
         sd = learner.privacy_report()["noise_sd"]
@@ -267,7 +267,7 @@ def test_a_failed_call_changes_nothing(call, error, words):
 
 def test_metric_task_needs_public_classes_and_refuses_others():
     with pytest.raises(ValueError, match="classes="):
-        OnPairStats(task="metric")
+        OnPairStats(norm_bound=1.0, task="metric")
     learner = OnPairStats(task="metric", classes=["a", "b", "c"], bounds=(0.0, 1.0), seed=0)
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 3))
@@ -326,11 +326,11 @@ def test_snapshot_with_edited_statistics_is_refused(tmp_path):
 
 
 def test_a_private_learner_refuses_copies_and_the_twin_copies():
-    learner = OnPairStats(n_features=2, seed=0).learn_one([0.1, 0.2], True)
+    learner = OnPairStats(norm_bound=1.0, n_features=2, seed=0).learn_one([0.1, 0.2], True)
     for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
         with pytest.raises(TypeError, match="cannot be pickled or copied"):
             attempt(learner)
-    twin = OnPairStats(private=False, n_features=2).learn_one([0.1, 0.2], True)
+    twin = OnPairStats(norm_bound=1.0, private=False, n_features=2).learn_one([0.1, 0.2], True)
     assert copy.deepcopy(twin).n_seen == 1
 
 
@@ -364,7 +364,7 @@ def test_offline_release_noise_has_the_analytic_gaussian_sigma():
     """The released count of an empty class over 400 seeds: mean 0 and the report's σ (KS test, α = 0.001)."""
     X = np.zeros((10, 2))
     y = np.array([0, 1] * 5)
-    est = OffPairStats(epsilon=1.0, delta=1e-5, classes=[0, 1])
+    est = OffPairStats(norm_bound=1.0, epsilon=1.0, delta=1e-5, classes=[0, 1])
     sigma = onpair.privacy.gaussian_sigma(statistics_sensitivity(*WEIGHTS), 1.0, 1e-5)
     assert math.isclose(est.fit(X, y).privacy_report_["releases"][0]["sigma"], sigma)
     assert est.privacy_report_["epsilon_spent"] <= 1.0 + 1e-9

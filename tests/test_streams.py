@@ -171,6 +171,16 @@ def test_csv_header_target_drop_and_label_map(tmp_path):
     assert [y for _, y in src2] == [1, -1]
 
 
+def test_a_label_map_of_numbers_matches_them_however_written(tmp_path):
+    """Labels written 0.0/1.0 once failed a label map of 0/1 (every row 'not one of ['0', '1']')."""
+    path = write(tmp_path / "n.csv", "1,0.0\n2,1.0\n3,1e0\n4, 0 \n")
+    assert [y for _, y in CSVSource(path, label_map={"0": -1, 1: 1})] == [-1, 1, 1, -1]
+    with pytest.raises(RecordError, match="not one of"):  # a number outside the map is still refused
+        list(CSVSource(write(tmp_path / "m.csv", "1,2.0\n"), label_map={"0": -1, "1": 1}))
+    with pytest.raises(ValueError, match="the same number"):
+        list(CSVSource(path, label_map={"1": 1, "1.0": 2}))
+
+
 def test_csv_names_and_delimiter(tmp_path):
     path = write(tmp_path / "s.tsv", "1\t2\t0\n3\t4\t1\n")
     src = CSVSource(path, names=["a", "b", "y"], target="y", delimiter="\t")

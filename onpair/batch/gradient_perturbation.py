@@ -82,6 +82,7 @@ from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.events import GaussianRelease
 from ..privacy.gaussian import sigmas_for_shares
+from ..privacy.signal import signal_fields
 from ..privacy.reports import warn_large_delta
 from ..core.estimator import PairwiseEstimator, fit_report
 
@@ -145,7 +146,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     step_sizes : None, float or array-like of T floats, default None
         η_t > 0. None: the constant R/(G(R) + λR) (see :func:`default_step_size`).
     bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`)
-        Default: records in the unit ball (norm_bound = 1), larger ones scaled into it.
+        Required (one of them; no default). Records outside are clipped (scaled into the ball).
     mode : {"ledger", "paper"}, default "ledger"
         Noise from the zCDP split of the budget, or Kang's Theorem 1 as printed.
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
@@ -433,7 +434,15 @@ class GradientPerturbedGD(PairwiseEstimator):
                           pair_weights=[terms.same_weight, terms.different_weight])
         if not p["private"]:
             return theta, fit_report(self, (), n=n, mode=p["mode"], accounting=p["accounting"], public=common)
-        extra = dict(common)
+        # The final iterate's noise: each step's σ_t·N moves θ by η_t·σ_t·N, which the later steps'
+        # regulariser contracts by (1 − η_s λ) (the loss's curvature contracts it further, the projections
+        # too): its power as if the steps were linear, Σ_t η_t² σ_t² Π_{s>t} (1 − η_s λ)² · k.
+        power, contraction = 0.0, 1.0
+        for t in range(T - 1, -1, -1):
+            power += (steps[t] * sigmas[t] * contraction) ** 2
+            contraction *= abs(1.0 - steps[t] * lam)
+        k = (dim * (dim + 1) // 2 + (1 if terms.learned else 0)) if metric else dim
+        extra = dict(common, **signal_fields(theta, power * k))
         if p["mode"] == "paper":
             extra.update(paper_epsilon=p["epsilon"], paper_delta=delta, paper_sigma=float(sigmas[0]))
         events = [GaussianRelease(sensitivity=float(u), sigma=float(s), round=t + 1, rho=float(r), what="noisy gradient")

@@ -77,6 +77,7 @@ from ..core.metric_losses import PAPER_TERMS, get_metric_loss
 from ..privacy.conversions import eps_from_rho
 from ..privacy.events import ApproxDPRelease
 from ..privacy.exceptions import PrivacyWarning
+from ..privacy.signal import signal_fields
 from ..core.estimator import PairwiseEstimator, fit_report, perturbed
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
@@ -140,7 +141,8 @@ class OutputPerturbedSGD(PairwiseEstimator):
         Number of iterates averaged; None gives n² (Corollary 2). Theorem 4's bound assumes T ≥ n.
     eta : float or None, default None
         Step constant η (step t is η/t); None gives n^(−3/2) (Corollary 2's O(n^(−3/2)), constant 1).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     private : bool, default True
         False gives the non-private twin: the same draws (same ``random_state``), the same iterations,
         ``coef_ = w̄_T`` without noise or final projection (w̄_T lies in W already).
@@ -327,5 +329,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
             "epsilon_diameter": epsilon_diameter,
             "epsilon_proof": epsilon_proof,
             "paper_epsilon": epsilon,
+            # The noise's power: σ² per coordinate of R^d, or of the d(d + 1)/2 symmetric matrices.
+            **signal_fields(coef, sigma**2 * (dim * (dim + 1) // 2 if metric else dim)),
         }
         return coef, fit_report(self, [event], n=n, mode="paper", accounting="paper", public=public)

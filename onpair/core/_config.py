@@ -7,7 +7,8 @@ and why it cannot affect privacy: docs/algorithms.md#floating-point.
 """
 
 #: Options passed to every ``numba.njit`` in the package. ``cache=True`` writes compiled machine code
-#: next to the sources (or to ``NUMBA_CACHE_DIR``) so that the second process start skips compilation.
+#: next to the sources (numba's default, which the Makefile keeps: ``make`` and a ``python`` started by hand
+#: share it; ``NUMBA_CACHE_DIR`` moves it) so that the second process start skips compilation.
 NJIT_OPTIONS = {"cache": True, "nogil": True}
 
 #: Options for the few kernels that run a ``prange`` loop.

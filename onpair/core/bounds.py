@@ -287,8 +287,22 @@ def _finite_array(value, name: str) -> np.ndarray:
     return arr
 
 
-def make_bounds(bounds, norm_bound) -> FeatureBounds:
-    """The public feature bounds of the ``bounds``/``norm_bound`` parameters (the unit ball if neither)."""
+def missing_bounds_message(owner: str, *, norm: bool = True, example: str = "") -> str:
+    """Why ``owner`` refuses to run without bounds, and what to pass: the one message of every learner,
+    estimator, scaler and river adapter (a private model cannot guess public bounds, and a silent default
+    such as the unit ball would clip most records of most data sets: on river's Phishing, progressive ROC
+    AUC 0.69 at ε = 1 against 0.86 with the documented bounds)."""
+    kinds = "bounds=(lower, upper) (scalars, or one per feature" + (f"; {example}" if example else "") + ")"
+    if norm:
+        kinds += ", or norm_bound=B if every record has ‖x‖₂ ≤ B"
+    return f"{owner} needs the public bounds of the features: pass {kinds}. {BOUNDS_ADVICE}"
+
+
+def make_bounds(bounds, norm_bound, owner: str = "this model") -> FeatureBounds:
+    """The public feature bounds of the ``bounds``/``norm_bound`` parameters; a ValueError naming ``owner``
+    (:func:`missing_bounds_message`) when neither is given: there is no default."""
+    if bounds is None and norm_bound is None:
+        raise ValueError(missing_bounds_message(owner))
     if bounds is not None and norm_bound is not None:
         raise ValueError("give either bounds=(lower, upper) or norm_bound, not both")
     if bounds is not None:
@@ -299,6 +313,4 @@ def make_bounds(bounds, norm_bound) -> FeatureBounds:
         except (TypeError, ValueError):
             raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
         return FeatureBounds(lower=lower, upper=upper)
-    # Default: records are assumed to lie in the unit ball; any record outside is clipped to it
-    # (and counted). Declare the data set's public bounds to avoid shrinking the signal.
-    return FeatureBounds(norm=1.0 if norm_bound is None else norm_bound)
+    return FeatureBounds(norm=norm_bound)

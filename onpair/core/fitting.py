@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import as_feature_block, is_frame
+from ..privacy.exceptions import NoiseDominatedWarning
 from ..privacy.accountant import charge, check_accountant
 from ..privacy.reports import extend_report
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
@@ -110,7 +111,8 @@ def seed_sequence(state) -> np.random.SeedSequence:
 def fit_bounds(estimator, n_features: int) -> FeatureBounds:
     """The public bounds map of an estimator's ``bounds``/``norm_bound``, built as the online learners
     build it, checked against the records' number of features."""
-    result = make_bounds(getattr(estimator, "bounds", None), getattr(estimator, "norm_bound", None))
+    result = make_bounds(getattr(estimator, "bounds", None), getattr(estimator, "norm_bound", None),
+                         type(estimator).__name__)
     if result.n_features is not None and result.n_features != n_features:
         raise ValueError(f"bounds have {result.n_features} features but X has {n_features}")
     return result
@@ -146,7 +148,19 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     estimator.privacy_report_ = report
     for name, value in extra.items():
         setattr(estimator, name, value)
+    warn_noise_dominated(type(estimator).__name__, report, stacklevel=4)
     return estimator
+
+
+def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:
+    """The :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` of a fit whose release is mostly noise."""
+    if report.get("noise_dominated"):
+        warnings.warn(
+            f"{owner}: the released model is dominated by noise: the expected cosine between its direction and "
+            f"the noiseless model's is {report['expected_cosine']:.2f} (below 1/2; privacy_report_"
+            "['expected_cosine']). Its scores are mostly the noise's: more records, a larger epsilon or another "
+            "estimator (OffPairStats releases the class statistics once) help.",
+            NoiseDominatedWarning, stacklevel=stacklevel + 1)
 
 
 def _fixed_threshold(estimator) -> float:

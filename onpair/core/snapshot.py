@@ -203,6 +203,9 @@ def rebuild_learner(cls, document: dict, arrays: dict, path):
     # A file written before a parameter existed resumes with the value it was written with.
     params = dict({k: v for k, v in LEGACY_PARAMS.items() if k in names}, **params)
     decoded = {k: _decode(v, arrays, reader.referenced, path) for k, v in params.items()}
+    if {"bounds", "norm_bound"} <= set(names) and decoded.get("bounds") is None and decoded.get("norm_bound") is None:
+        # Written when omitted bounds meant the unit ball (learners now refuse to run without bounds).
+        decoded["norm_bound"] = 1.0
     learner = _construct(cls, decoded, path)
     config = _normalised(learner._settings())
     if config != document["config"]:

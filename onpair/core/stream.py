@@ -55,7 +55,7 @@ class StreamLearner:
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""
         seed = check_seed(seed)
-        self._bounds = make_bounds(bounds, norm_bound)
+        self._bounds = make_bounds(bounds, norm_bound, type(self).__name__)
         self._dim = self._initial_dimension(n_features, extra_dimension)
         # Independent random streams from one SeedSequence: the start/centre point, the release noise and
         # the reservoir's slots (public). Without a seed, SeedSequence() draws fresh OS entropy (a seed is
@@ -156,7 +156,7 @@ class StreamLearner:
         >>> import os, tempfile
         >>> import onpair
         >>> path = os.path.join(tempfile.mkdtemp(), "learner.onpair")
-        >>> onpair.OnPairStrC(n_features=2, n=100, seed=0).learn_one([0.5, 0.1], 1).save(path)
+        >>> onpair.OnPairStrC(bounds=(0, 1), n_features=2, n=100, seed=0).learn_one([0.5, 0.1], 1).save(path)
         >>> onpair.load(path).n_seen
         1
         """
@@ -182,7 +182,7 @@ class StreamLearner:
         Examples
         --------
         >>> import onpair
-        >>> learner = onpair.OnPairStrC(n_features=2, n=100, seed=0).learn_one([0.5, 0.1], 1)
+        >>> learner = onpair.OnPairStrC(bounds=(0, 1), n_features=2, n=100, seed=0).learn_one([0.5, 0.1], 1)
         >>> learner.clone().n_seen, learner.clone().epsilon
         (0, 1.0)
         """

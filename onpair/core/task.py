@@ -53,6 +53,10 @@ class AUCTask:
         """Entries of the parameter: d."""
         return dim
 
+    def noise_dimension(self, dim: int) -> int:
+        """E‖N‖² of :meth:`noise`'s standard rows: d (the noise power of σ·N is σ²·d)."""
+        return dim
+
     def diameter(self, radius: float) -> float:
         """diam(C) = 2R for the ℓ2 ball."""
         return 2.0 * radius
@@ -160,6 +164,10 @@ class MetricTask:
     def param_size(self, dim: int) -> int:
         """Entries of the parameter: d² (a flat symmetric matrix), and b when learned."""
         return dim * dim + (1 if self.learned else 0)
+
+    def noise_dimension(self, dim: int) -> int:
+        """E‖N‖² of :meth:`noise`'s standard rows: d(d + 1)/2 (the symmetric matrices' coordinates), + 1 for b."""
+        return dim * (dim + 1) // 2 + (1 if self.learned else 0)
 
     def diameter(self, radius: float) -> float:
         """The diameter of the set: of C in the Frobenius norm, of C × [low, high] with a learned b."""

@@ -32,6 +32,7 @@ from ..privacy.conversions import rho_from_dp
 from ..privacy.events import GaussianRelease
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
+from ..privacy.signal import signal_fields
 from ..privacy.ledger import sensitivity_ledger
 from ..core.estimator import PairwiseEstimator, fit_report, perturbed
 
@@ -149,7 +150,8 @@ class _OffPair(PairwiseEstimator):
         event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, rho=rho,
                                 what="the average of the iterates" if self.output == "average" else "the last iterate")
         return coef, fit_report(self, [event], n=n, mode=self.mode, rho_budget=rho_budget,
-                                public={"output": self.output, "strong_convexity": alpha})
+                                public={"output": self.output, "strong_convexity": alpha,
+                                        **signal_fields(coef, sigma**2 * task.noise_dimension(dim))})
 
     def _release_noise(self, n, objective, steps):
         """(sensitivity, σ) of the one release, from n and the public parameters only."""
@@ -194,7 +196,8 @@ _COMMON_DOC = """
     output : {"last", "average"}, default "last"
         Release the last iterate (sensitivity U_n from the ledger) or the average of the iterates (the
         paper's w̃, sensitivity (1/n)Σ_t U_t, several times larger: the early iterates are sensitive).
-    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (see :class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     mode : {"ledger", "paper"}, default "ledger"
     private : bool, default True
         False gives the non-private twin (same order, same kernel, no noise).

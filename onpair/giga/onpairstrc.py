@@ -34,7 +34,7 @@ class OnPairStrC(PrivateOnlineLearner, saved=True):
         **Public** box bounds of the raw features; records are mapped onto a domain of diameter 2 and
         clipped to the box (:class:`onpair.core.bounds.FeatureBounds`).
     norm_bound : float, optional
-        Public bound on ‖x‖₂ instead of a box. Neither given: records are clipped to the unit ball.
+        Public bound on ‖x‖₂ instead of a box. One of ``bounds`` and ``norm_bound`` is required.
     n_features : int, optional
         Number of features, if not fixed by the bounds or the first record.
     n : int, optional

@@ -27,7 +27,7 @@ class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
     bounds : (lower, upper), optional
         Public box bounds of the features (see :class:`onpair.core.bounds.FeatureBounds`).
     norm_bound : float, optional
-        Public bound on ‖x‖₂. Default when neither is given: 1 (records clipped to the unit ball).
+        Public bound on ‖x‖₂ instead of a box. One of ``bounds`` and ``norm_bound`` is required.
     n_features : int, optional
         Number of features, if not fixed by the bounds or the first record.
     {task_parameters}

@@ -25,6 +25,7 @@ from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.reports import build_report, warn_large_delta
 from ..privacy.schedule import ReleaseSchedule
+from ..privacy.signal import NOTHING_RELEASED, signal_fields
 from ..core._validation import check_positive
 from .online import OnlinePairwiseLearner
 from .round_objective import StepRule
@@ -276,9 +277,9 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
         ``rho_spent``, ``rho_remaining``, ``epsilon_spent`` at the learner's δ with its conversion, the cost
         of one **stream position**; ``releases``, one :class:`onpair.privacy.events.GaussianRelease` row
         per release: ``event``, ``what``, ``round``, ``sensitivity``, ``sigma``, ``rho``), and ``frozen``,
-        ``schedule``, ``buffer``, ``sensitivity_now``, ``n_clipped``, ``noise_dominated`` (the last
-        release's norm is at most the noise's typical norm σ·√dim: the model is mostly noise; public)
-        and ``record_level``. ``n_clipped`` counts records clipped to the declared bounds: it is computed
+        ``schedule``, ``buffer``, ``sensitivity_now``, ``n_clipped``, ``expected_cosine`` and ``noise_dominated``
+        (:mod:`onpair.privacy.signal`: the last release's expected cosine to the model it perturbed, from
+        its norm and σ; below 1/2 the model is mostly noise; public) and ``record_level``. ``n_clipped`` counts records clipped to the declared bounds: it is computed
         from the private data without noise, so it is for the data curator only and must not be
         published with the model; ``curator_only`` lists it
         (:func:`onpair.privacy.reports.public_report` drops it).
@@ -294,23 +295,24 @@ class PrivateOnlineLearner(OnlinePairwiseLearner):
             status = f"frozen: the schedule's last release was at round {last}; the budget is spent"
         else:
             status = f"learning; next release at round {self._schedule.next_round_after(self._t)}"
-        noise_dominated = self._noise_dominated()
-        if noise_dominated:
-            status += ("; the released model is dominated by noise (its norm is below the noise's typical norm "
-                       "σ·√dim): more records, a larger ε or one release at the end (release_at=[n]) help")
+        signal = self._signal()
+        if signal["noise_dominated"]:
+            status += (f"; the released model is dominated by noise (expected cosine {signal['expected_cosine']:.2f} "
+                       "to the model it perturbed): more records, a larger ε or one release at the end "
+                       "(release_at=[n]) help")
         accountant = self._log.accountant
         return build_report(
             type(self).__name__, accountant.events, epsilon=self._epsilon, delta=self._delta,
             accounting=self._accounting, mode=self._mode, n_seen=self._t, status=status,
             rho_budget=accountant.rho_budget, passes=passes, order=order,
             public={"frozen": frozen, "schedule": self._schedule.describe(), "buffer": self._slots.describe(),
-                    "sensitivity_now": self._log.ledger_bound, "noise_dominated": noise_dominated},
+                    "sensitivity_now": self._log.ledger_bound, **signal},
             curator={"n_clipped": self._n_clipped})
 
-    def _noise_dominated(self) -> bool:
-        """Whether the last release is no longer than the noise alone typically is: ‖ŵ‖ ≤ σ·√dim (public
-        quantities only; False before the first release)."""
+    def _signal(self) -> dict:
+        """``expected_cosine`` and ``noise_dominated`` of the last release (:mod:`onpair.privacy.signal`: its
+        norm against the power σ²·k of its noise; public; None and False before the first release)."""
         if not self._log.models:
-            return False
-        size = self._log.models[-1].size
-        return bool(np.linalg.norm(self._log.models[-1]) <= self._log.releases[-1]["sigma"] * math.sqrt(size))
+            return dict(NOTHING_RELEASED)
+        sigma = self._log.releases[-1]["sigma"]
+        return signal_fields(self._log.models[-1], sigma**2 * self._task.noise_dimension(self._dim))

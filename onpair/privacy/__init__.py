@@ -9,7 +9,7 @@ from .accountant import ZCDPAccountant
 from .continual import BandedToeplitz, EpochTrees, PrefixSumMechanism, TreeAggregation, sqrt_toeplitz_coefficients
 from .conversions import eps_from_rho, rho_from_dp
 from .events import ApproxDPRelease, Composed, ContinualRelease, GaussianRelease, NonPrivate, ZCDPRelease
-from .exceptions import PrivacyBudgetExceeded, PrivacyWarning
+from .exceptions import NoiseDominatedWarning, PrivacyBudgetExceeded, PrivacyWarning
 from .gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho
 from .ledger import sensitivity_ledger
 from .replay import group_rho, record_rho, replay_rho
@@ -18,6 +18,7 @@ from .schedule import ReleaseSchedule
 
 __all__ = [
     "ZCDPAccountant", "eps_from_rho", "rho_from_dp", "PrivacyBudgetExceeded", "PrivacyWarning",
+    "NoiseDominatedWarning",
     "gaussian_rho", "gaussian_sigma", "sigma_for_rho", "sensitivity_ledger", "ReleaseSchedule",
     "PrefixSumMechanism", "TreeAggregation", "BandedToeplitz", "EpochTrees", "sqrt_toeplitz_coefficients",
     "record_rho", "replay_rho", "group_rho", "public_report",

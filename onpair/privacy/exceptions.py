@@ -5,7 +5,7 @@ Both derive from standard built-ins so that callers who do not know about
 ``UserWarning``.
 """
 
-__all__ = ["PrivacyBudgetExceeded", "PrivacyWarning"]
+__all__ = ["NoiseDominatedWarning", "PrivacyBudgetExceeded", "PrivacyWarning"]
 
 
 class PrivacyBudgetExceeded(ValueError):
@@ -52,4 +52,14 @@ class PrivacyWarning(UserWarning):
     ...     _ = gaussian_sigma(1.0, 2.0, 1e-5, method="classic")
     >>> caught[0].category.__name__
     'PrivacyWarning'
+    """
+
+
+class NoiseDominatedWarning(UserWarning):
+    """A released model is mostly noise: its report's ``noise_dominated`` is True.
+
+    The released direction's expected cosine to the noiseless model's (``expected_cosine``,
+    :mod:`onpair.privacy.signal`) is below 1/2. The guarantee holds; the model is of little use (more
+    records, a larger ε, or fewer releases help). Issued once per fit by the offline estimators; the online
+    learners say it in their report's ``status``, since their first releases always are.
     """

@@ -76,7 +76,7 @@ from river import base, utils
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner
-from ..core.bounds import BOUNDS_ADVICE
+from ..core.bounds import missing_bounds_message
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
@@ -150,9 +150,12 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         For reproducible experiments only; anyone who knows it can remove the noise. Without it the
         noise comes from fresh OS entropy.
     learner_params : dict, optional
-        Further arguments of the learner: ``n``, ``horizon``, ``max_releases``, ``budget_split``,
-        ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``, ``center``, …
-        (everything but the parameters above).
+        Further arguments of the learner (everything but the parameters above); an argument the learner
+        does not take is a ``ValueError`` naming those it takes. For "stats" (:class:`onpair.OnPairStats`):
+        ``mechanism``, ``model_type``, ``horizon``, ``lam``, ``weights``, ``accounting``, ``private``
+        (``False``: the non-private twin), …; for "onpairstrc" and "onpairc": ``n``, ``max_releases``,
+        ``budget_split``, ``release_at``, ``loss``, ``lam``, ``radius``, ``accounting``, ``mode``, ``c``,
+        ``center``, ….
     discover_bounds : bool, int or dict, default False
         With the default learner ("stats"): find the box privately inside the loose declared ``bounds`` from
         the first m records, with a share of the one budget (:class:`onpair.OnPairStats`, ``discover_bounds``;
@@ -204,16 +207,12 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if not isinstance(learner, str) or learner not in LEARNERS:
             raise ValueError(f"learner must be one of {tuple(LEARNERS)}, got {learner!r}")
 
-        self._records = RecordMapper(features, unknown_features)
+        if bounds is None and norm_bound is None:  # before the learner, whose message would name itself
+            raise ValueError(missing_bounds_message(
+                "PrivatePairwiseClassifier",
+                example="arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's Phishing"))
+        self._records = RecordMapper(features, unknown_features, type(self).__name__)
         self._inner = self._make_inner(self._records.order)
-        if bounds is None and norm_bound is None:
-            # Measured on river's Phishing (features in [0, 1]^9, 97 % of records outside the unit ball):
-            # clipping to the unit ball gives progressive ROC AUC 0.69 at ε = 1 against 0.86 with the
-            # documented bounds (0, 1). A private model cannot guess public bounds, so it asks for them.
-            raise ValueError(
-                "PrivatePairwiseClassifier needs the public bounds of the features: pass bounds=(lower, upper) "
-                "(scalars or per-feature arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's "
-                f"Phishing), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._lineage = Lineage()
@@ -221,7 +220,8 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
 
     def _make_inner(self, order):
         kwargs = learner_arguments("PrivatePairwiseClassifier", self.learner_params, _OWN_ARGUMENTS,
-                                   "n_features comes from features", order, self.bounds)
+                                   "n_features comes from features", order, self.bounds, LEARNERS[self.learner],
+                                   self.learner)
         kwargs.update(bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                       n_features=None if order is None else len(order))
         cls = LEARNERS[self.learner]

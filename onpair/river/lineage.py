@@ -25,7 +25,7 @@ class Lineage:
     --------
     >>> import onpair
     >>> lineage = Lineage()
-    >>> lineage.add(onpair.PairwiseGIGA(n_features=2))
+    >>> lineage.add(onpair.PairwiseGIGA(bounds=(0, 1), n_features=2))
     >>> lineage.report(0.0, "none")
     {'members': 1, 'non_private_members': 1, 'delta': 0.0, 'epsilon_spent': inf}
     """

@@ -120,6 +120,10 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
     learner : OnPairStats, OnPairStrC, OnPairC or PairwiseGIGA
         A learner built with ``task="metric"``; its ``bounds`` must be **public** (never computed
         from the data). The transformer learns through it (it is not copied).
+        **A shared budget** goes on the learner: ``MetricTransformer(OnPairStats(task="metric", ...,
+        accountant=budget))`` charges every release to ``budget`` as well (:mod:`onpair.privacy.accountant`),
+        and river's ``clone()`` of the transformer clones the learner, which keeps sharing it (the
+        transformer has no ``accountant`` of its own: one learner, one place for it).
     features : sequence, optional
         The **public** feature names, in order. Default: the sorted keys of the first record learned
         (a private learner then warns, and the report lists ``features`` and ``schedule`` as
@@ -161,7 +165,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         self.unknown_features = unknown_features
         self.prefix = prefix
         self.basis = basis
-        records = RecordMapper(features, unknown_features)
+        records = RecordMapper(features, unknown_features, type(self).__name__)
         if not isinstance(prefix, str):
             raise ValueError(f"prefix must be a string, got {prefix!r}")
         if not isinstance(basis, str) or basis not in METRIC_BASES:
@@ -192,6 +196,7 @@ class MetricTransformer(base.SupervisedTransformer, base.Transformer):
         vector, unknown, missing = records.vector(x, where, order, feature_set)
         if records.order is None and learner.private:
             records.warn_order_from_record(type(self).__name__)
+        records.warn_if_empty(order, missing, unknown)
         learner.learn_one(vector, y)
         # Committed only once the learner has accepted the record.
         records.commit(order, unknown, missing, 1)

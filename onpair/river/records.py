@@ -12,7 +12,9 @@ The rules (:class:`RecordMapper`), for :class:`~onpair.river.PrivatePairwiseClas
   under ``curator_only``. Declare ``features=[...]`` from the data set's documentation instead.
 * **A missing key reads as 0** (river's convention for sparse records), in the raw units of the
   feature, *before* the public bounds map. If 0 lies outside the declared bounds the value is
-  clipped like any other out-of-bounds value (and counted in ``n_clipped``).
+  clipped like any other out-of-bounds value (and counted in ``n_clipped``). A record whose keys are all
+  undeclared (learned as all zeros: the declared names are probably not the stream's) is warned about,
+  once per model (a ``UserWarning``); an empty record (river's sparse all-zero record) is not.
 * **A key never declared is ignored** and the record is counted in
   ``privacy_report()["n_unknown_feature_records"]`` (with the first 100 such names in
   ``"unknown_features"``). ``unknown_features="raise"`` makes it a ``ValueError`` instead, in
@@ -63,14 +65,16 @@ class RecordMapper:
     --------
     >>> mapper = RecordMapper(["a", "b"])
     >>> values, unknown, missing = mapper.vector({"b": 2.0, "c": 1.0}, "record 1")
-    >>> values.tolist(), sorted(unknown), missing
-    ([0.0, 2.0], ['c'], True)
+    >>> values.tolist(), sorted(unknown), missing   # missing: how many declared keys the record lacks
+    ([0.0, 2.0], ['c'], 1)
     """
 
-    def __init__(self, features=None, unknown_features="ignore"):
+    def __init__(self, features=None, unknown_features="ignore", owner="the model"):
         if not isinstance(unknown_features, str) or unknown_features not in UNKNOWN_FEATURE_POLICIES:
             raise ValueError(f"unknown_features must be one of {UNKNOWN_FEATURE_POLICIES}, got {unknown_features!r}")
         self.raise_unknown = unknown_features == "raise"
+        self.owner = owner
+        self._warned_empty = False
         self._fix_order(check_features(features))
         self.declared = self.order is not None  # False: the first record learned fixes the order
         self.n_unknown_records = 0
@@ -97,7 +101,7 @@ class RecordMapper:
         return order_from_first_record(x, where)
 
     def vector(self, x, where, order=None, feature_set=None, raise_unknown=None):
-        """(values as a float64 array in ``order``, undeclared keys, whether a declared key is missing)."""
+        """(values as a float64 array in ``order``, undeclared keys, how many declared keys are missing)."""
         if order is None or order is self.order:
             found = self.fast_vector(x) if raise_unknown is None or raise_unknown == self.raise_unknown else None
             if found is not None:
@@ -119,7 +123,7 @@ class RecordMapper:
             fast = False
         if not fast:
             check_values(order, values, where)
-        missing = len(x) - len(unknown) < len(order)
+        missing = len(order) - (len(x) - len(unknown))
         return np.array(values, dtype=np.float64), unknown, missing
 
     def fast_vector(self, x, remember=False):
@@ -165,7 +169,7 @@ class RecordMapper:
 
     # -- a data frame ------------------------------------------------------------------------------
     def block(self, frame, order, offset):
-        """(float64 block in ``order``, undeclared columns, whether a declared column is missing)."""
+        """(float64 block in ``order``, undeclared columns, how many declared columns are missing)."""
         columns = list(frame.columns)
         known = set(order)
         unknown = [c for c in columns if c not in known]
@@ -177,9 +181,23 @@ class RecordMapper:
         for k, name in enumerate(order):
             if name in present:
                 block[:, k] = column(frame, name, offset)
-        return block, unknown, any(name not in present for name in order)
+        return block, unknown, sum(name not in present for name in order)
 
     # -- commits (after the learner accepted the records) ------------------------------------------
+    def warn_if_empty(self, order, missing, unknown, stacklevel: int = 3) -> None:
+        """The one warning of a model about to learn a record that holds keys, none of them the ``order``'s
+        declared ones (``missing`` of those lack, ``unknown`` are the undeclared keys it holds; issued before
+        anything changes, so that ``-W error`` leaves the model as it was). An empty record is river's sparse
+        all-zero record, not warned about. The message holds no key and no position."""
+        if unknown and missing and missing >= len(order) and not self._warned_empty:
+            self._warned_empty = True
+            warnings.warn(
+                f"{self.owner}: a record held none of the {len(self.order)} declared features and was learned as "
+                "all zeros (a missing key reads as 0). Check that features=[...] names the keys the stream's "
+                "records carry; privacy_report()['unknown_features'] (curator-only) lists the undeclared keys "
+                "seen. unknown_features='raise' refuses records with undeclared keys.", UserWarning,
+                stacklevel=stacklevel)
+
     def commit(self, order, unknown, missing, n_records) -> None:
         """Fix the order (if it was not) and count ``n_records`` records with undeclared or missing keys."""
         if self.order is None:

@@ -26,6 +26,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
+from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import BandedToeplitz
 from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
@@ -83,11 +84,11 @@ class PrivateStandardScaler(base.Transformer):
         check_epsilon(epsilon)
         check_delta(delta)
         if bounds is None:
-            raise ValueError("PrivateStandardScaler needs the public bounds of the raw features: bounds=(lower, upper) "
-                             "from the data's documentation or the features' physical ranges, never from the data")
+            raise ValueError(missing_bounds_message("PrivateStandardScaler", norm=False,
+                                                    example="arrays with features=[...]"))
         if isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0 or not math.isfinite(clip):
             raise ValueError(f"clip must be a finite number > 0, got {clip!r}")
-        self._records = RecordMapper(features)
+        self._records = RecordMapper(features, owner=type(self).__name__)
         if self._records.order is None and has_array_bounds(bounds):
             raise ValueError("array bounds need features=[...] to say which feature each bound belongs to")
         try:
@@ -133,6 +134,7 @@ class PrivateStandardScaler(base.Transformer):
             if exc is not None:
                 raise exc
         self._records.warn_order_from_record(type(self).__name__)
+        self._records.warn_if_empty(order, missing, unknown)
         if self._mechanism is None:
             self._setup(len(order), mechanism)
         u = unit_range(vector[None, :], *self._box)[0]

@@ -43,6 +43,8 @@ class LearnerWrapper:
             if records.order is None and self._inner.private:
                 records.warn_order_from_record(type(self).__name__)
         vector, unknown, missing = found
+        if missing:
+            records.warn_if_empty(order, missing, unknown)
         self._inner.learn_one(vector, label)
         # Committed only once the learner has accepted the record.
         if unknown or missing or records.order is None:
@@ -68,6 +70,7 @@ class LearnerWrapper:
         block, unknown, missing = records.block(frame, order, offset)
         if records.order is None and self._inner.private:
             records.warn_order_from_record(type(self).__name__)
+        records.warn_if_empty(order, missing, unknown)
         self._inner.learn_many(block, learned)
         records.commit(order, unknown, missing, len(frame))
 
@@ -247,10 +250,13 @@ def mapped_row(bounds, vector, row):
     return bounds.map_one(vector)
 
 
-def learner_arguments(owner: str, learner_params, own_arguments, why: str, order, bounds) -> dict:
+def learner_arguments(owner: str, learner_params, own_arguments, why: str, order, bounds, learner=None,
+                      name=None) -> dict:
     """The inner learner's arguments from ``learner_params``, checked: a dict of names, none of the wrapper's
     own ``own_arguments`` (a ValueError naming them: pass them to ``owner``; ``why`` says which come from
-    elsewhere), and array ``bounds`` only with a feature ``order``."""
+    elsewhere), each one an argument of the ``learner`` class (a ValueError naming those it takes: the river
+    demo once passed ``n`` to OnPairStats; ``name`` is the wrapper's name for it), and array ``bounds`` only
+    with a feature ``order``."""
     kwargs = {}
     if learner_params is not None:
         if not isinstance(learner_params, dict) or not all(isinstance(k, str) for k in learner_params):
@@ -258,6 +264,16 @@ def learner_arguments(owner: str, learner_params, own_arguments, why: str, order
         own = sorted(set(learner_params) & set(own_arguments))
         if own:
             raise ValueError(f"learner_params sets {', '.join(own)}: pass them to {owner} itself ({why})")
+        if learner is not None:
+            import inspect
+
+            accepted = [arg for arg in inspect.signature(learner.__init__).parameters
+                        if arg != "self" and arg not in own_arguments]
+            unknown = sorted(set(learner_params) - set(accepted))
+            if unknown:
+                label = learner.__name__ + (f" (learner={name!r})" if name is not None else "")
+                raise ValueError(f"learner_params: {label} takes no argument {', '.join(map(repr, unknown))}; it "
+                                 f"takes {', '.join(accepted)}")
         kwargs.update(learner_params)
     if order is None and has_array_bounds(bounds):
         raise ValueError("array bounds need features=[...] to say which feature each bound belongs to "

@@ -234,6 +234,27 @@ def between_noise_level(stats: ClassStatistics) -> float:
     return float(np.sum(w * (s2 * (1.0 - 2.0 * w) + np.sum(w * w * s2))))
 
 
+def released_signal(stats: ClassStatistics) -> dict:
+    """``expected_cosine`` and ``noise_dominated`` (:func:`onpair.privacy.signal.signal_fields`) of released class
+    statistics: the vector (√w_c (μ̂_c − μ̂))_c, whose squared norm is tr S_b (the AUC task: ½‖μ̂₊ − μ̂₋‖ at
+    equal counts, the direction of the centroid model), against its noise power d·τ
+    (:func:`between_noise_level`). Public: the released statistics and the noise's σ only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> means = np.array([[0.0, 0.0], [0.6, 0.8]])
+    >>> stats = ClassStatistics(np.array([10.0, 10.0]), means, np.zeros((2, 2, 2)), 0.0, 0.0, 0.0, 1.0)
+    >>> released_signal(stats)   # no noise
+    {'expected_cosine': 1.0, 'noise_dominated': False}
+    """
+    from ..privacy.signal import signal_fields
+
+    w = stats.counts / stats.counts.sum()
+    centred = np.sqrt(w)[:, None] * (stats.means - w @ stats.means)
+    return signal_fields(centred, stats.means.shape[1] * between_noise_level(stats))
+
+
 def discriminant_ridge(stats: ClassStatistics) -> float:
     """The ``lam="auto"`` ridge of :func:`discriminant_metric`: 10⁻³ plus :func:`within_class_diagonal_sd` (public)."""
     noise = within_class_diagonal_sd(stats)

@@ -30,7 +30,7 @@ from ..privacy.reports import warn_large_delta
 from ._kernels import statistics_total
 from .discriminant import check_covariance_model, linear_discriminant, ranking_discriminant
 from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, class_statistics, model_kind,
-                    moment_layout, released_model)
+                    moment_layout, released_model, released_signal)
 
 
 class OffPairStats(PairwiseEstimator):
@@ -69,7 +69,8 @@ class OffPairStats(PairwiseEstimator):
         of C per-class moments); the other tasks one per class.
     weights : (float, float, float), default (0.8, 1.0, 0.6)
         Public weights of counts, sums and second moments.
-    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     classes : sequence of labels or "observed", optional
         The **public** label domain (AUC: two labels; metric and classifier: every class, required). The AUC
         task's and the classifier's ``classes_`` is the domain **sorted** (scikit-learn's convention): the
@@ -298,6 +299,7 @@ class OffPairStats(PairwiseEstimator):
             extra["moments"] = "pooled" if pooled else "per-class"
         if not self.private:
             return coef, fit_report(self, (), n=n, mode="exact statistics", public=extra, curator=counted)
+        extra.update(released_signal(stats))
         rho_budget = rho_from_dp(self.epsilon, self.delta, method="gaussian")
         # σ is the analytic-Gaussian σ for (ε, δ), i.e. exactly ρ-zCDP for this ρ up to the rounding of two
         # root finders: the event is charged the budget it was calibrated to when Δ²/(2σ²) rounds above it

@@ -28,10 +28,12 @@ from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
+from ..privacy.signal import NOTHING_RELEASED
 from ._kernels import _auc_square_model
 from .discriminant import check_covariance_model, linear_discriminant, ranking_discriminant
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_task, check_weights, choose_ridge,
-                    model_kind, moment_layout, released_model)
+                    model_kind, moment_layout, released_model,
+                    released_signal)
 from .released import MECHANISMS, ReleasedStatistics
 from .warmup import WarmupLearning
 
@@ -103,7 +105,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
     horizon : int, optional
         A known stream length: the tree is sized for it and records after it are not learned (the model
         is frozen, with a warning); the factorisation uses it to stop.
-    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`).
+    bounds, norm_bound : public feature bounds (:class:`onpair.core.bounds.FeatureBounds`): one of them is required
+        (no default; a ValueError says where public bounds come from).
     n_features : int, optional
     accounting : {"gaussian", "tight", "lemma3"}, default "gaussian"
         (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
@@ -531,8 +534,9 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         ``mechanism``, ``kappa2``, ``horizon`` and ``nodes_released`` so far), and ``frozen``, ``schedule``
         (the mechanism's public description, one entry per tree level or factorisation), ``buffer``
         (None), ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
-        ``noise_sd`` (the per-coordinate noise of the current release), ``noise_dominated`` (the class
-        means' difference is no longer than its noise: the model is mostly noise; public) and
+        ``noise_sd`` (the per-coordinate noise of the current release), ``expected_cosine`` and
+        ``noise_dominated`` (:func:`onpair.statistics.model.released_signal`: the released class means'
+        direction against its noiseless one, below 1/2 the model is mostly noise; public) and
         ``record_level``.
 
         ``record_level`` is the cost of a **record** learned ``passes`` times. With ``order="same"`` (a data
@@ -550,12 +554,14 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
                   for e in self._accountant.events]  # the continual release brought up to date; the finder's as spent
         horizon = self._horizon_value()
         frozen = horizon is not None and self._t >= horizon
-        noise_dominated = self._noise_dominated()
+        signal = self._signal()
+        noise_dominated = signal["noise_dominated"]
         status = (f"frozen: the horizon of {horizon} records is reached" if frozen else
                   self._warmup_status() or "learning; a release after every record")
         if noise_dominated:
-            status += ("; the released statistics are dominated by noise (the class means' difference is no "
-                       "longer than its noise): more records or a larger ε help")
+            status += (f"; the released statistics are dominated by noise (expected cosine "
+                       f"{signal['expected_cosine']:.2f} between their direction and the noiseless one): more records "
+                       "or a larger ε help")
         return self._discovery_record_level(build_report(
             type(self).__name__, events, epsilon=self._epsilon, delta=self._delta, accounting=self.accounting,
             mode="continual", n_seen=self._t, status=status, rho_budget=self._rho_budget, passes=passes,
@@ -563,17 +569,15 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
             public={"frozen": frozen, "schedule": None if mechanism is None else mechanism.describe(),
                     "buffer": None, "sensitivity_now": self._sensitivity,
                     "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
-                    "noise_dominated": noise_dominated, **self._discovery_fields()},
+                    **signal, **self._discovery_fields()},
             curator={"n_clipped": self._n_clipped}))
 
-    def _noise_dominated(self) -> bool:
-        """Whether the released class means' difference is no longer than its noise typically is:
-        ‖μ̂₊ − μ̂₋‖ ≤ sd·√(1/n̂₊² + 1/n̂₋²)·√d (AUC task; public quantities only; False before any record)."""
-        if self._stats is None or self._learned() == 0 or self._classes is not None:
-            return False
-        stats = self._stats.class_statistics()
-        noise = stats.sum_sd * math.sqrt(1.0 / stats.counts[0] ** 2 + 1.0 / stats.counts[1] ** 2) * math.sqrt(self._dim)
-        return bool(np.linalg.norm(stats.means[1] - stats.means[0]) <= noise)
+    def _signal(self) -> dict:
+        """``expected_cosine`` and ``noise_dominated`` of the latest release
+        (:func:`onpair.statistics.model.released_signal`; before any record: None and False)."""
+        if self._stats is None or self._learned() == 0:
+            return dict(NOTHING_RELEASED)
+        return released_signal(self._stats.class_statistics())
 
     # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
     # noise and its budget (two copies fed neighbouring streams release noise that cancels in their
