@@ -155,6 +155,9 @@ class OutputPerturbedSGD(PairwiseEstimator):
     random_state : int, SeedSequence, Generator or None
         The draws and the noise come from two independent children of one SeedSequence. None: fresh
         OS entropy (a seed is for reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Find the data's box privately inside the declared (loose) box first, with a share of (ε, δ)
+        (:func:`onpair.core.fitting.discovered_fit`; values as for :class:`onpair.OffPairStats`).
     accountant : ZCDPAccountant, optional
         A budget shared with other models, with an (ε, δ) budget
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: this release is an (ε, δ) claim, not

@@ -232,6 +232,9 @@ _COMMON_PARAMETERS = """
         False: the non-private twin, the exact minimiser of the same regularised objective (same λ).
     random_state : int, SeedSequence, Generator or None
         The noise; None draws fresh OS entropy (a seed is for reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Find the data's box privately inside the declared (loose) box first, with a share of (ε, δ)
+        (:func:`onpair.core.fitting.discovered_fit`; values as for :class:`onpair.OffPairStats`).
     accountant : ZCDPAccountant, optional
         A budget shared with other models, with an (ε, δ) budget
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: objective perturbation's bound is an
