@@ -682,7 +682,7 @@ def main(argv=None):
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         raise SystemExit(f"unknown sections {unknown}; choose from {tuple(SECTIONS)}")
-    mechanism = OnPairStats().mechanism
+    mechanism = OnPairStats(bounds=(0.0, 1.0)).mechanism  # the default mechanism (bounds: needed, unused)
     header = ["ε = 1, δ = 1e-5 for finder and model together; OnPairStats' default continual mechanism: "
               f"`{mechanism}`. Protocol: the docstring of `bench/ranges.py`. Each subsection says when it was "
               "written (a run of some sections keeps the others); each has its own targets of issue 24.", ""]
