@@ -777,3 +777,20 @@ def test_offline_discovery_refuses_dask_data():
     est = onpair.GradientPerturbedGD(bounds=(0.0, 1000.0), classes=[0, 1], discover_bounds=True)
     with pytest.raises(ValueError, match="in memory"):
         est.fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+
+
+def test_a_failed_offline_fit_after_the_finder_changes_nothing():
+    """The finder ran, then the estimator's own check refused (a bad ridge): no fitted attribute, nothing
+    charged to the shared accountant; a fitted estimator keeps its earlier fit."""
+    from onpair.privacy import ZCDPAccountant
+    X, y = off_centre(n=600)
+    shared = ZCDPAccountant.from_dp(10.0, 1e-3)
+    est = onpair.ObjectivePerturbedLogistic(bounds=(0.0, 1000.0), classes=[0, 1], random_state=0,
+                                            discover_bounds=True, accountant=shared)
+    quiet(est.fit, X, y)
+    coef, report, spent = est.coef_.copy(), est.privacy_report_, len(shared.events)
+    est.set_params(lam=-1.0)
+    with pytest.raises(ValueError, match="lam"):
+        quiet(est.fit, X, y)
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert est.privacy_report_ is report and len(shared.events) == spent
