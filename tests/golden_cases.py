@@ -74,6 +74,18 @@ def _learner_cases():
     cases.append(("onpairstrc-metric-psd-fifo", OnPairStrC,
                   dict(bounds=(0.0, 1.0), n=N_TOTAL, task="metric", constraint="psd", buffer=("fifo", 8),
                        release_every=50, seed=5)))
+    # The default learner in its default configuration (added with issue 22, whose snapshots were written
+    # while the default mechanism was the banded factorisation: they carry it, and resume with it), and
+    # each continual-release mechanism by name.
+    from onpair import OnPairStats
+
+    stats = dict(bounds=(0.0, 1.0), seed=11)
+    cases.append(("stats-auc-default", OnPairStats, stats))
+    cases.append(("stats-metric-default", OnPairStats, dict(stats, task="metric", classes=["low", "mid", "high"])))
+    for mechanism in ("toeplitz", "epochs", "tree"):
+        cases.append((f"stats-auc-{mechanism}", OnPairStats, dict(stats, mechanism=mechanism)))
+    # Decayed statistics (issue 25).
+    cases.append(("stats-auc-decayed", OnPairStats, dict(stats, half_life=64)))
     return cases
 
 
@@ -186,6 +198,8 @@ def river_cases():
         ("river-classifier", lambda: PrivatePairwiseClassifier(learner="onpairstrc", epsilon=1.0, bounds=(0.0, 1.0),
                                                                 seed=13, release_every=30)),
         ("river-classifier-giga", lambda: PrivatePairwiseClassifier(learner="giga", bounds=(0.0, 1.0), seed=13)),
+        ("river-classifier-stats", lambda: PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=13,
+                                                                      features=[f"f{k}" for k in range(DIM)])),
         ("river-metric", lambda: MetricTransformer(OnPairStrC(task="metric", bounds=(0.0, 1.0), n=N_TOTAL,
                                                               release_every=40, buffer=("fifo", 32), seed=13))),
     ]
@@ -218,12 +232,24 @@ def all_digests() -> dict:
     return digests
 
 
-def write_golden() -> None:
-    """Write the snapshots and expected.json (run once, before a refactoring; never by the tests)."""
+def write_golden(only=None) -> None:
+    """Write the snapshots and expected.json (run once, before a refactoring; never by the tests). ``only``:
+    the names of the cases to write (added to the existing file, every other case left as it was)."""
     import onpair
 
-    expected = {"digests": all_digests(), "snapshots": {}}
+    if only is None:
+        expected = {"digests": all_digests(), "snapshots": {}}
+    else:
+        with open(os.path.join(GOLDEN, "expected.json")) as handle:
+            expected = json.load(handle)
+        today = all_digests()
+        unknown = set(only) - set(today)
+        if unknown:
+            sys.exit(f"no such case: {sorted(unknown)}")
+        expected["digests"].update({name: today[name] for name in only})
     for name, cls, kwargs in learner_cases():
+        if only is not None and name not in only:
+            continue
         X, y = stream_for(name)
         learner = feed(build(cls, kwargs), X[:N_FIRST], y[:N_FIRST], singles=True)
         path = os.path.join(GOLDEN, name + ".onpair")
@@ -232,6 +258,8 @@ def write_golden() -> None:
         expected["snapshots"][name] = {"released": digest(visible(whole)),
                                        "report": json.loads(json.dumps(report_fingerprint(whole)))}
     for name, make in river_cases():
+        if only is not None and name not in only:
+            continue
         stream = river_metric_stream() if name.startswith("river-metric") else river_classifier_stream()
         model = make()
         first = river_outputs(name, model, stream[:N_FIRST])
@@ -248,10 +276,14 @@ def write_golden() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/golden_cases.py --write   (overwrites tests/data/golden/)")
-    if os.path.isdir(GOLDEN):
-        shutil.rmtree(GOLDEN)
-    os.makedirs(GOLDEN)
     sys.path.insert(0, os.path.dirname(HERE))
-    write_golden()
+    if sys.argv[1:2] == ["--add"] and len(sys.argv) > 2:
+        write_golden(only=sys.argv[2:])  # new cases only: every recorded one stays as it was
+    elif sys.argv[1:] == ["--write"]:
+        if os.path.isdir(GOLDEN):
+            shutil.rmtree(GOLDEN)
+        os.makedirs(GOLDEN)
+        write_golden()
+    else:
+        sys.exit("usage: python tests/golden_cases.py --write   (overwrites tests/data/golden/)\n"
+                 "       python tests/golden_cases.py --add NAME ...   (writes the named cases only)")

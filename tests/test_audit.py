@@ -373,10 +373,10 @@ CONTINUAL = [name for name, preset in PRESETS.items() if preset.datasets is not 
 
 
 def test_presets_cover_the_learners_on_released_statistics():
-    assert {"onpairstats", "onpairstats-epochs", "onpairstats-moments", "onpairstats-metric", "offpairstats"} \
-        <= set(REAL)
-    assert {"onpairstats-noise0.1", "onpairstats-epochs-noise0.1", "onpairstats-moments-m0",
-            "offpairstats-noise0.1"} <= set(BROKEN)
+    assert {"onpairstats", "onpairstats-toeplitz", "onpairstats-epochs", "onpairstats-moments", "onpairstats-metric",
+            "offpairstats"} <= set(REAL)
+    assert {"onpairstats-noise0.1", "onpairstats-toeplitz-noise0.1", "onpairstats-epochs-noise0.1",
+            "onpairstats-moments-m0", "offpairstats-noise0.1"} <= set(BROKEN)
     assert set(CONTINUAL) == {name for name in PRESETS if name.startswith("onpairstats")}
     assert PRESETS["onpairstats-metric"].task == "metric"
 
@@ -453,8 +453,9 @@ def test_release_contrast_matches_the_closed_form_and_sees_the_claimed_mu():
     assert sensitivity / math.sqrt(covariance[-1, -1]) < 0.5 * best
 
 
-@pytest.mark.parametrize("name, scale", [("onpairstats-noise0.1", 0.1), ("onpairstats-epochs-noise0.1", 0.1),
-                                         ("onpairstats-moments-m0", 2.0 / 19.88), ("offpairstats-noise0.1", 0.1)])
+@pytest.mark.parametrize("name, scale", [("onpairstats-noise0.1", 0.1), ("onpairstats-toeplitz-noise0.1", 0.1),
+                                         ("onpairstats-epochs-noise0.1", 0.1), ("onpairstats-moments-m0", 2.0 / 19.88),
+                                         ("offpairstats-noise0.1", 0.1)])
 def test_broken_statistics_variants_draw_less_noise_and_still_claim_the_budget(name, scale):
     real = name.rsplit("-", 1)[0]
     D, D_prime, bounds, _ = (PRESETS[name].datasets or neighbouring_datasets)(20, 2)

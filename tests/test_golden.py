@@ -63,7 +63,7 @@ def test_golden_snapshot_saves_again_identically(name, tmp_path):
     assert digest(visible(resumed)) == EXPECTED["snapshots"][name]["released"]
 
 
-@pytest.mark.parametrize("name", ["river-classifier", "river-classifier-giga"])
+@pytest.mark.parametrize("name", ["river-classifier", "river-classifier-giga", "river-classifier-stats"])
 def test_golden_river_snapshot_continues(name, tmp_path):
     model = onpair.load(_copy_snapshot(name, tmp_path))
     stream = river_classifier_stream()

@@ -199,7 +199,7 @@ def write_previous_format(model, path, labels, fixed):
     """A snapshot as the previous version wrote it: the wrapper fields of format 1, which kept the first
     negative and positive labels learned (``labels``) and whether each was seen (``labels_fixed``)."""
     extra = model._persisted_fields(path)
-    del extra["classes"], extra["classes_is_tuple"]
+    del extra["classes"], extra["classes_is_tuple"], extra["refresh_shift"]
     extra.update(version=1, labels=labels, labels_fixed=fixed)
     save_learner(model._inner, path, extra=extra, wrapper=SAVE_TAG)
 
@@ -258,8 +258,17 @@ def test_pipeline_report_adds_the_record_level_costs():
             accountant.compose(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(2.0 * m["record_level"]["rho"])))
         assert accountant.get_epsilon(1e-5) == pytest.approx(report["epsilon"], abs=3e-3)
         assert report["epsilon"] > max(m["record_level"]["epsilon"] for m in members)
+    # The default BLT's copies 300 apart overlap a little: between 2ρ and the group bound 4ρ
     same = pipeline_report(model, passes=2)
-    assert same["rho"] == pytest.approx(2 * pipeline_report(model)["rho"], rel=1e-9)  # 300 ≥ the band: 2ρ
+    assert 2 * pipeline_report(model)["rho"] < same["rho"] < 4 * pipeline_report(model)["rho"]
+    banded = (PrivateStandardScaler(bounds=(0.0, 1.0), epsilon=0.5, features=PHISHING_FEATURES, seed=0,
+                                    mechanism="toeplitz")
+              | PrivatePairwiseClassifier(bounds=(-3.0, 3.0), epsilon=1.0, features=PHISHING_FEATURES, seed=0,
+                                          learner_params={"mechanism": "toeplitz"}))
+    for x, y in PHISHING[:300] * 2:
+        banded.learn_one(x, y)
+    same = pipeline_report(banded, passes=2)
+    assert same["rho"] == pytest.approx(2 * pipeline_report(banded)["rho"], rel=1e-9)  # 300 ≥ the band: 2ρ
 
 
 def test_pipeline_report_walks_nested_steps_and_names_the_others():
@@ -276,3 +285,27 @@ def test_pipeline_report_walks_nested_steps_and_names_the_others():
     fed(single, PHISHING[:10])
     assert pipeline_report(single)["epsilon"] == pytest.approx(single.privacy_report()["epsilon_spent"])
     assert eps_from_rho(pipeline_report(single)["rho"], 1e-5) == pipeline_report(single)["epsilon"]
+
+
+def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):
+    """A snapshot keeps the model refresh rule it was saved with (format 3); those of formats 1 and 2 refreshed
+    with s = 6, and resume with it, so that their predictions continue as the original model's would."""
+    model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=3)
+    for x, y in PHISHING[:300]:
+        model.learn_one(x, y)
+    assert model._refresh_shift == PrivatePairwiseClassifier.REFRESH_SHIFT == 4
+    model.save(tmp_path / "now.onpair")
+    assert PrivatePairwiseClassifier.load(tmp_path / "now.onpair")._refresh_shift == 4
+    extra = model._persisted_fields(tmp_path / "old.onpair")
+    del extra["refresh_shift"]
+    extra.update(version=2)
+    save_learner(model._inner, tmp_path / "old.onpair", extra=extra, wrapper=SAVE_TAG)
+    old = PrivatePairwiseClassifier.load(tmp_path / "old.onpair")
+    assert old._refresh_shift == 6
+    # the rule: after 2^(s+1) releases, a refresh every 2^(⌊log₂ k⌋ − s) releases (here k = 300: 2^(8 − 6) = 4)
+    old._released()
+    assert old._cache[1:3] == (300, 304)
+    extra.update(version=3, refresh_shift=-1)
+    save_learner(model._inner, tmp_path / "bad.onpair", extra=extra, wrapper=SAVE_TAG)
+    with pytest.raises(ValueError, match="refresh_shift"):
+        PrivatePairwiseClassifier.load(tmp_path / "bad.onpair")

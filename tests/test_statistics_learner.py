@@ -186,7 +186,8 @@ def stream(n, d=4, seed=0, outside=True):
 
 
 MECHANISMS = [dict(), dict(mechanism="epochs"), dict(mechanism="tree"), dict(mechanism="tree", horizon=400),
-              dict(band=8), dict(private=False)]
+              dict(mechanism="toeplitz", band=8), dict(mechanism="toeplitz"), dict(private=False),
+              dict(horizon=250, final_share=0.3)]
 
 
 @pytest.mark.parametrize("kwargs", MECHANISMS)
@@ -320,7 +321,7 @@ def test_snapshot_with_edited_statistics_is_refused(tmp_path):
     fresh = OnPairStats(bounds=(0.0, 1.0), seed=0)
     from onpair.core.snapshot import SnapshotReader
 
-    arrays["statistics.noise_history"] = arrays["statistics.noise_history"][:-1]
+    arrays["statistics.buffers"] = arrays["statistics.buffers"][:-1]
     with pytest.raises(ValueError, match="invalid released statistics"):
         fresh._restore_state(document["state"], SnapshotReader("s", arrays))
 
@@ -334,12 +335,13 @@ def test_a_private_learner_refuses_copies_and_the_twin_copies():
     assert copy.deepcopy(twin).n_seen == 1
 
 
+@pytest.mark.parametrize("kwargs", [dict(), dict(mechanism="toeplitz", band=4)], ids=["blt", "toeplitz-band4"])
 @SETTINGS
 @given(cuts=st.lists(st.integers(0, 120), max_size=4), seed=st.integers(0, 1000))
-def test_any_block_split_gives_the_same_learner(cuts, seed):
+def test_any_block_split_gives_the_same_learner(kwargs, cuts, seed):
     X, y = stream(120, seed=seed % 7)
-    reference = OnPairStats(bounds=(0.0, 1.0), seed=seed, band=4)
-    learner = OnPairStats(bounds=(0.0, 1.0), seed=seed, band=4)
+    reference = OnPairStats(bounds=(0.0, 1.0), seed=seed, **kwargs)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=seed, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reference.learn_many(X, y)
@@ -393,3 +395,127 @@ def test_offline_metric_task_needs_public_classes_and_a_large_delta_warns():
     assert est.coef_.shape == (4, 4) and est.privacy_report_["n_classes"] == 3
     with pytest.warns(onpair.PrivacyWarning, match="1/n"):
         OffPairStats(delta=0.5, bounds=(0.0, 1.0), random_state=0).fit(X, y.astype(int))
+
+
+# -- the per-record path: normals drawn ahead, one compiled call per record ------------------------------
+def test_the_fused_record_path_is_the_mechanism_fed_its_rows_with_the_generators_normals():
+    """OnPairStats.learn_one (box map, row, BLT step in one compiled call, normals from a block drawn ahead)
+    against its definition: the rows of statistics_rows fed one by one to a BufferedToeplitz with a plain
+    Generator spawned as the learner spawns its noise stream."""
+    from onpair.privacy.continual import BufferedToeplitz
+    from onpair.statistics._kernels import statistics_rows
+
+    X, y = stream(700, seed=4)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, label in zip(X, y):
+            learner.learn_one(x, label)
+    Z, _ = learner.feature_bounds.transform(X)
+    rows = statistics_rows(Z, y.astype(np.int64), 2, (0.8, 1.0, 0.6))
+    _, noise_seq, _ = np.random.SeedSequence(9).spawn(3)
+    mech = BufferedToeplitz(dim=rows.shape[1], sensitivity=statistics_sensitivity(0.8, 1.0, 0.6),
+                            rho=learner._rho_budget)
+    generator = np.random.Generator(np.random.PCG64(noise_seq))
+    for row in rows:
+        mech.add_one(np.ascontiguousarray(row), generator)
+    assert np.array_equal(mech.estimate(), learner._stats.estimate())
+    # the learner's generator is ahead by the rest of a whole block, which it keeps
+    ahead = learner._normal_block.unconsumed()
+    assert np.array_equal(ahead, generator.standard_normal(ahead.size))
+
+
+def test_normals_drawn_ahead_are_saved_and_resume_exactly(tmp_path):
+    X, y = stream(300, seed=2)
+    whole = OnPairStats(bounds=(0.0, 1.0), seed=5)
+    first = OnPairStats(bounds=(0.0, 1.0), seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, label in zip(X, y):
+            whole.learn_one(x, label)
+        for x, label in zip(X[:123], y[:123]):
+            first.learn_one(x, label)
+    first.save(tmp_path / "s.onpair")
+    resumed = onpair.load(tmp_path / "s.onpair")
+    assert resumed._normal_block.unconsumed().size == first._normal_block.unconsumed().size > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, label in zip(X[123:], y[123:]):
+            resumed.learn_one(x, label)
+    assert_same_state(state_of(whole), state_of(resumed))
+
+
+def test_a_learner_without_a_seed_drops_its_normals_after_a_save(tmp_path):
+    """Its generator is replaced after a save (the snapshot and the learner must never add the same noise):
+    the normals drawn ahead went into the snapshot, and the learner draws new ones."""
+    X, y = stream(50, seed=1)
+    learner = OnPairStats(bounds=(0.0, 1.0)).learn_many(X, y)
+    saved = learner._normal_block.unconsumed()
+    learner.save(tmp_path / "s.onpair")
+    learner.learn_many(X[:3], y[:3])
+    assert learner._normal_block.rng is learner._noise_rng
+    k = learner._stats.width
+    assert saved.size > 3 * k + 10
+    assert not np.array_equal(learner._normal_block.unconsumed()[:10], saved[3 * k:3 * k + 10])
+    resumed = onpair.load(tmp_path / "s.onpair")
+    assert np.array_equal(resumed._normal_block.unconsumed(), saved)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda a: a.__setitem__("noise.normals", np.full(5, 41.0)), "not a standard normal"),
+    (lambda a: a.__setitem__("noise.normals", np.zeros(5, dtype=np.float32)), "float64"),
+    (lambda a: a.__setitem__("noise.normals", np.zeros((2, 2))), "float64"),
+    (lambda a: a.__setitem__("noise.normals", np.array([0.0, np.nan])), "non-finite"),
+    (lambda a: a.__setitem__("noise.normals", np.zeros(10 ** 6)), "float64"),
+])
+def test_a_snapshot_with_implausible_normals_is_refused(edit, match, tmp_path):
+    from onpair.core.snapshot import SnapshotReader
+    from onpair.persistence import _parse
+
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
+    learner.save(tmp_path / "s.onpair")
+    document, arrays = _parse((tmp_path / "s.onpair").read_bytes(), "s")
+    assert "noise.normals" in arrays
+    edit(arrays)
+    with pytest.raises(ValueError, match=match):
+        OnPairStats(bounds=(0.0, 1.0), seed=0)._restore_state(document["state"], SnapshotReader("s", arrays))
+    twin = OnPairStats(bounds=(0.0, 1.0), private=False)
+    arrays = {"noise.normals": np.zeros(3)}
+    with pytest.raises(ValueError, match="non-private twin"):
+        twin._read_normals(SnapshotReader("s", arrays))
+
+
+def test_n_releases_counts_the_records_learned_up_to_the_horizon():
+    X, y = stream(90, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        learner = OnPairStats(bounds=(0.0, 1.0), seed=0, horizon=70)
+        learner.learn_many(X[:40], y[:40])
+        for x, label in zip(X[40:], y[40:]):
+            learner.learn_one(x, label)
+            assert learner.n_releases == learner._stats.n_seen == min(learner.n_seen, 70)
+
+
+def test_final_share_at_the_horizon():
+    """final_share: the BLT's one release of the total at the horizon, combined with the stream's (its cost in
+    the one event of the report: the budget, no more); the model after record T has less noise than without
+    it, the models before it more; refused without the BLT and a horizon, or outside [0, 1)."""
+    X, y = stream(200, outside=False)
+    plain = OnPairStats(bounds=(0.0, 1.0), horizon=200, seed=2).learn_many(X, y)
+    shared = OnPairStats(bounds=(0.0, 1.0), horizon=200, final_share=0.5, seed=2).learn_many(X[:199], y[:199])
+    before = shared._stats.noise_variance()
+    assert before > plain._stats.mechanism.variance(199)
+    shared.learn_one(X[199], bool(y[199]))
+    assert shared._stats.noise_variance() < plain._stats.noise_variance()
+    report = shared.privacy_report()
+    (row,) = report["releases"]
+    assert report["rho_budget"] * (1 - 1e-8) <= report["rho_spent"] <= report["rho_budget"]
+    assert math.isclose(row["rho"], 0.5 * (row["sensitivity"] / row["sigma"]) ** 2 * row["kappa2"], rel_tol=1e-12)
+    assert report["schedule"]["final_released"] and row["nodes_released"] == 201
+    for kwargs, error in [(dict(final_share=0.2), ValueError), (dict(final_share=0.2, horizon=10, mechanism="tree"),
+                                                               ValueError),
+                          (dict(final_share=1.0, horizon=10), ValueError), (dict(final_share=True, horizon=10),
+                                                                            TypeError),
+                          (dict(final_share="0.1", horizon=10), TypeError)]:
+        with pytest.raises(error, match="final_share"):
+            OnPairStats(**kwargs)

@@ -64,6 +64,10 @@ class Preset:
     needs_neighbours: bool = False
 
 
+#: The half-life (records) of the decayed presets: short beside the audit's stream, so that the first record's
+#: weight has faded by its end (the case the cost must cover without growing).
+AUDIT_HALF_LIFE = 8.0
+
 #: Every preset, by name, in the order ``onpair audit --help`` lists them. The setups (and the broken variants,
 #: which override a family's own hooks) live beside their family: ``<family>/audit_variants.py``.
 PRESETS = {p.name: p for p in (
@@ -109,12 +113,18 @@ PRESETS = {p.name: p for p in (
            giga.offpairstrc_metric_noise_setup, broken=True, task="metric"),
     # The learners on released class statistics (release: the whole release sequence's contrast for a change
     # of the first record; canary: a label flip; statistics_neighbouring_datasets).
-    Preset("onpairstats", "OnPairStats, continual release (banded Toeplitz, band 64), the whole release sequence",
-           statistics.onpairstats_setup(None), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats", "OnPairStats, continual release (buffered linear Toeplitz, the default), the whole "
+           "release sequence", statistics.onpairstats_setup(None), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-toeplitz", "OnPairStats, mechanism='toeplitz' (banded square root, band 64), the whole "
+           "release sequence", statistics.onpairstats_setup(None, "toeplitz"),
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs", "OnPairStats, mechanism='epochs' (doubling least-squares trees), the whole "
            "release sequence", statistics.onpairstats_setup(None, "epochs"), datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
            "whole release sequence", statistics.onpairstats_setup(None, weights=MOMENT_WEIGHTS),
+           datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-decayed", f"OnPairStats, half_life={AUDIT_HALF_LIFE:g} (decayed sums, DecayedBLT), the whole "
+           "release sequence", statistics.onpairstats_setup(None, half_life=AUDIT_HALF_LIFE),
            datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-metric", "OnPairStats, task='metric', classes [-1, 1], the whole release sequence",
            statistics.onpairstats_setup(None, task="metric"), task="metric", datasets=statistics_neighbouring_datasets),
@@ -128,10 +138,15 @@ PRESETS = {p.name: p for p in (
     Preset("offpairstats", "OffPairStats, one release, model_type='centroid'", statistics.offpairstats_setup(None)),
     Preset("onpairstats-noise0.1", "BROKEN: OnPairStats with σ × 0.1", statistics.onpairstats_setup("noise0.1"),
            broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-toeplitz-noise0.1", "BROKEN: OnPairStats, mechanism='toeplitz', with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", "toeplitz"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs-noise0.1", "BROKEN: OnPairStats, mechanism='epochs', with every σ × 0.1",
            statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
            "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
+           datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-decayed-noise0.1", f"BROKEN: OnPairStats, half_life={AUDIT_HALF_LIFE:g}, with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", half_life=AUDIT_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
            broken=True),

@@ -180,9 +180,11 @@ def make_read_only(learner, reason: str) -> None:
 
 #: Constructor parameters added after the format was first written, with the value that reproduces
 #: what older files were written with: the metric task's papers' loss (threshold 1, uniform pairs), the
-#: classifier's covariance model and moment layout (which the earlier tasks never read), no range discovery.
+#: classifier's covariance model and moment layout (which the earlier tasks never read), no range discovery, no final release
+#: at the horizon (OnPairStats' ``final_share``, issue 22), no forgetting (``half_life``, issue 25).
 LEGACY_PARAMS = {"threshold": 1.0, "pair_weights": None, "n_classes": None, "covariance": "auto", "moments": None,
-                 "discover_bounds": False}
+                 "final_share": 0.0,
+                 "discover_bounds": False, "half_life": None}
 
 
 def saved_class(name, path) -> type:

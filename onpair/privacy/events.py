@@ -242,7 +242,9 @@ class ContinualRelease(PrivacyEvent):
     def of(cls, mechanism, what="continual release", rho=None, n_seen=None):
         """The event of a :class:`onpair.privacy.continual.PrefixSumMechanism` (from its public
         ``describe()``): κ² and σ as described, or, for a mechanism whose levels have different σ_h (the
-        unbounded tree), σ of its first level and κ² = Σ_h (σ_0/σ_h)² (a record is in one node per level).
+        unbounded tree), σ of its first level and κ² = Σ_h (σ_0/σ_h)² (a record is in one node per level);
+        with a final release of the total at the horizon (``final_sigma``, the BLT's ``final_share``), κ² plus
+        (σ/σ_f)², that release's row.
         ``rho`` (default: the mechanism's ``rho_spent_bound``) is the ρ it is charged."""
         description = mechanism.describe()
         sensitivity = float(description["sensitivity"])
@@ -254,6 +256,11 @@ class ContinualRelease(PrivacyEvent):
             sigmas = [float(s) for s in description["sigmas"]]
             sigma = sigmas[0]
             kappa2 = math.fsum((sigma / s) ** 2 for s in sigmas)
+        final_sigma = description.get("final_sigma")
+        if final_sigma is not None:
+            # a factorisation with one release of the total at its horizon (the BLT's final share): that release
+            # is one more row of the encoder, (σ/σ_f)·1ᵀ in units of σ, in every record's column
+            kappa2 = float(kappa2) + (float(sigma) / float(final_sigma)) ** 2
         n = mechanism.n_seen if n_seen is None else n_seen
         nodes = sum(int(r["nodes_released"]) for r in mechanism.privacy_rows())
         return cls(mechanism=str(description["kind"]), sensitivity=sensitivity, sigma=float(sigma),

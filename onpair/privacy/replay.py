@@ -21,9 +21,12 @@ that differ between positions (‖u_p‖ ≤ Δ each) cost no more: Σ_{p,q} E_{
 Δ²(Σ_p E_{r,p})². The rows are those the mechanism can ever release (up to its horizon, or every level
 of an unbounded stream): the cost of the whole stream, as ``rho_spent``. :func:`record_rho` computes it.
 
-Copies farther apart than the band of the factorisation have disjoint columns: k of them cost exactly
-k·ρ (the default ``OnPairStats`` on a data set of n ≥ 64 records, replayed in the same order), against
-the group bound k²ρ. In a tree, copies share the nodes of the levels above their distance.
+Copies farther apart than the band of the banded factorisation have disjoint columns: k of them cost
+exactly k·ρ (``OnPairStats(mechanism="toeplitz")`` on a data set of n ≥ 64 records, replayed in the same
+order), against the group bound k²ρ. The columns of the buffered-linear-Toeplitz factorisation (the
+default) never end: copies n positions apart overlap by Σ_j c_j c_{j+n}, which decays with n like the
+slowest buffer, so k copies cost a little more than k·ρ (closed forms, O(k²·m²)). In a tree, copies share
+the nodes of the levels above their distance.
 
 **Same-order passes.** :func:`replay_rho` takes the worst record of a data set of n records replayed k
 times **in the same order** (record i at the positions i, i + n, …, i + (k − 1)n): the exact cost of that
@@ -40,7 +43,8 @@ import numbers
 
 import numpy as np
 
-from .continual import MAX_RECORDS, BandedToeplitz, EpochTrees, TreeAggregation, sqrt_toeplitz_coefficients
+from .continual import (MAX_RECORDS, BandedToeplitz, BufferedToeplitz, EpochTrees, TreeAggregation,
+                        sqrt_toeplitz_coefficients)
 from .conversions import eps_from_rho
 from .gaussian import gaussian_rho
 
@@ -63,8 +67,8 @@ def _check_count(value, name, minimum=1, maximum=MAX_RECORDS) -> int:
 
 
 def _check_mechanism(mechanism):
-    if not isinstance(mechanism, (BandedToeplitz, TreeAggregation, EpochTrees)):
-        raise TypeError(f"mechanism must be a BandedToeplitz, TreeAggregation or EpochTrees, got "
+    if not isinstance(mechanism, (BufferedToeplitz, BandedToeplitz, TreeAggregation, EpochTrees)):
+        raise TypeError(f"mechanism must be a BufferedToeplitz, BandedToeplitz, TreeAggregation or EpochTrees, got "
                         f"{type(mechanism).__name__}")
     return mechanism
 
@@ -86,7 +90,7 @@ def record_rho(mechanism, positions) -> float:
 
     Parameters
     ----------
-    mechanism : BandedToeplitz, TreeAggregation or EpochTrees
+    mechanism : BufferedToeplitz, BandedToeplitz, TreeAggregation or EpochTrees
         Read for its public parameters only (sensitivity, noise scales, band, horizon, epochs).
     positions : iterable of int
         Distinct positions in [1, capacity] (the horizon, or 2^62).
@@ -120,6 +124,8 @@ def record_rho(mechanism, positions) -> float:
         return 0.0
     if isinstance(mechanism, BandedToeplitz):
         return _toeplitz_rho(mechanism, np.sort(P))
+    if isinstance(mechanism, BufferedToeplitz):
+        return _blt_rho(mechanism, np.sort(P))
     return float(_dyadic_rho(mechanism, P[None, :])[0])
 
 
@@ -128,9 +134,9 @@ def replay_rho(mechanism, n_records, passes) -> float:
 
     Record i (1 ≤ i ≤ n) is learned at the positions i + j·n, j = 0 … k − 1; positions beyond the
     mechanism's capacity (its horizon) are never learned and cost nothing. Returns max_i ρ(P_i)
-    (:func:`record_rho`). For the factorisation the first record is the worst (every entry of C is ≥ 0,
-    and moving every position one step earlier never shortens a column); trees are evaluated for every
-    record, vectorised.
+    (:func:`record_rho`). For the factorisations (banded and BLT) the first record is the worst (every entry
+    of C is ≥ 0, and moving every position one step earlier never shortens a column); trees are evaluated
+    for every record, vectorised.
 
     Examples
     --------
@@ -142,9 +148,9 @@ def replay_rho(mechanism, n_records, passes) -> float:
     mechanism = _check_mechanism(mechanism)
     n = _check_count(n_records, "n_records")
     k = _check_count(passes, "passes")
-    if isinstance(mechanism, BandedToeplitz):
-        first = [1 + j * n for j in range(k) if 1 + j * n <= mechanism.capacity]
-        return _toeplitz_rho(mechanism, np.array(first, dtype=np.int64))
+    if isinstance(mechanism, (BandedToeplitz, BufferedToeplitz)):
+        first = np.array([1 + j * n for j in range(k) if 1 + j * n <= mechanism.capacity], dtype=np.int64)
+        return _toeplitz_rho(mechanism, first) if isinstance(mechanism, BandedToeplitz) else _blt_rho(mechanism, first)
     worst = 0.0
     offsets = np.arange(k, dtype=np.int64) * n
     for lo in range(1, n + 1, _CHUNK):
@@ -224,6 +230,31 @@ def _toeplitz_rho(mechanism, P) -> float:
         total += math.fsum(column * column)
         start = end
     return gaussian_rho(mechanism.sensitivity, description["sigma"]) * total
+
+
+def _blt_rho(mechanism, P) -> float:
+    """(Δ²/(2σ²))·‖Σ_{p∈P} C e_p‖² for the BLT's C (sorted positions P): the sum over pairs of the columns'
+    inner products, in closed form (:meth:`BLTParameters.column_inner`; column p has T − p + 1 rows with a
+    horizon T, infinitely many without). The columns never stop, so copies always overlap a little: more
+    than k·ρ for k copies, however far apart (the overlap decays like the slowest buffer, θ_1^distance)."""
+    if P.size == 0:
+        return 0.0
+    params = mechanism.parameters
+    horizon = mechanism.horizon
+    terms = []
+    for a in range(P.size):
+        for b in range(a, P.size):
+            later = int(P[b])
+            length = None if horizon is None else horizon - later + 1
+            inner = params.column_inner(later - int(P[a]), length)
+            terms.append(inner if a == b else 2.0 * inner)
+    total = math.fsum(terms)
+    description = mechanism.describe()
+    stream = gaussian_rho(mechanism.sensitivity, description["sigma"]) * total
+    if description["final_sigma"] is None:
+        return stream
+    # the one release of the total at the horizon: the record enters it |P| times (sensitivity |P|·Δ)
+    return stream + P.size ** 2 * gaussian_rho(mechanism.sensitivity, description["final_sigma"])
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -126,10 +126,10 @@ def label_sign(y, labels, declared, where) -> int:
 
 
 def persisted_classes(extra, given, where):
-    """The ``classes`` parameter of a snapshot's model: the saved one (format 2), checked against ``given``;
+    """The ``classes`` parameter of a snapshot's model: the saved one (formats 2 and 3), checked against ``given``;
     for format 1, which kept the first labels the stream brought, ``given`` if it agrees with them, else river's
     binary domain (None) when they were booleans or 0/1, else a ValueError (nothing is read off the stream)."""
-    if extra["version"] == 2:
+    if extra["version"] >= 2:
         saved = extra["classes"]
         if saved is not None:
             if not isinstance(saved, list) or len(saved) != 2:

@@ -2,8 +2,8 @@
 
 The river twin of :class:`onpair.preprocessing.PrivateStandardScaler`: ``learn_one(x)`` adds the record's
 per-feature (u_j, u_j²) (u: the record on the unit range of the public box) to a continual-release
-mechanism (:class:`onpair.privacy.continual.BandedToeplitz`, sensitivity 2√d, one fixed cost for the whole
-stream); ``transform_one(x)`` standardises with the means and scales computed from the latest release
+mechanism (by default :class:`onpair.privacy.continual.BufferedToeplitz`, sensitivity 2√d, one fixed cost for
+the whole stream); ``transform_one(x)`` standardises with the means and scales computed from the latest release
 and clips to [−clip, clip], the public bounds to give the model after it:
 
     PrivateStandardScaler(bounds=(lower, upper), epsilon=0.5) | PrivatePairwiseClassifier(bounds=(-3, 3), epsilon=1)
@@ -28,7 +28,7 @@ from river import base
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
 from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
-from ..privacy.continual import BandedToeplitz
+from ..privacy.continual import PrefixSumMechanism
 from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
 from ..privacy.conversions import rho_from_dp
 from ..privacy.events import ContinualRelease
@@ -54,6 +54,9 @@ class PrivateStandardScaler(base.Transformer):
         Outputs are clipped to [−clip, clip].
     seed : int, optional
         For reproducible experiments only.
+    mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
+        The continual-release mechanism of the sums (as :class:`onpair.OnPairStats`'s ``mechanism``, without
+        a horizon); "toeplitz" was the default before issue 22.
     accountant : ZCDPAccountant, optional
         A budget shared with other models (the classifier after the scaler, say): the stream's cost is
         charged to it with the first record, which is refused (nothing changes) when it cannot pay.
@@ -73,13 +76,15 @@ class PrivateStandardScaler(base.Transformer):
     """
 
     def __init__(self, bounds=None, epsilon=0.5, delta=1e-5, features=None, clip=DEFAULT_CLIP, seed=None,
-                 accountant=None):
+                 mechanism="blt", accountant=None):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
         self.features = features
         self.clip = clip
         self.seed = seed
+        self.mechanism = mechanism
+        self._mechanism_class = PrefixSumMechanism.for_option(mechanism)  # a ValueError names the choices
         self.accountant = check_accountant(accountant, "PrivateStandardScaler")
         check_epsilon(epsilon)
         check_delta(delta)
@@ -113,7 +118,7 @@ class PrivateStandardScaler(base.Transformer):
         self._mechanism = mechanism or self._new_mechanism(d)
 
     def _new_mechanism(self, d):
-        return BandedToeplitz(dim=2 * d, sensitivity=scaler_sensitivity(d), rho=self._rho)
+        return self._mechanism_class(dim=2 * d, sensitivity=scaler_sensitivity(d), rho=self._rho)
 
     def _release_event(self, mechanism):
         """The continual release of the whole stream, charged its cost capped at the budget it was calibrated

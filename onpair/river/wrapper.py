@@ -116,8 +116,9 @@ class LearnerWrapper:
 
         ``passes`` and ``order`` give ``record_level``, the cost of a record learned ``passes`` times
         (``progressive_val_score(data * k, model)``: k passes in the same order, ``order="same"``; the
-        default learner's is then exact, e.g. record-level ε 2.15 for four passes of Phishing at
-        ε = 1; ``order="any"`` or an output-perturbed learner: the group bound k²ρ). ``epsilon_spent`` is
+        default learner's is then exact, e.g. record-level ε 3.03 for four passes of Phishing at
+        ε = 1, 2.15 with ``learner_params={"mechanism": "toeplitz"}``; ``order="any"`` or an output-perturbed
+        learner: the group bound k²ρ). ``epsilon_spent`` is
         the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
         each learning a record **once** (one position each): it does not cover a meta-model that learns a
         record several times per member (river's bagging, a Poisson number of times, which has no
@@ -225,18 +226,24 @@ def from_params(cls, params):
     return cls(**params)
 
 
-def release_window(count: int, private: bool) -> tuple:
+def release_window(count: int, private: bool, shift: int = 6, cap=None) -> tuple:
     """``[start, stop)``: the learner counts (releases of a private learner, records of a twin) that predict
     with the model read at ``start``. A private learner that releases after every record is read at every
-    release up to release 128, then at every 2^(⌊log₂ k⌋ − 6)-th release k: predictions use a release at
-    most 1/64 of the stream old (post-processing of public releases, at a fraction of the cost).
+    release up to release 2^(s+1), then at every 2^(⌊log₂ k⌋ − s)-th release k (s = ``shift``; 6: up to 128,
+    then predictions use a release at most 1/64 of the stream old): post-processing of public releases, a
+    public rule of the release count alone, at a fraction of the cost. ``cap`` (a decayed model's, from
+    its public half-life) bounds the step.
 
     Examples
     --------
     >>> release_window(5, True), release_window(300, True), release_window(300, False)
     ((5, 6), (300, 304), (300, 301))
+    >>> release_window(300, True, shift=4)
+    (288, 304)
     """
-    step = 1 << (count.bit_length() - 7) if private and count >= 128 else 1
+    step = 1 << (count.bit_length() - 1 - shift) if private and count >> (shift + 1) else 1
+    if cap is not None and step > cap:
+        step = cap  # a decayed model (half_life): at most ``cap`` releases old, a public function of H
     start = count - count % step
     return start, start + step
 

@@ -27,6 +27,8 @@ from numba import njit
 
 from ..core._config import NJIT_OPTIONS
 from ..core.bounds import _clip_box_row
+from ..privacy.continual._blt_kernels import blt_record
+from ..privacy.continual.blt import NEED_NORMALS
 
 
 def block_length(d: int) -> int:
@@ -254,6 +256,98 @@ def _box_layout_row(x, lower, upper, half_scale, code, n_classes, weights, poole
 
 
 @njit(**NJIT_OPTIONS)
+def _box_blt_record(x, constants, code, clip, normals, pos, end, state):
+    """One raw record through the box map, into its row v(z) and through the BLT's per-record step, in one
+    compiled call (the default learner's single-record path,
+    :meth:`onpair.privacy.continual.BufferedToeplitz.add_one_compiled`): :func:`_box_statistics_row` then
+    :func:`onpair.privacy.continual._blt_kernels.blt_record` with the k normals ``normals[pos:pos + k]``, the
+    same arithmetic as the two calls.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    constants : ndarray of float64, shape (3d + 3 + 2m + 1,)
+        Public constants, concatenated (:func:`box_blt_constants`): the box's lower, upper and half-scale
+        rows, the weights (a, b, m), the mechanism's ω and θ, and γ.
+    code : int
+        The class code.
+    clip : bool
+        Whether a record outside the box is added (clipped); otherwise it is left to the caller.
+    normals : ndarray of float64
+        The normal block; the k values from ``pos`` are consumed (overwritten) when the record is added.
+    pos, end : int
+        normals[pos:end] are the block's unconsumed values.
+    state : ndarray of float64, shape (m + 2, k)
+        The mechanism's buffers, data sums and noise sums.
+
+    Returns
+    -------
+    int
+        0 (added, inside the box), 1 (added, clipped), −1 (NaN or ±inf: nothing changed), −2 (outside the
+        box and ``clip`` false: nothing changed), NEED_NORMALS (a record to add, but fewer than k normals
+        left in the block: nothing changed; the caller refills the block and calls again).
+    """
+    d = x.shape[0]
+    k = state.shape[1]
+    m = state.shape[0] - 2
+    z = np.empty(d)
+    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z)
+    if status < 0:
+        return -1
+    if status > 0 and not clip:
+        return -2
+    if end - pos < k:
+        return NEED_NORMALS
+    row = np.empty(k)
+    _statistics_row(z, code, constants[3 * d:3 * d + 3], row)
+    at = 3 * d + 3
+    blt_record(row, normals[pos:pos + k], constants[at:at + m], constants[at + m:at + 2 * m],
+               constants[at + 2 * m], state[:m], state[m], state[m + 1])
+    return status
+
+
+def box_blt_constants(box, weights, omega, theta, decay) -> np.ndarray:
+    """The ``constants`` of :func:`_box_blt_record`: public numbers, concatenated once per learner."""
+    return np.ascontiguousarray(np.concatenate([*box, weights, omega, theta, [decay]]), dtype=np.float64)
+
+
+@njit(**NJIT_OPTIONS)
+def _rows_blt_block(Z, codes, weights, lo, hi, normals, coefficients, decay, state):
+    """Records lo … hi − 1 of the mapped block Z into their rows v(z) and through the BLT's per-record step
+    with the rows of ``normals`` (one per record), one row at a time in a scratch row: the arithmetic of
+    :func:`_statistics_rows` then the mechanism's block kernel, without the (m, k) block of rows (the
+    default learner's block path, :meth:`onpair.privacy.continual.BufferedToeplitz.add_block_compiled`).
+
+    Parameters
+    ----------
+    Z : float64 array of shape (n, d)
+        The mapped records (read only).
+    codes : int64 array of shape (n,)
+        Their class codes (read only).
+    weights : float64 array of shape (3,)
+        (a, b, m) (read only).
+    lo, hi : int
+        The records to feed.
+    normals : float64 array of shape (hi − lo, k)
+        One row of standard normals per record (overwritten with the rows Y_t).
+    coefficients : float64 array of shape (2, m)
+        ω and θ (read only).
+    decay : float
+        γ.
+    state : float64 array of shape (m + 2, k)
+        The mechanism's buffers, data sums and noise sums (updated in place).
+    """
+    k = state.shape[1]
+    m = coefficients.shape[1]
+    row = np.empty(k)
+    for r in range(lo, hi):
+        _statistics_row(Z[r], codes[r], weights, row)
+        blt_record(row, normals[r - lo], coefficients[0], coefficients[1], decay, state[:m], state[m],
+                   state[m + 1])
+
+
+@njit(**NJIT_OPTIONS)
 def _decode_statistics(estimate, n_classes, d, weights, floor, counts, means, covariances):
     """Per-class counts, means and covariances from a released prefix sum of the rows v(z).
 
@@ -458,6 +552,26 @@ def _add_rows(rows, total):
     for i in range(rows.shape[0]):
         for j in range(rows.shape[1]):
             total[j] += rows[i, j]
+
+
+@njit(**NJIT_OPTIONS)
+def _add_decayed_rows(rows, decay, total):
+    """total ← γ·total + rows[i], for i = 0, 1, … in this order: the exact decayed sums Σ_s γ^{t−s} v_s of the
+    non-private twin with a half-life (a block adds exactly what its records added one at a time would: a
+    record is a block of one).
+
+    Parameters
+    ----------
+    rows : ndarray of float64, shape (m, k)
+        Read only.
+    decay : float
+        γ in (0, 1).
+    total : ndarray of float64, shape (k,)
+        Updated in place.
+    """
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            total[j] = decay * total[j] + rows[i, j]
 
 
 def statistics_rows(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights, pooled: bool = False) -> np.ndarray:

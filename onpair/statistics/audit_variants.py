@@ -22,11 +22,12 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
     """Weights g (n,) with Σ g_t = 1 of the minimum-variance linear estimate, from the releases after
     records 1, …, n of the continual-release ``mechanism``, of a change in the **first** record.
 
-    Replacing record 1 adds the same vector δv to every prefix sum S_1, …, S_n; the releases r_t = S_t + N_t
-    carry noise N that is independent across the k coordinates and has the same covariance Σ (n × n) over
-    time in each. So h = Σ_t g_t·r_t with g ∝ Σ⁻¹𝟙 moves by exactly δv, with the least variance
-    1/(𝟙ᵀΣ⁻¹𝟙) per coordinate of any such combination; a test on ⟨h, δv⟩ is the Neyman–Pearson test of the
-    whole release sequence. Σ is a public function of the mechanism's parameters (not of ε alone: of its
+    Replacing record 1 adds a_t·δv to the released sum after record t, with a_t = 1 for prefix sums and
+    a_t = γ^{t−1} for the decayed sums of :class:`onpair.privacy.continual.DecayedBLT` (its ``workload_decay``);
+    the releases r_t = S_t + N_t carry noise N that is independent across the k coordinates and has the same
+    covariance Σ (n × n) over time in each. So h = Σ_t g_t·r_t with g ∝ Σ⁻¹a, scaled to gᵀa = 1, moves by
+    exactly δv, with the least variance 1/(aᵀΣ⁻¹a) per coordinate of any such combination; a test on ⟨h, δv⟩
+    is the Neyman–Pearson test of the whole release sequence. Σ is a public function of the mechanism's parameters (not of ε alone: of its
     kind, band, levels and epochs); it is estimated from ``samples`` noise-only coordinates of a twin of the
     mechanism fed zeros (relative error about 1/√samples, which costs power, not validity: any fixed test
     gives a valid bound).
@@ -37,6 +38,10 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
     >>> g = release_contrast(BandedToeplitz(dim=1, sensitivity=1.0, rho=1.0, band=1), 3)
     >>> bool(np.abs(g - [1.0, 0.0, 0.0]).max() < 0.05)   # band 1: r_t = S_t + Z_1 + … + Z_t: read r_1
     True
+    >>> from onpair.privacy.continual import DecayedBLT
+    >>> g = release_contrast(DecayedBLT(dim=1, sensitivity=1.0, rho=1.0, half_life=4.0), 5, samples=2000)
+    >>> round(float(g @ 2.0 ** (-np.arange(5) / 4.0)), 12)   # unbiased for the decayed shift
+    1.0
     """
     params = mechanism.get_params()
     rng = np.random.default_rng(seed)
@@ -49,8 +54,9 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
         noise = twin.add_block(np.zeros((n, width)), rng, return_estimates=True)
         covariance += noise @ noise.T
         done += width
-    g = np.linalg.solve(covariance / samples, np.ones(n))
-    return g / g.sum()
+    shift = getattr(mechanism, "workload_decay", 1.0) ** np.arange(n, dtype=np.float64)
+    g = np.linalg.solve(covariance / samples, shift)
+    return g / (g @ shift)
 
 
 def contrast_release(contrast):
@@ -96,7 +102,7 @@ def onpairstats_class(kind):
     return _WrongSensitivityOnPairStats
 
 
-def onpairstats_setup(kind, mechanism="toeplitz", task="auc", weights=None):
+def onpairstats_setup(kind, mechanism="blt", task="auc", weights=None, half_life=None):
     """OnPairStats on :func:`onpair.audit.statistics_neighbouring_datasets`; the release is the contrast of its whole
     release sequence (:func:`release_contrast`), computed for the mechanism **as claimed** (the real
     learner's), so that the real preset and its broken variants are read by the same test."""
@@ -107,6 +113,8 @@ def onpairstats_setup(kind, mechanism="toeplitz", task="auc", weights=None):
             params.update(task=task, classes=[-1, 1])  # the classifier: one pooled second moment (its default)
         if weights is not None:
             params["weights"] = weights
+        if half_life is not None:
+            params["half_life"] = half_life
         claimed = OnPairStats(seed=0, **params)
         release = contrast_release(release_contrast(claimed._stats.mechanism, n))
         cls = onpairstats_class(kind)

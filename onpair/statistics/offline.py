@@ -28,7 +28,8 @@ from ..privacy.events import GaussianRelease
 from ..privacy.gaussian import gaussian_rho, gaussian_sigma, sigma_for_rho
 from ..privacy.reports import warn_large_delta
 from ._kernels import statistics_total
-from .discriminant import check_covariance_model, linear_discriminant, ranking_discriminant
+from ._ranking_kernels import fast_ranking_discriminant
+from .discriminant import check_covariance_model, linear_discriminant
 from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, class_statistics, model_kind,
                     moment_layout, released_model, released_signal)
 
@@ -289,7 +290,7 @@ class OffPairStats(PairwiseEstimator):
             lam = choose_ridge(kind, stats, given)
             coef = released_model(kind, stats, lam).reshape(-1)
             if self.task == "auc":
-                coef = FittedModel(coef, {"posterior_": ranking_discriminant(stats, kind, lam)})
+                coef = FittedModel(coef, {"posterior_": fast_ranking_discriminant(stats, kind, lam)})
         extra = {"model_type": kind, "ridge": float(lam)}
         # The number of classes is public when declared; read off y (classes="observed") it is the curator's.
         counted = {"n_classes": n_classes} if self.task in ("metric", "classify") and domain_read_off_y(self) else {}

@@ -7,7 +7,8 @@ class, :mod:`onpair.statistics._kernels`) to a prefix sum that a continual-relea
 current release (:mod:`onpair.statistics.model`), so it may be recomputed at any round for
 free. The non-private twin keeps the exact prefix sum instead.
 
-Memory: O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k) for the exact sum, with
+Memory: O(buffers·k) for the BLT, O(levels·k) for the tree, O(band·k) for the banded factorisation, O(k)
+for the exact sum, with
 k = C·(1 + d + d(d+1)/2): never O(t·k).
 """
 
@@ -17,14 +18,17 @@ import math
 
 import numpy as np
 
-from ..privacy.continual import MAX_STATE_FLOATS, PrefixSumMechanism
+from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, DecayedBLT, PrefixSumMechanism
+from ..privacy.continual.decayed import decay_of
+from ..privacy.continual.normals import NormalBlock
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import _add_rows, _box_layout_row, _layout_row, layout_width, statistics_rows
+from ._kernels import (_add_decayed_rows, _add_rows, _box_blt_record, _box_layout_row, _layout_row,
+                       _rows_blt_block, box_blt_constants, layout_width, statistics_rows)
 from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
 #: first: the options of :class:`onpair.privacy.continual.PrefixSumMechanism` (a test checks they agree).
-MECHANISMS = ("toeplitz", "epochs", "tree")
+MECHANISMS = ("blt", "toeplitz", "epochs", "tree")
 
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
@@ -117,18 +121,38 @@ class ReleasedStatistics:
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
+        # the BLT takes the single-record path in one compiled call (map, row, noise, step)
+        self._fused = type(self.mechanism) in (BufferedToeplitz, DecayedBLT) and not self.pooled
+        self._box = (None, None)  # (the box rows given, stacked (3, d))
 
     @classmethod
-    def build(cls, *, dim, n_classes, weights, rho, mechanism="toeplitz", band=None, horizon=None, pooled=False):
+    def build(cls, *, dim, n_classes, weights, rho, mechanism="blt", band=None, horizon=None, final_share=0.0,
+              pooled=False, half_life=None):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
-        the statistics' sensitivity (the same for both layouts) and budget ρ."""
+        the statistics' sensitivity (the same for both layouts) and budget ρ; with a ``half_life`` (records;
+        mechanism "blt" only, checked by the learner) the decayed sums Σ_s γ^{t−s} v_s instead of the prefix sums
+        (:class:`onpair.privacy.continual.DecayedBLT`, or the exact decayed sums)."""
         if rho is None:
-            return cls(dim, n_classes, weights, pooled=pooled)
+            if half_life is None:
+                return cls(dim, n_classes, weights, pooled=pooled)
+            return cls(dim, n_classes, weights, DecayedExactSums(_checked_width(dim, n_classes, pooled), half_life),
+                       pooled)
         width = _checked_width(dim, n_classes, pooled)
+        if half_life is not None:
+            mech = DecayedBLT(dim=width, sensitivity=statistics_sensitivity(*weights), rho=rho,
+                              half_life=half_life, horizon=horizon)
+            return cls(dim, n_classes, weights, mech, pooled)
         options = {} if band is None else {"band": band}  # a band is for the factorisation (checked by the learner)
+        if final_share:
+            options["final_share"] = final_share  # the BLT's, with a horizon (checked by the learner)
         mech = PrefixSumMechanism.for_option(mechanism)(dim=width, sensitivity=statistics_sensitivity(*weights),
                                                         rho=rho, horizon=horizon, **options)
         return cls(dim, n_classes, weights, mech, pooled)
+
+    @staticmethod
+    def width_of(dim: int, n_classes: int) -> int:
+        """k = C·(1 + d + d(d+1)/2), the length of a row (a ValueError when it would not fit in memory)."""
+        return _checked_width(dim, n_classes)
 
     @property
     def private(self) -> bool:
@@ -150,6 +174,11 @@ class ReleasedStatistics:
         draws its noise from ``rng`` (the learner's own generator). Checked by the caller."""
         if Z.shape[0] == 0:
             return
+        if self._fused:
+            self.mechanism.add_block_compiled(_rows_blt_block, (np.ascontiguousarray(Z, dtype=np.float64),
+                                                                np.ascontiguousarray(codes, dtype=np.int64),
+                                                                self.weight_array), Z.shape[0], rng)
+            return
         self.mechanism.add_block(statistics_rows(Z, codes, self.n_classes, self.weights, self.pooled), rng)
 
     def add_one(self, z: np.ndarray, code: int, rng) -> None:
@@ -167,6 +196,13 @@ class ReleasedStatistics:
         ``clip`` is true) and −1 for one holding NaN or ±inf; a record outside the box without ``clip``, or
         not finite, changes nothing and draws no noise (the caller's general path then clips, counts,
         warns or refuses)."""
+        if self._fused and type(rng) is NormalBlock:
+            if self._box[0] is not box:
+                params = self.mechanism.parameters
+                self._box = (box, box_blt_constants(box, self.weight_array, params.output_scales, params.decays,
+                                                    self.mechanism.workload_decay))
+            status = self.mechanism.add_one_compiled(_box_blt_record, (x, self._box[1], code, clip), rng)
+            return 1 if status == -2 else status
         lower, upper, half_scale = box
         status = _box_layout_row(x, lower, upper, half_scale, code, self.n_classes, self.weight_array, self.pooled,
                                  self._z, self._row)
@@ -195,7 +231,7 @@ class ReleasedStatistics:
 
     @property
     def memory_bound(self) -> int:
-        """Floats held: O(levels·k), O(band·k) or O(k), independent of the stream length."""
+        """Floats held: O(buffers·k), O(levels·k), O(band·k) or O(k), independent of the stream length."""
         _, arrays = self.mechanism.to_state()
         return int(sum(a.size for a in arrays.values()))
 
@@ -214,9 +250,12 @@ class ReleasedStatistics:
         if n_seen != t_learned:
             raise reader.error(f"statistics.n_seen = {n_seen}, but the learner learned {t_learned} records")
         if not fresh.private:
-            if scalars["kind"] != ExactSums.kind:
-                raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums")
-            out = cls(fresh.dim, fresh.n_classes, fresh.weights, pooled=fresh.pooled)
+            expected = fresh.mechanism.kind
+            if scalars["kind"] != expected:
+                raise reader.error(f"statistics.kind = {scalars['kind']!r}: expected the exact sums ({expected!r})")
+            out = cls(fresh.dim, fresh.n_classes, fresh.weights,
+                      DecayedExactSums(fresh.width, fresh.mechanism.half_life)
+                      if isinstance(fresh.mechanism, DecayedExactSums) else None, fresh.pooled)
             out.mechanism.total = reader.array("statistics.exact", (fresh.width,))
             out.mechanism.n_seen = n_seen
             out._check_exact(reader)
@@ -256,7 +295,8 @@ class ReleasedStatistics:
                                    f"ball and the release's noise can reach: not a state this learner wrote")
 
     def _check_exact(self, reader) -> None:
-        """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen,
+        """Exact sums must be what records of the unit ball can produce: counts that add up to n_seen (decayed:
+        (1 − γⁿ)/(1 − γ)),
         ‖Σx‖ ≤ count·b, every entry at most n_seen·max(a, b, m)."""
         total, n_seen = self.mechanism.total, self.mechanism.n_seen
         worst = float(np.max(np.abs(total))) if total.size else 0.0
@@ -267,13 +307,43 @@ class ReleasedStatistics:
         stride = 1 + self.dim if self.pooled else layout_width(self.dim, 1)
         blocks = total[:self.n_classes * stride].reshape(self.n_classes, stride)
         counts = blocks[:, 0] / a if a > 0 else None
-        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), n_seen,
+        decay = getattr(self.mechanism, "decay", 1.0)  # decayed sums count Σ_{s<n} γ^s = (1 − γⁿ)/(1 − γ) records
+        counted = float(n_seen) if decay == 1.0 else -math.expm1(n_seen * math.log(decay)) / -math.expm1(math.log(decay))
+        if counts is not None and (np.any(counts < -1e-9) or not math.isclose(counts.sum(), counted,
                                                                                  rel_tol=1e-9, abs_tol=1e-9)):
             raise reader.error(f"the exact counts {counts.tolist()} do not count {n_seen} records")
         limit = counts if counts is not None else np.full(self.n_classes, float(n_seen))
         for c in range(self.n_classes):
             if np.linalg.norm(blocks[c, 1:1 + self.dim]) > b * limit[c] * (1 + 1e-9) + 1e-12:
                 raise reader.error("the exact sums exceed what records of the mapped domain (norm ≤ 1) can produce")
+
+
+class DecayedExactSums(ExactSums):
+    """The null mechanism of the non-private twin with a half-life: the exact decayed sums Σ_s γ^{t−s} v_s,
+    γ = 2^(−1/H), no noise, nothing spent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums = DecayedExactSums(1, half_life=1.0)    # γ = 1/2
+    >>> sums.add_block(np.array([[4.0], [2.0]]), None); sums.add_one(np.array([1.0]), None)
+    >>> sums.estimate().tolist(), sums.n_seen
+    ([3.0], 3)
+    """
+
+    kind = "exact-decayed"
+
+    def __init__(self, width: int, half_life: float):
+        super().__init__(width)
+        self.half_life = float(half_life)
+        self.decay = decay_of(half_life)
+
+    def add_block(self, rows: np.ndarray, rng) -> None:
+        _add_decayed_rows(rows, self.decay, self.total)
+        self.n_seen += rows.shape[0]
+
+    def add_one(self, row: np.ndarray, rng) -> None:
+        self.add_block(row.reshape(1, -1), rng)
 
 
 def _checked_width(dim: int, n_classes: int, pooled: bool = False) -> int:

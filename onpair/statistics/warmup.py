@@ -124,9 +124,10 @@ class WarmupLearning:
         self._silent_clip = found is not None
         self._bounds = bounds
         self._stats, self._dim = fresh, dim
+        self._box = bounds.box_rows(dim) if bounds.kind == "box" else None  # the fast path's map: the box found
         self._model_cache = None
         charge([self._accountant, self._shared], events)
-        self._stats.add(Z, all_codes, self._noise_rng)
+        self._stats.add(Z, all_codes, self._noise_source())
         self._t += X.shape[0]
         self._n_clipped += int(np.count_nonzero(clipped))
         self._commit_budget()
@@ -153,6 +154,7 @@ class WarmupLearning:
         self._bounds = self._range.bounds()
         if self._dim is not None:
             self._stats = self._new_state(self._dim)  # the ρ the restored discovery leaves
+            self._box = self._bounds.box_rows(self._dim) if self._bounds.kind == "box" else None
 
     def _spend_discovery(self) -> None:
         """Charge the finder's releases again to a fresh own accountant (a snapshot's restore)."""

@@ -16,15 +16,17 @@ import numpy as np
 from ..checks import check_positive, check_rho
 from ..exceptions import PrivacyBudgetExceeded
 from ._kernels import _first_row_beyond, _row_within
-from ._noise import CHUNK_VALUES, fill_normals, noise_executor
+from ._noise import CHUNK_VALUES, draw_normals, noise_executor
 from .limits import MAX_ENTRY, MAX_RECORDS, check_int, check_real, check_rng, is_int
+from .normals import NormalBlock
 
 
 class PrefixSumMechanism(abc.ABC):
     """A continual-release mechanism for prefix sums of a stream of vectors (abstract base).
 
-    Subclasses: :class:`TreeAggregation`, :class:`BandedToeplitz`. Construct them with keyword
-    arguments only (a swapped ``sensitivity`` and ``rho`` would silently change the noise).
+    Subclasses: :class:`BufferedToeplitz`, :class:`TreeAggregation`, :class:`BandedToeplitz`,
+    :class:`EpochTrees`. Construct them with keyword arguments only (a swapped ``sensitivity`` and ``rho``
+    would silently change the noise).
 
     Attributes
     ----------
@@ -132,9 +134,9 @@ class PrefixSumMechanism(abc.ABC):
         V : array_like of float, shape (m, k)
             The records; float64 C-contiguous is used in place, anything else real is converted.
             m = 0 is allowed (nothing happens).
-        rng : numpy.random.Generator
-            The caller's generator; the only source of noise (never NumPy's global state). Normals
-            are drawn in a fixed per-record order, so ``add_block(V)`` equals ``add_block(V[:i])``
+        rng : numpy.random.Generator or NormalBlock
+            The caller's generator (or a learner's block of normals drawn ahead from it); the only source of
+            noise (never NumPy's global state). Normals are drawn in a fixed per-record order, so ``add_block(V)`` equals ``add_block(V[:i])``
             followed by ``add_block(V[i:])``, bit for bit, with the same generator.
         return_estimates : bool, optional
             Return the (m, k) prefix estimates after each record (default: return nothing).
@@ -189,14 +191,17 @@ class PrefixSumMechanism(abc.ABC):
             where = "v" if name == "v" else f"V[{bad}]"
             raise ValueError(f"{where} holds NaN, inf or an entry beyond ±MAX_ENTRY = {MAX_ENTRY:g}; nothing was "
                              "added")
-        m = V.shape[0]
+        self._check_capacity(V.shape[0])
+        return V
+
+    def _check_capacity(self, m: int) -> None:
+        """PrivacyBudgetExceeded (nothing added) when m more records would pass the capacity."""
         if self._n_seen + m > self.capacity:
             what = f"horizon={self.horizon}" if self.horizon is not None else f"the limit of {MAX_RECORDS} records"
             raise PrivacyBudgetExceeded(
                 f"adding {m} records to the {self._n_seen} already seen would exceed {what}; the budget "
                 f"rho={self.rho!r} covers no more. Nothing was added (the released estimates stay frozen)."
             )
-        return V
 
     def add_one(self, v, rng) -> None:
         """Add one record: exactly ``add_block(v[None, :], rng)`` (the same normals, the same state), with
@@ -207,8 +212,8 @@ class PrefixSumMechanism(abc.ABC):
         v : array_like of real numbers, shape (k,)
             The record (float64 and C-contiguous takes the fast path; other real arrays are converted).
             Another shape is a ValueError, a block of records included: that is :meth:`add_block`.
-        rng : numpy.random.Generator
-            The caller's generator.
+        rng : numpy.random.Generator or NormalBlock
+            The caller's generator (or a learner's block of normals drawn ahead from it).
 
         Raises
         ------
@@ -218,7 +223,7 @@ class PrefixSumMechanism(abc.ABC):
         if not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (self._dim,)
                 and v.flags.c_contiguous and _row_within(v, MAX_ENTRY)
                 and self._n_seen < (MAX_RECORDS if self._horizon is None else self._horizon)
-                and isinstance(rng, np.random.Generator)):
+                and isinstance(rng, (np.random.Generator, NormalBlock))):
             V = self._check_block(v, name="v")  # raises with the reason (a vector of another shape included)
             check_rng(rng)
             self._feed(np.ascontiguousarray(V), rng, None)
@@ -228,11 +233,20 @@ class PrefixSumMechanism(abc.ABC):
     def _add_checked_one(self, v, rng) -> None:
         """:meth:`add_one` of a record that passed its checks (float64, C-contiguous, within ±MAX_ENTRY,
         below the capacity). Subclasses may feed it without building a block of one."""
-        Z = rng.standard_normal((self._noise_rows(self._n_seen, 1), self._dim))
+        Z = np.empty((self._noise_rows(self._n_seen, 1), self._dim))
+        draw_normals(rng, Z)
         self._apply(v[None, :], Z)
 
     def _feed(self, V, rng, out) -> None:
-        m, k = V.shape
+        def apply(lo, hi, Z):
+            self._apply(np.ascontiguousarray(V[lo:hi]), Z, None if out is None else out[lo:hi])
+
+        self._pipeline(V.shape[0], rng, apply)
+
+    def _pipeline(self, m, rng, apply) -> None:
+        """Feed m records in chunks: ``apply(lo, hi, Z)`` feeds records lo … hi − 1 with their standard normals
+        Z, drawn from ``rng`` in order (the one noise pipeline of :meth:`add_block` and of compiled callers)."""
+        k = self._dim
         step = max(1, CHUNK_VALUES // (k * self._rows_per_record))
         chunks = [(lo, min(m, lo + step)) for lo in range(0, m, step)]
         rows, t = [], self._n_seen
@@ -246,18 +260,18 @@ class PrefixSumMechanism(abc.ABC):
         # generator, so the results are unchanged, bit for bit.
         buffers = [np.empty((max(rows), k)) for _ in range(min(2, len(chunks)))]
         if len(chunks) == 1:
-            rng.standard_normal(out=buffers[0][:rows[0]])
-            self._apply(np.ascontiguousarray(V), buffers[0][:rows[0]], out)
+            draw_normals(rng, buffers[0][:rows[0]])
+            apply(0, m, buffers[0][:rows[0]])
             return
         executor = noise_executor()
-        pending = executor.submit(fill_normals, rng, buffers[0][:rows[0]])
+        pending = executor.submit(draw_normals, rng, buffers[0][:rows[0]])
         try:
             for i, (lo, hi) in enumerate(chunks):
                 pending.result()
                 Z = buffers[i % 2][:rows[i]]
-                pending = (executor.submit(fill_normals, rng, buffers[(i + 1) % 2][:rows[i + 1]])
+                pending = (executor.submit(draw_normals, rng, buffers[(i + 1) % 2][:rows[i + 1]])
                            if i + 1 < len(chunks) else None)
-                self._apply(np.ascontiguousarray(V[lo:hi]), Z, None if out is None else out[lo:hi])
+                apply(lo, hi, Z)
         finally:
             if pending is not None:  # interrupted: let the draw in flight finish before returning
                 pending.result()

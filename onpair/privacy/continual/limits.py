@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from ..gaussian import sigmas_for_shares
+from .normals import NormalBlock
 
 #: The most records a mechanism accepts (positions stay exact in int64; 63 tree levels).
 MAX_RECORDS = 2**62
@@ -62,7 +63,8 @@ def noise_scales(sensitivities, shares, sensitivity, rho) -> np.ndarray:
 
 
 def check_rng(rng) -> None:
-    if not isinstance(rng, np.random.Generator):
+    """The source of a mechanism's noise: the caller's Generator, or a learner's NormalBlock of it."""
+    if not isinstance(rng, (np.random.Generator, NormalBlock)):
         raise TypeError(
             f"rng must be a numpy.random.Generator (the caller's own, e.g. np.random.default_rng(seed)), "
             f"got {rng!r}")

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..gaussian import gaussian_rho
 from ._kernels import _toeplitz_add_block, _toeplitz_record, _toeplitz_release, _toeplitz_variance_advance
+from ._noise import draw_normals
 from .base import PrefixSumMechanism
 from .limits import check_int, check_state_size, noise_scales
 
@@ -135,7 +136,7 @@ class BandedToeplitz(PrefixSumMechanism):
         # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
         # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
         normals = self._normals
-        rng.standard_normal(out=normals)
+        draw_normals(rng, normals)
         _toeplitz_record(v, normals, self._n_seen + 1, self._c, self._ring, self._prefix_sum, self._noise_sum)
         self._n_seen += 1
 

@@ -1,0 +1,219 @@
+"""The calibrated binary posterior along the AUC model (:func:`onpair.statistics.discriminant.ranking_discriminant`)
+in one compiled call: the river wrapper recomputes it at every model refresh, where NumPy's per-call overhead on
+d×d arrays (about 150 small calls) made it most of the cost of a short stream (issue 22).
+
+The kernel follows ``ranking_discriminant`` step by step (pooling by counts, the debiased pooled covariance, the
+Schäfer–Strimmer shrinkage, the automatic ridge, the PSD covariance model, W for "square" or "centroid",
+:func:`~onpair.statistics.discriminant.discriminant_posterior` with its defaults): the same quantities, summed
+in loops instead of NumPy's pairwise sums and BLAS, so equal to rounding (tests/test_ranking_kernel.py checks
+it against ``ranking_discriminant``, which stays the reference). Every case it does not handle (an unknown kind,
+a singular covariance model, C ≠ 2) is left to ``ranking_discriminant`` (its errors and messages).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..core._config import NJIT_OPTIONS
+from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
+                           LinearDiscriminant, ranking_discriminant)
+
+__all__ = ["fast_ranking_discriminant"]
+
+_KINDS = {"square": 0, "centroid": 1}
+
+
+@njit(**NJIT_OPTIONS)
+def _sym_from_eigen(vectors, scale):
+    """V·diag(scale)·Vᵀ."""
+    d = vectors.shape[0]
+    out = np.zeros((d, d))
+    for i in range(d):
+        for j in range(d):
+            acc = 0.0
+            for k in range(d):
+                acc += vectors[i, k] * scale[k] * vectors[j, k]
+            out[i, j] = acc
+    return out
+
+
+@njit(**NJIT_OPTIONS)
+def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam,
+                       base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, coef, intercept, log_priors):
+    """Fills coef (2, d), intercept (2,), log_priors (2,); returns (κ, κ_JS, α, ridge, status), status 0 when
+    filled, 1 where the covariance model is singular (the caller's reference path raises)."""
+    d = means.shape[1]
+    total = counts[0] + counts[1]
+    weights = counts / total
+    s2 = np.empty(2)
+    for c in range(2):
+        s = sum_sd / counts[c]
+        s2[c] = s * s
+    # pooled covariance, debiased for the noise of the means
+    bias = weights[0] * s2[0] + weights[1] * s2[1]
+    pooled = np.empty((d, d))
+    for i in range(d):
+        for j in range(d):
+            pooled[i, j] = weights[0] * covs[0, i, j] + weights[1] * covs[1, i, j]
+    sym = np.empty((d, d))
+    for i in range(d):
+        for j in range(d):
+            sym[i, j] = 0.5 * (pooled[i, j] + pooled[j, i]) + (bias if i == j else 0.0)
+    # Schäfer–Strimmer off-diagonal shrinkage
+    alpha = 0.0
+    if d >= 2:
+        factor = weights[0] ** 2 / counts[0] + weights[1] ** 2 / counts[1]
+        variance = 0.0
+        energy = 0.0
+        for i in range(d):
+            for j in range(d):
+                if i != j:
+                    variance += factor * (max(sym[i, i], 0.0) * max(sym[j, j], 0.0) + sym[i, j] ** 2)
+                    energy += sym[i, j] ** 2
+        alpha = min(1.0, variance / energy) if energy > 0.0 else 1.0
+    # automatic ridge
+    if not math.isfinite(moment_sd):
+        noise_sd = 0.0
+    elif pooled_release:
+        noise_sd = moment_sd / total
+    else:
+        noise_sd = moment_sd * math.sqrt((weights[0] / counts[0]) ** 2 + (weights[1] / counts[1]) ** 2)
+    ridge = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
+    # covariance model Σ̃ (PSD, without ridge)
+    sigma = np.zeros((d, d))
+    if alpha == 1.0:
+        for i in range(d):
+            v = max(sym[i, i], 0.0)
+            if not v + ridge > 0.0:
+                return 0.0, 0.0, alpha, ridge, 1
+            sigma[i, i] = v
+    else:
+        target = np.empty((d, d))
+        for i in range(d):
+            for j in range(d):
+                target[i, j] = sym[i, j] if i == j else (1.0 - alpha) * sym[i, j]
+        values, vectors = np.linalg.eigh(target)
+        for k in range(d):
+            values[k] = max(values[k], 0.0)
+            if not values[k] + ridge > 0.0:
+                return 0.0, 0.0, alpha, ridge, 1
+        sigma = _sym_from_eigen(vectors, values)
+    # W along the released model
+    if kind == 0:
+        scatter = np.empty((d, d))
+        for i in range(d):
+            for j in range(d):
+                scatter[i, j] = 0.5 * (covs[0, i, j] + covs[1, i, j])
+        for i in range(d):
+            for j in range(d):
+                sym[i, j] = 0.5 * (scatter[i, j] + scatter[j, i])
+        values, vectors = np.linalg.eigh(sym)
+        positive = True
+        for k in range(d):
+            if not values[k] + 0.25 * lam > 0.0:
+                positive = False
+        inverse = np.empty(d)
+        for k in range(d):
+            spectrum = values[k] + 0.25 * lam if positive else max(values[k], 0.0) + 0.25 * lam
+            inverse[k] = 1.0 / spectrum if spectrum > 0.0 else 0.0
+        raw = _sym_from_eigen(vectors, inverse)
+        W = np.empty((d, d))
+        for i in range(d):
+            for j in range(d):
+                W[i, j] = 0.5 * (raw[i, j] + raw[j, i])
+    else:
+        diff = means[1] - means[0]
+        energy = 0.0
+        quad = 0.0
+        for i in range(d):
+            energy += diff[i] * diff[i]
+            for j in range(d):
+                quad += diff[i] * sigma[i, j] * diff[j]
+        tau = (quad / energy if energy > 0.0 else 0.0) + ridge
+        W = np.zeros((d, d))
+        for i in range(d):
+            W[i, i] = 1.0 / tau
+    # error covariances V_c = s_c²I + (count_sd/n̂_c)²μ̂_cμ̂_cᵀ + Σ̃/n̂_c, and tr(W V_c)
+    trace = np.zeros(2)
+    for c in range(2):
+        relative = (count_sd / counts[c]) ** 2
+        acc = 0.0
+        for i in range(d):
+            for j in range(d):
+                v = relative * means[c, j] * means[c, i] + sigma[j, i] / counts[c]
+                if i == j:
+                    v += s2[c]
+                acc += W[i, j] * v
+        trace[c] = acc
+    # calibration factor κ = κ_JS·κ_ridge
+    centre = weights[0] * means[0] + weights[1] * means[1]
+    separation = 0.0
+    spread = 0.0
+    noise = 0.0
+    for c in range(2):
+        centred = means[c] - centre
+        projected = np.zeros(d)
+        for j in range(d):
+            for i in range(d):
+                projected[j] += centred[i] * W[i, j]
+        dot = 0.0
+        quad = 0.0
+        for i in range(d):
+            dot += centred[i] * projected[i]
+            for j in range(d):
+                quad += projected[i] * sigma[i, j] * projected[j]
+        separation += weights[c] * dot
+        spread += weights[c] * quad
+        noise += weights[c] * (1.0 - weights[c]) * trace[c]
+    if not separation > 0.0:
+        agreement, undo = 0.0, 1.0
+    else:
+        agreement = max(1.0 - noise / separation, min_shrinkage)
+        undo = max(1.0, separation / spread if spread * max_undo > separation else max_undo)
+    kappa = agreement * undo
+    # shrunk log priors
+    logs = np.log(counts)
+    centre_log = weights[0] * logs[0] + weights[1] * logs[1]
+    log_spread = weights[0] * (logs[0] - centre_log) ** 2 + weights[1] * (logs[1] - centre_log) ** 2
+    prior_noise = 0.0
+    for c in range(2):
+        prior_noise += weights[c] * (1.0 - weights[c]) * (count_sd / counts[c]) ** 2
+    shrink = max(0.0, 1.0 - prior_noise_factor * prior_noise / log_spread) if log_spread > 0.0 else 0.0
+    shrunk = centre_log + shrink * (logs - centre_log)
+    top = max(shrunk[0], shrunk[1])
+    norm = top + math.log(math.exp(shrunk[0] - top) + math.exp(shrunk[1] - top))
+    for c in range(2):
+        log_priors[c] = shrunk[c] - norm
+    # coefficients and intercepts
+    for c in range(2):
+        quadratic = 0.0
+        for j in range(d):
+            slope = 0.0
+            for i in range(d):
+                slope += means[c, i] * W[i, j]
+            coef[c, j] = kappa * slope
+            quadratic += slope * means[c, j]
+        quadratic = max(quadratic - trace[c], 0.0)
+        intercept[c] = -0.5 * kappa * quadratic + log_priors[c]
+    return kappa, agreement, alpha, ridge, 0
+
+
+def fast_ranking_discriminant(stats, kind: str, lam: float) -> LinearDiscriminant:
+    """:func:`~onpair.statistics.discriminant.ranking_discriminant` (the same posterior, to rounding) in one
+    compiled call; the reference function itself for whatever the kernel leaves to it (module docstring)."""
+    code = _KINDS.get(kind) if isinstance(kind, str) else None
+    if code is None or stats.counts.shape[0] != 2:
+        return ranking_discriminant(stats, kind, lam)
+    d = stats.means.shape[1]
+    coef, intercept, log_priors = np.empty((2, d)), np.empty(2), np.empty(2)
+    kappa, agreement, alpha, ridge, status = _ranking_posterior(
+        np.ascontiguousarray(stats.counts, dtype=np.float64), np.ascontiguousarray(stats.means, dtype=np.float64),
+        np.ascontiguousarray(stats.covariances, dtype=np.float64), float(stats.count_sd), float(stats.sum_sd),
+        float(stats.moment_sd), bool(stats.pooled), code, float(lam), BASE_RIDGE_PER_FEATURE, RIDGE_FACTOR,
+        MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, coef, intercept, log_priors)
+    if status != 0:
+        return ranking_discriminant(stats, kind, lam)
+    return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(ridge))
