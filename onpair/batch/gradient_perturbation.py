@@ -179,6 +179,9 @@ class GradientPerturbedGD(PairwiseEstimator):
     random_state : int, SeedSequence, Generator or None
         The noise comes from a child of one SeedSequence. None: fresh OS entropy (a seed is for
         reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Find the data's box privately inside the declared (loose) box first, with a share of (ε, δ)
+        (:func:`onpair.core.fitting.discovered_fit`; values as for :class:`onpair.OffPairStats`).
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release events, and is refused (``PrivacyBudgetExceeded``, the
@@ -223,7 +226,7 @@ class GradientPerturbedGD(PairwiseEstimator):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam=0.0, radius=0.1, T=1,
                  step_sizes=None, bounds=None, norm_bound=None, mode="ledger", accounting="gaussian",
                  private=True, task="auc", constraint=None, classes=None, threshold="learned",
-                 pair_weights="balanced", random_state=None, accountant=None):
+                 pair_weights="balanced", random_state=None, accountant=None, discover_bounds=False):
         self.task = task
         self.threshold = threshold
         self.pair_weights = pair_weights
@@ -243,6 +246,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         self.private = private
         self.random_state = random_state
         self.accountant = accountant
+        self.discover_bounds = discover_bounds
 
     # -- validation --------------------------------------------------------------------------------
     def _validated_params(self, n_classes=None) -> dict:

@@ -155,6 +155,9 @@ class OutputPerturbedSGD(PairwiseEstimator):
     random_state : int, SeedSequence, Generator or None
         The draws and the noise come from two independent children of one SeedSequence. None: fresh
         OS entropy (a seed is for reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Find the data's box privately inside the declared (loose) box first, with a share of (ε, δ)
+        (:func:`onpair.core.fitting.discovered_fit`; values as for :class:`onpair.OffPairStats`).
     accountant : ZCDPAccountant, optional
         A budget shared with other models, with an (ε, δ) budget
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: this release is an (ε, δ) claim, not
@@ -199,7 +202,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="hinge", radius=1.0, T=None, eta=None,
                  bounds=None, norm_bound=None, private=True, task="auc", constraint=None, classes=None, random_state=None,
-                 accountant=None):
+                 accountant=None, discover_bounds=False):
         self.task = task
         self.constraint = constraint
         self.classes = classes
@@ -214,6 +217,7 @@ class OutputPerturbedSGD(PairwiseEstimator):
         self.private = private
         self.random_state = random_state
         self.accountant = accountant
+        self.discover_bounds = discover_bounds
 
     # -- parameters ---------------------------------------------------------------------------------
     def _checked_params(self):

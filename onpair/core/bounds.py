@@ -31,8 +31,8 @@ BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or nor
                  "or the features' physical ranges (streams.uci.get_spec(name).bounds for the bundled UCI sets); "
                  "never from the data: bounds=(X.min(0), X.max(0)) or a StandardScaler in front of the model leak "
                  "the records and void the guarantee. Where only a generous range is known, declare it with "
-                 "discover_bounds=True (OnPairStats, OffPairStats, the river classifiers): the data's box is then found "
-                 "privately, within the same budget.")
+                 "discover_bounds=True (OnPairStats, every offline estimator, the river classifiers): the data's box "
+                 "is then found privately, within the same budget.")
 
 
 @njit(**NJIT_OPTIONS)

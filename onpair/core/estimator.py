@@ -28,9 +28,9 @@ from scipy.special import expit
 from ..metrics import roc_auc
 from ._validation import is_dask_collection
 from .bounds import FeatureBounds
-from .fitting import (NotFittedError, check_binary, complex_dtype, fit_bounds, is_metric_task, label_coding,
-                      not_fitted_error, seed_sequence, set_fitted, sklearn_feature_block, validate_training_data,
-                      warn_clipped)
+from .fitting import (NotFittedError, check_binary, complex_dtype, discovered_fit, discovery_of, fit_bounds,
+                      is_metric_task, label_coding, not_fitted_error, refuse_discovery, seed_sequence, set_fitted,
+                      sklearn_feature_block, validate_training_data, warn_clipped)
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -120,12 +120,20 @@ class PairwiseEstimator:
         -------
         self
         """
+        setting = self._discovery()
         if is_dask_collection(X) or is_dask_collection(y):
+            if setting is not None:
+                raise ValueError("discover_bounds needs the records in memory (a fit on Dask data takes the "
+                                 "declared bounds as they are)")
             from ..distributed import fit as distributed_fit
 
             return distributed_fit(self, X, y)
+        if setting is not None:
+            refuse_discovery(self)
         X, signs, classes = self._validate_training_data(X, y, classes=getattr(self, "classes", None),
                                                           coding=label_coding(self))
+        if setting is not None:
+            return discovered_fit(self, setting, X, signs, classes)
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
@@ -145,6 +153,10 @@ class PairwiseEstimator:
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
         return fit_bounds(self, n_features)
+
+    def _discovery(self):
+        """The resolved ``discover_bounds`` (None: no discovery; :func:`onpair.core.fitting.discovery_of`)."""
+        return discovery_of(self)
 
     _validate_training_data = staticmethod(validate_training_data)
 

@@ -353,3 +353,119 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
         if "must be finite" in str(exc):  # say "NaN or infinity" in the words tools look for
             raise ValueError(f"{exc} (Input X contains NaN or infinity)") from None
         raise
+
+
+# -- range discovery for the (ε, δ) estimators ---------------------------------------------------------------
+#: What an offline fit's report says of its budget split after a range discovery.
+SPLIT_NOTE = ("basic composition: the range finder is (epsilon_f, delta_f)-DP (its Gaussian levels composed in "
+              "zCDP, converted exactly), the model (epsilon - epsilon_f, delta - delta_f)-DP given the released box")
+
+
+def discovery_of(estimator):
+    """The resolved ``discover_bounds`` of an estimator (None: no discovery); a bad value is a ValueError
+    (scikit-learn's convention for parameters)."""
+    from .discovery import discovery_setting
+
+    try:
+        return discovery_setting(getattr(estimator, "discover_bounds", False), type(estimator).__name__)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def refuse_discovery(estimator) -> None:
+    """The checks of ``discover_bounds`` before any record is read: a private fit of a box."""
+    if not bool(getattr(estimator, "private", True)):
+        raise ValueError("discover_bounds is for a private fit: the non-private twin (private=False) has no "
+                         "budget to share; give it the bounds to compare with")
+
+
+def discovered_fit(estimator, setting, X, labels, classes):
+    """``fit`` with a range discovery for an estimator budgeted in (ε, δ) (every offline estimator but
+    :class:`onpair.OffPairStats`, which splits its ρ): the generic step of
+    :meth:`onpair.core.estimator.PairwiseEstimator.fit`.
+
+    The split (public): the finder gets ε_f = s·ε and δ_f = s·δ (s = ``rho_share``, default 0.2), i.e. the
+    zCDP budget ρ_f = rho_from_dp(ε_f, δ_f, "gaussian"). The finder is a composition of Gaussian mechanisms
+    (:mod:`onpair.privacy.ranges`), exactly √(2ρ_f)-GDP, and the "gaussian" conversion is exact for it: it is
+    (ε_f, δ_f)-DP. It runs on the first m records (m as for OffPairStats: ``warmup``, or the automatic length;
+    at most n). Given the released box the estimator is fitted on all n records mapped by it, at
+    (ε − ε_f, δ − δ_f) with its own analysis; by basic composition (adaptive: the box is a released value)
+    the fit is (ε, δ)-DP. When the finder runs no level (m too small for its thresholds: a public function of
+    m, d and ρ_f) it releases nothing and the model gets the whole (ε, δ).
+
+    The report (one, :func:`onpair.privacy.reports.build_report`): the finder as one
+    :class:`onpair.privacy.events.ApproxDPRelease` (ε_f, δ_f; its levels' σ and ρ beside it) and the
+    estimator's own events, so ``epsilon_spent`` = ε_f + ε of the model's events at δ − δ_f ≤ ε; its
+    ``range_discovery`` field lists the levels. Nothing is set and nothing charged until the fit succeeded.
+    """
+    import copy
+    import math
+
+    from ..privacy.checks import check_delta, check_epsilon
+    from ..privacy.conversions import eps_from_rho, rho_from_dp
+    from ..privacy.events import ApproxDPRelease
+    from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report
+    from .discovery import declared_box, discover, found_bounds, range_seed_sequence
+
+    refuse_discovery(estimator)
+    epsilon, delta = check_epsilon(estimator.epsilon), check_delta(estimator.delta)
+    n, d = X.shape
+    declared = declared_box(fit_bounds(estimator, d), type(estimator).__name__)
+    seeds = seed_sequence(getattr(estimator, "random_state", None))
+    share = setting.share
+    epsilon_f, delta_f = share * epsilon, share * delta
+    rho_f = rho_from_dp(epsilon_f, delta_f, method="gaussian")
+    # discover() and length() spend share·ρ of a learner's ρ: hand them the ρ whose share is ρ_f (the finder
+    # splits what it is given with a margin, so a rounding of ρ_f/s·s never spends more than ρ_f·(1 + 1e-15)).
+    rho_whole = rho_f / share
+    m = setting.length(d, rho_whole, limit=n)
+    finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seeds)))
+    found = discover(setting, X[:m], declared, rho_whole, finder_rng)
+    if found.rho > rho_f:  # never: find_bounds spends at most what it is given, with its margin
+        raise AssertionError(f"the range finder spent ρ = {found.rho!r} > ρ_f = {rho_f!r}")
+    ran = found.rho > 0.0
+    bounds = found_bounds(found) if ran else declared
+    warn_clipped(declared, int(np.count_nonzero(declared.transform(X)[1])), stacklevel=3)
+    Z, clipped = bounds.transform(X)  # clipping to the box found is the mechanism's: no warning
+    inner = copy.copy(estimator)
+    inner.discover_bounds, inner.accountant = False, None
+    if ran:
+        inner.epsilon, inner.delta = _rest(epsilon, epsilon_f), _rest(delta, delta_f)
+    coef, report = inner._fit_released(Z, labels, seeds)
+    finder_events = []
+    describe = found.describe()
+    levels = describe.pop("releases")
+    if ran:
+        finder_events = [ApproxDPRelease(
+            epsilon=epsilon_f, delta=delta_f, round=m, sensitivity=levels[0]["sensitivity"],
+            sigma=levels[0]["sigma"], what=f"range finder: {len(levels)} Gaussian histogram levels on the first "
+            f"{m} records (zCDP, converted exactly)", conditions=(("rho", float(found.rho)),
+                                                                    ("levels", len(levels))))]
+    own = {k: v for k, v in report.items() if k not in COMMON_KEYS + RHO_KEYS + ("record_level",)}
+    hidden = set(report.get("curator_only", ()))
+    discovery = dict(describe, lower=found.lower.tolist(), upper=found.upper.tolist(), levels=levels,
+                     warmup=m, setting=setting.describe(), epsilon=epsilon_f if ran else 0.0,
+                     delta=delta_f if ran else 0.0, rho_budget=rho_f,
+                     epsilon_of_rho=float(eps_from_rho(found.rho, delta_f)) if ran else 0.0,
+                     model_epsilon=float(inner.epsilon), model_delta=float(inner.delta), composition=SPLIT_NOTE)
+    events = finder_events + list(report.events)
+    combined = build_report(type(estimator).__name__, events, epsilon=epsilon, delta=delta,
+                            accounting=report["accounting"], mode=report["mode"], n_seen=n, status=report["status"],
+                            public=dict({k: v for k, v in own.items() if k not in hidden}, range_discovery=discovery,
+                                        delta_spent=(delta_f if ran else 0.0) + float(inner.delta)),
+                            curator={k: v for k, v in own.items() if k in hidden})
+    # Basic composition: the finder adds at most ε_f to what the model's own analysis gives (at most ε − ε_f
+    # for every estimator whose report stays within its ε; Yang et al.'s SGD reports what its σ proves).
+    limit = (epsilon_f if ran else 0.0) + report["epsilon_spent"]
+    if not combined["epsilon_spent"] <= limit * (1.0 + 1e-12):
+        raise AssertionError(f"{type(estimator).__name__}: the fit with discovery spent ε = "
+                             f"{combined['epsilon_spent']!r}, more than ε_f + the model's {limit!r}")
+    return set_fitted(estimator, coef, combined, classes, d, bounds, int(np.count_nonzero(clipped)))
+
+
+def _rest(total: float, part: float) -> float:
+    """total − part, rounded down so that part + (total − part) ≤ total in floating point."""
+    rest = total - part
+    while part + rest > total:
+        rest = float(np.nextafter(rest, 0.0))
+    return rest

@@ -218,6 +218,9 @@ _COMMON_DOC = """
     random_state : int, SeedSequence, Generator or None
         Order, start and noise come from independent children of one SeedSequence. None: fresh OS
         entropy (a seed is for reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Find the data's box privately inside the declared (loose) box first, with a share of (ε, δ)
+        (:func:`onpair.core.fitting.discovered_fit`; values as for :class:`onpair.OffPairStats`).
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
@@ -245,7 +248,7 @@ class OffPairStrC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", lam="auto", radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
-                 pair_weights=None, random_state=None, accountant=None):
+                 pair_weights=None, random_state=None, accountant=None, discover_bounds=False):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):
@@ -284,7 +287,7 @@ class OffPairC(_OffPair):
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="logistic", c=750.0, center=None, radius=0.1,
                  step_sizes="capped", output="last", bounds=None, norm_bound=None, mode="ledger",
                  private=True, start_at_center=True, task="auc", constraint=None, classes=None, threshold=1.0,
-                 pair_weights=None, random_state=None, accountant=None):
+                 pair_weights=None, random_state=None, accountant=None, discover_bounds=False):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):

@@ -232,6 +232,9 @@ _COMMON_PARAMETERS = """
         False: the non-private twin, the exact minimiser of the same regularised objective (same λ).
     random_state : int, SeedSequence, Generator or None
         The noise; None draws fresh OS entropy (a seed is for reproducible experiments only).
+    discover_bounds : bool, int or dict, default False
+        Find the data's box privately inside the declared (loose) box first, with a share of (ε, δ)
+        (:func:`onpair.core.fitting.discovered_fit`; values as for :class:`onpair.OffPairStats`).
     accountant : ZCDPAccountant, optional
         A budget shared with other models, with an (ε, δ) budget
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: objective perturbation's bound is an
@@ -305,7 +308,7 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
                  curvature_share=0.05, bounds=None, norm_bound=None, classes=None, private=True, random_state=None,
-                 accountant=None):
+                 accountant=None, discover_bounds=False):
         self._store_params(locals())
 
 
@@ -342,7 +345,7 @@ class ApproxMinimaPerturbedLogistic(_PerturbedLogistic):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, objective="pointwise", fit_intercept=None, lam=None,
                  curvature_share=0.05, gradient_tol=1e-6, output_share=0.05, bounds=None, norm_bound=None,
-                 classes=None, private=True, random_state=None, accountant=None):
+                 classes=None, private=True, random_state=None, accountant=None, discover_bounds=False):
         self._store_params(locals())
 
     def _validated_amp(self):

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..core._validation import is_dask_collection
-from ..core.discovery import declared_box, discover, discovery_setting, found_bounds, model_rho, range_events, \
+from ..core.discovery import declared_box, discover, found_bounds, model_rho, range_events, \
     range_seed_sequence
 from ..core.estimator import PairwiseEstimator, fit_report, warn_clipped
 from ..core.fitting import OBSERVED, FittedModel, domain_read_off_y, label_coding
@@ -215,14 +215,6 @@ class OffPairStats(PairwiseEstimator):
         Z, clipped = bounds.transform(X)  # clipping to the box found is the mechanism's: no warning
         coef, report = self._fit_released(Z, labels, seed_sequence, found=found, rho=rho)
         return self._set_fitted(coef, report, classes, d, bounds, int(np.count_nonzero(clipped)))
-
-    def _discovery(self):
-        """The resolved ``discover_bounds`` (None: no discovery); a bad value is a ValueError (scikit-learn's
-        convention for parameters)."""
-        try:
-            return discovery_setting(self.discover_bounds, type(self).__name__)
-        except TypeError as exc:
-            raise ValueError(str(exc)) from None
 
     # -- the posterior (AUC task and classifier) -------------------------------------------------------
     def __sklearn_tags__(self):
