@@ -52,6 +52,7 @@ from onpair.privacy.continual import (  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))  # results_file
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # streams
+from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Continual release: ablation of the mechanisms (issue 22)"
 HORIZONS = (10**3, 10**4, 10**5, 10**6)
@@ -373,7 +374,9 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-errors", action="store_true")
     parser.add_argument("--skip-auc", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, records=2_000, seeds=1, synthetic_seeds=1)
     load = os.getloadavg()[0]
     lines = [f"- command: `python bench/continual_ablation.py`; machine: {platform.platform()}, {os.cpu_count()} "
              f"logical cores, load average {load:.2f} at the start (shared: speeds are ratios within one run)", ""]

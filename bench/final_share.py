@@ -38,6 +38,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # results_file
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # streams
+from quick import add_quick, apply_quick  # noqa: E402
 
 from onpair import OffPairStats, OnPairStats  # noqa: E402
 
@@ -112,7 +113,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args(argv)
+    apply_quick(args, splits=1)
     warnings.simplefilter("ignore")  # clipping (public bounds) warnings
     lines = [f"- command: `python bench/final_share.py --splits {args.splits}`; machine: {platform.platform()}",
              "- protocol: the module docstring of `bench/final_share.py` (random splits, the training records as a "

@@ -16,6 +16,9 @@ import time
 import warnings
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quick import add_quick, apply_quick  # noqa: E402
+
 import numpy as np
 from river.datasets import synth
 from sklearn.metrics import roc_auc_score
@@ -58,7 +61,9 @@ def main():
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    add_quick(parser)
     args = parser.parse_args()
+    apply_quick(args, n=500, seeds=1)
     warnings.simplefilter("ignore")
     lines = [f"`python bench/refresh_shift.py --n {args.n} --seeds {args.seeds}`: the default "
              "`PrivatePairwiseClassifier(epsilon=1, delta=1e-5)` with its refresh shift set to s (62: every release), "
