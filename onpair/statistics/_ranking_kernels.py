@@ -28,7 +28,15 @@ _KINDS = {"square": 0, "centroid": 1}
 
 @njit(**NJIT_OPTIONS)
 def _sym_from_eigen(vectors, scale):
-    """V·diag(scale)·Vᵀ."""
+    """V·diag(scale)·Vᵀ, a new symmetric (d, d) array.
+
+    Parameters
+    ----------
+    vectors : ndarray of float64, shape (d, d)
+        V, the eigenvectors in its columns. Read only.
+    scale : ndarray of float64, shape (d,)
+        The diagonal. Read only.
+    """
     d = vectors.shape[0]
     out = np.zeros((d, d))
     for i in range(d):
@@ -44,7 +52,28 @@ def _sym_from_eigen(vectors, scale):
 def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam,
                        base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, coef, intercept, log_priors):
     """Fills coef (2, d), intercept (2,), log_priors (2,); returns (κ, κ_JS, α, ridge, status), status 0 when
-    filled, 1 where the covariance model is singular (the caller's reference path raises)."""
+    filled, 1 where the covariance model is singular (the caller's reference path raises). Follows
+    :func:`onpair.statistics.discriminant.ranking_discriminant` step by step (tests/test_ranking_kernel.py).
+
+    Parameters
+    ----------
+    counts : ndarray of float64, shape (2,)
+        The released (floored) class counts. Read only.
+    means, covs : ndarray of float64, shapes (2, d) and (2, d, d)
+        The released class means and covariances. Read only.
+    count_sd, sum_sd, moment_sd : float
+        The public noise standard deviations of the release.
+    pooled_release : bool
+        Whether the second moments were released pooled (one block for both classes).
+    kind : int
+        The AUC model: 0 "square", 1 "centroid".
+    lam, base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor : float
+        The model's ridge and the discriminant's public constants.
+    coef : ndarray of float64, shape (2, d)
+        Written in place.
+    intercept, log_priors : ndarray of float64, shape (2,)
+        Written in place.
+    """
     d = means.shape[1]
     total = counts[0] + counts[1]
     weights = counts / total
