@@ -149,7 +149,7 @@ def timed_fits(make, X, y, chunks, workers_list, repeats, step_repeats=0):
             times[label] = seconds
             if step_repeats:
                 blocks, labels, dim = onpair_distributed._row_blocks(Xd, yd)
-                parts = onpair_distributed.DaskPartitions(blocks, labels, dim, bounds=est.bounds_, metric=False,
+                parts = onpair_distributed.DaskPartitions(blocks, labels, dim, bounds=est.bounds_, coding=onpair_distributed.label_coding(est),
                                                           classes=None, client=client, split=True)
                 try:
                     steps[label] = best_time(lambda: distributed_gradient.pairwise_gradient_sum(parts, theta, 0),
@@ -297,7 +297,7 @@ def counted_step_tasks(p: int) -> int:
 
     X, y = make_data(40 * p, d=3)
     blocks, labels, dim = onpair_distributed._row_blocks(da.from_array(X, chunks=(40, 3)), da.from_array(y, chunks=40))
-    parts = onpair_distributed.DaskPartitions(blocks, labels, dim, bounds=FeatureBounds(0, 1), metric=False,
+    parts = onpair_distributed.DaskPartitions(blocks, labels, dim, bounds=FeatureBounds(0, 1), coding="signs",
                                               classes=None, client=None, split=True)
     graphs = []
     compute = parts._compute
