@@ -448,7 +448,7 @@ def test_normals_drawn_ahead_are_saved_and_resume_exactly(tmp_path):
 def test_a_learner_without_a_seed_drops_its_normals_after_a_save(tmp_path):
     """Its generator is replaced after a save (the snapshot and the learner must never add the same noise):
     the normals drawn ahead went into the snapshot, and the learner draws new ones."""
-    X, y = stream(50, seed=1)
+    X, y = stream(50, seed=1, outside=False)
     learner = OnPairStats(bounds=(0.0, 1.0)).learn_many(X, y)
     saved = learner._normal_block.unconsumed()
     learner.save(tmp_path / "s.onpair")
