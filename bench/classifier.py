@@ -58,6 +58,7 @@ from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa
 from onpair.statistics._kernels import statistics_rows, statistics_total  # noqa: E402
 from onpair.statistics.discriminant import linear_discriminant  # noqa: E402
 from onpair.statistics.model import DEFAULT_WEIGHTS, class_statistics  # noqa: E402
+from results_file import captured_stdout, write_section  # noqa: E402
 
 DELTA = 1e-5
 WEIGHTS = DEFAULT_WEIGHTS
@@ -394,24 +395,9 @@ def main(argv=None):
     parser.add_argument("--mechanism", default=default_mechanism(), choices=PrefixSumMechanism.options(),
                         help="the continual-release mechanism of every online model (default: OnPairStats' default)")
     args = parser.parse_args(argv)
-    lines = []
-
-    class Tee:
-        def write(self, text):
-            sys.__stdout__.write(text)
-            lines.append(text)
-
-        def flush(self):
-            sys.__stdout__.flush()
-
-    sys.stdout = Tee()
-    try:
+    with captured_stdout() as lines:
         {"targets": targets, "pooled": pooled}[args.command](args.quick, args.mechanism)
-    finally:
-        sys.stdout = sys.__stdout__
     if args.write and not args.quick:
-        from results_file import write_section
-
         header = [f"`bench/classifier.py {args.command} --mechanism {args.mechanism}`, "
                   f"{datetime.date.today().isoformat()}, mechanism {mechanism_name(args.mechanism)}.", ""]
         write_section(SECTIONS[args.command], header + "".join(lines).splitlines())

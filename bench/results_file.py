@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 from pathlib import Path
 
 from onpair.core._io import atomic_write_text
@@ -20,3 +22,24 @@ def write_section(heading: str, body: list[str], path: Path = RESULTS) -> None:
     else:
         text = text.rstrip() + "\n\n" + section
     atomic_write_text(path, text.rstrip() + "\n")
+
+
+@contextlib.contextmanager
+def captured_stdout():
+    """Print as usual and also collect what is printed: ``with captured_stdout() as chunks: ...``, then
+    ``"".join(chunks)`` is the text of a results section."""
+    chunks: list[str] = []
+
+    class Tee:
+        def write(self, text):
+            sys.__stdout__.write(text)
+            chunks.append(text)
+
+        def flush(self):
+            sys.__stdout__.flush()
+
+    sys.stdout = Tee()
+    try:
+        yield chunks
+    finally:
+        sys.stdout = sys.__stdout__

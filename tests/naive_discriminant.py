@@ -9,8 +9,8 @@ import numpy as np
 
 
 def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd, Z, *, covariance="auto",
-                        ridge="auto", pooling="counts", calibrate=True, ridge_factor=2.0, max_undo=10.0,
-                        min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0, pooled_moment=False,
+                        ridge="auto", pooling="counts", calibrate=True, ridge_factor=2.0, max_undo=100.0,
+                        min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0, pooled_moment=False, spread_noise_factor=1.0,
                         inverse=None):
     """log P(c | z) for every row z of ``Z`` and class c, and the κ, α and λ used, as a dict. ``pooled``: the
     release held one pooled second moment (every covariance is the pooled one). ``inverse``: the matrix W of the
@@ -59,13 +59,13 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
     sigma = vectors @ np.diag(np.maximum(values, 0.0)) @ vectors.T
 
     # the ridge from the noise of the second moments
+    if not math.isfinite(moment_sd):
+        noise_sd = 0.0
+    elif pooled_moment:  # one released moment for all classes, divided by the total count
+        noise_sd = moment_sd / total
+    else:  # C independent moments, each divided by its count
+        noise_sd = moment_sd * math.sqrt(sum((omega[c] / counts[c]) ** 2 for c in range(C)))
     if ridge == "auto":
-        if not math.isfinite(moment_sd):
-            noise_sd = 0.0
-        elif pooled_moment:  # one released moment for all classes, divided by the total count
-            noise_sd = moment_sd / total
-        else:  # C independent moments, each divided by its count
-            noise_sd = moment_sd * math.sqrt(sum((omega[c] / counts[c]) ** 2 for c in range(C)))
         lam = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
     else:
         lam = float(ridge)
@@ -80,13 +80,18 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
         centre = sum(pi[c] * means[c] for c in range(C))
         separation = sum(pi[c] * (means[c] - centre) @ W @ (means[c] - centre) for c in range(C))
         noise = sum(pi[c] * (1 - pi[c]) * np.trace(W @ V[c]) for c in range(C))
-        spread = sum(pi[c] * (W @ (means[c] - centre)) @ sigma @ (W @ (means[c] - centre)) for c in range(C))
+        # the within-class variance along the released directions: the unprojected, debiased pooled covariance,
+        # floored at spread_noise_factor times the standard deviation of its privacy noise (noise_sd·‖u‖² for u)
+        u = [W @ (means[c] - centre) for c in range(C)]
+        released = sum(pi[c] * u[c] @ pooled @ u[c] for c in range(C))
+        floor = spread_noise_factor * noise_sd * sum(pi[c] * (u[c] @ u[c]) for c in range(C))
+        spread = max(released, floor)
         if separation <= 0:
             kappa = 0.0
         else:
             js = max(1.0 - noise / separation, min_shrinkage)
-            undo = min(max_undo, separation / spread) if spread > 0 else max_undo
-            kappa = js * max(1.0, undo)
+            undo = min(max_undo, max(1.0, separation / spread)) if spread > 0 else max_undo
+            kappa = js * undo
         logs = [math.log(counts[c]) for c in range(C)]
         m = sum(pi[c] * logs[c] for c in range(C))
         spread_p = sum(pi[c] * (logs[c] - m) ** 2 for c in range(C))

@@ -513,5 +513,7 @@ def test_the_pairwise_wrapper_probabilities_are_calibrated_and_rank_as_its_model
     scores = Z @ model.model
     order = np.argsort(scores, kind="stable")
     assert np.all(np.diff(p[order]) >= 0.0)
-    assert 0.05 < p.min() and p.max() < 0.999  # probabilities, not positions along the direction
+    assert 0.0 < p.min() and p.max() < 1.0
+    # probabilities, not the previous positions along the direction (1 + s/‖w‖)/2
+    assert np.max(np.abs(p - (1.0 + scores / np.linalg.norm(model.model)) / 2.0)) > 0.05
     assert [model.predict_one(x) for x, _ in stream[300:]] == (p > 0.5).tolist()

@@ -21,7 +21,9 @@ from naive_discriminant import naive_log_posterior
 from onpair import OnPairStats
 from onpair.statistics._kernels import statistics_total
 from onpair.statistics.discriminant import (MAX_UNDO, MIN_SHRINKAGE, LinearDiscriminant, calibration_factor,
-                                          linear_discriminant, log_softmax)
+                                          covariance_model, discriminant_posterior, discriminant_ridge,
+                                          linear_discriminant, log_softmax, offdiagonal_shrinkage,
+                                          pooled_covariance, pooling_weights)
 from onpair.statistics.model import ClassStatistics, class_statistics, pairwise_square_model
 
 WEIGHTS = (0.8, 1.0, 0.6)
@@ -227,13 +229,24 @@ def _recalibration_slope(log_odds, outcome):
     return float(beta[1]), np.linalg.inv(hessian)[1, 1] ** 0.5
 
 
+def _unfloored(stats):
+    """The default posterior, but the within-class variance along w read off the release without its noise floor
+    and the ridge-undoing factor uncapped (the broken variant)."""
+    weights = pooling_weights(stats, "counts")
+    pooled = pooled_covariance(stats, weights)
+    alpha = offdiagonal_shrinkage(stats, pooled, weights)
+    sigma, W = covariance_model(pooled, alpha, discriminant_ridge(stats, weights, alpha))
+    return discriminant_posterior(stats, W, sigma, max_undo=1e12, spread_noise_factor=0.0)
+
+
 @pytest.mark.parametrize("sigma", [1.0, 3.0, 10.0, 30.0, 100.0])
 def test_private_probabilities_shrink_towards_the_priors_and_never_invert(sigma):
     """One release of 4,000 records per draw, 40 noise draws (σ = 1 to 100 against 7.5 for ε = 1, δ = 1e-5 and one
     release): the recalibration slope of the pooled predictions is not below 1 beyond 4 standard errors (they are
     no more extreme than calibrated probabilities: shrunk towards the priors; σ = 1 excepted, see below), and
     positive beyond 4 standard errors (never inverted on average); the mean prediction of the positive class is
-    above the negative class's. A variant without the cap on the ridge-undoing factor fails the first check."""
+    above the negative class's. A variant whose ridge-undoing factor has neither the floor at the noise level of
+    the within-class variance nor a cap fails the first check."""
     A, means, priors = gaussian_setting()
     rng = np.random.default_rng(7)
     data_rng = np.random.default_rng(8)
@@ -244,7 +257,7 @@ def test_private_probabilities_shrink_towards_the_priors_and_never_invert(sigma)
         stats = gaussian_release(data_rng, 4_000, means, A, priors, sigma, np.random.default_rng([draw, 1]))
         lp = linear_discriminant(stats).log_proba(Z)
         log_odds.append(lp[:, 1] - lp[:, 0])
-        lp = linear_discriminant(stats, max_undo=1e12).log_proba(Z)  # the ridge undone without a cap
+        lp = _unfloored(stats).log_proba(Z)  # the ridge undone without a cap and without the noise floor
         broken.append(lp[:, 1] - lp[:, 0])
         outcomes.append(codes == 1)
     log_odds, outcomes = np.concatenate(log_odds), np.concatenate(outcomes).astype(float)

@@ -19,7 +19,7 @@ from numba import njit
 
 from ..core._config import NJIT_OPTIONS
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
-                           LinearDiscriminant, ranking_discriminant)
+                           SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
 
 __all__ = ["fast_ranking_discriminant"]
 
@@ -50,7 +50,8 @@ def _sym_from_eigen(vectors, scale):
 
 @njit(**NJIT_OPTIONS)
 def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam,
-                       base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, coef, intercept, log_priors):
+                       base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, spread_noise_factor, coef,
+                       intercept, log_priors):
     """Fills coef (2, d), intercept (2,), log_priors (2,); returns (κ, κ_JS, α, ridge, status), status 0 when
     filled, 1 where the covariance model is singular (the caller's reference path raises). Follows
     :func:`onpair.statistics.discriminant.ranking_discriminant` step by step (tests/test_ranking_kernel.py).
@@ -67,7 +68,7 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         Whether the second moments were released pooled (one block for both classes).
     kind : int
         The AUC model: 0 "square", 1 "centroid".
-    lam, base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor : float
+    lam, base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, spread_noise_factor : float
         The model's ridge and the discriminant's public constants.
     coef : ndarray of float64, shape (2, d)
         Written in place.
@@ -91,6 +92,7 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
     for i in range(d):
         for j in range(d):
             sym[i, j] = 0.5 * (pooled[i, j] + pooled[j, i]) + (bias if i == j else 0.0)
+    debiased = sym.copy()  # Σ̂, unprojected: the calibration reads the within-class variance off it
     # Schäfer–Strimmer off-diagonal shrinkage
     alpha = 0.0
     if d >= 2:
@@ -180,7 +182,8 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
     # calibration factor κ = κ_JS·κ_ridge
     centre = weights[0] * means[0] + weights[1] * means[1]
     separation = 0.0
-    spread = 0.0
+    released = 0.0
+    reach = 0.0
     noise = 0.0
     for c in range(2):
         centred = means[c] - centre
@@ -190,18 +193,23 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
                 projected[j] += centred[i] * W[i, j]
         dot = 0.0
         quad = 0.0
+        length = 0.0
         for i in range(d):
             dot += centred[i] * projected[i]
+            length += projected[i] * projected[i]
             for j in range(d):
-                quad += projected[i] * sigma[i, j] * projected[j]
+                quad += projected[i] * debiased[i, j] * projected[j]
         separation += weights[c] * dot
-        spread += weights[c] * quad
+        released += weights[c] * quad
+        reach += weights[c] * length
         noise += weights[c] * (1.0 - weights[c]) * trace[c]
     if not separation > 0.0:
         agreement, undo = 0.0, 1.0
     else:
         agreement = max(1.0 - noise / separation, min_shrinkage)
-        undo = max(1.0, separation / spread if spread * max_undo > separation else max_undo)
+        # the within-class variance along w off the unprojected Σ̂, floored at its noise's standard deviation
+        spread = max(released, spread_noise_factor * noise_sd * reach)
+        undo = min(max(1.0, separation / spread), max_undo) if spread > 0.0 else max_undo
     kappa = agreement * undo
     # shrunk log priors
     logs = np.log(counts)
@@ -242,7 +250,7 @@ def fast_ranking_discriminant(stats, kind: str, lam: float) -> LinearDiscriminan
         np.ascontiguousarray(stats.counts, dtype=np.float64), np.ascontiguousarray(stats.means, dtype=np.float64),
         np.ascontiguousarray(stats.covariances, dtype=np.float64), float(stats.count_sd), float(stats.sum_sd),
         float(stats.moment_sd), bool(stats.pooled), code, float(lam), BASE_RIDGE_PER_FEATURE, RIDGE_FACTOR,
-        MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, coef, intercept, log_priors)
+        MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, SPREAD_NOISE_FACTOR, coef, intercept, log_priors)
     if status != 0:
         return ranking_discriminant(stats, kind, lam)
     return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(ridge))
