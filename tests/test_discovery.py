@@ -11,8 +11,11 @@ with it (tests/public_api.py, ``SWITCHES``).
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
 import warnings
+from unittest import mock
 
 import dp_accounting
 import numpy as np
@@ -23,11 +26,15 @@ from hypothesis import strategies as st
 
 import onpair
 from learner_state import assert_same_state, state_of
+from public_api import OFFLINE as PUBLIC_OFFLINE
+from public_api import SWITCHES, make_offline
 from onpair import OffPairStats, OnPairStats
+from onpair.core import discovery
 from onpair.core.discovery import (DEFAULT_SHARE, MAX_AUTO_WARMUP, MIN_AUTO_WARMUP, discovery_setting,
                                    range_seed_sequence)
 from onpair.metrics import roc_auc
-from onpair.privacy import eps_from_rho, rho_from_dp
+from onpair.privacy import ZCDPAccountant, eps_from_rho, rho_from_dp
+from onpair.privacy.events import ApproxDPRelease, GaussianRelease, leaves
 from onpair.privacy.ranges import find_bounds, planned_levels, records_needed
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity
 
@@ -671,10 +678,12 @@ def test_each_offline_estimator_with_discovery_gets_close_to_its_tight_box_auc(c
 
 def test_offline_discovery_budget_against_dp_accounting():
     """The split and its total: the finder gets ε_f = 0.2ε, δ_f = 0.2δ (its ρ by the exact Gaussian
-    conversion), the model (ε − ε_f, δ − δ_f); epsilon_spent and delta_spent never exceed (ε, δ) and fall
-    short by rounding only. Independently: dp-accounting's PLD accountant on the finder's levels (Gaussian,
-    noise multiplier σ/√(2d)) gives at most ε_f at δ_f, and on OffPairC's release (σ/Δ) at most ε − ε_f at
-    δ − δ_f; their sum (basic composition) is at most ε."""
+    conversion), the model (ε − ε_f, δ − δ_f). The finder is charged as its levels, Gaussian releases, so with
+    OffPairC's Gaussian release every event has a ρ: rho_spent is their sum, within rho_budget = ρ_f + the
+    model's, and epsilon_spent their exact Gaussian conversion at δ. Independently, dp-accounting's PLD
+    accountant: the levels (noise multiplier σ/√(2d)) give ε_f at δ_f, the model (σ/Δ) ε − ε_f at δ − δ_f, and
+    all of them composed give epsilon_spent at δ, below the basic composition ε_f + (ε − ε_f) = ε (0.816 here:
+    the split is planned by basic composition, the accounting composes the Gaussians exactly)."""
     X, y = off_centre(n=1500)
     epsilon, delta = 1.0, 1e-5
     est = quiet(onpair.OffPairC(epsilon=epsilon, delta=delta, bounds=(0.0, 1000.0), classes=[0, 1], random_state=0,
@@ -683,30 +692,44 @@ def test_offline_discovery_budget_against_dp_accounting():
     found = report["range_discovery"]
     assert found["epsilon"] == 0.2 * epsilon and found["delta"] == 0.2 * delta
     assert found["rho_budget"] == rho_from_dp(0.2 * epsilon, 0.2 * delta, method="gaussian")
-    assert epsilon - 1e-9 <= report["epsilon_spent"] <= epsilon
     assert delta * (1 - 1e-12) <= report["delta_spent"] <= delta
     assert found["model_epsilon"] + found["epsilon"] <= epsilon and found["model_delta"] + found["delta"] <= delta
-    finder, model = report["releases"]
-    assert finder["event"] == "approximate_dp" and model["event"] == "gaussian"
+    *finder, model = report["releases"]
     levels = found["levels"]
-    assert len(levels) == finder["conditions"]["levels"] >= 1
+    assert len(finder) == len(levels) >= 1 and model["event"] == "gaussian"
+    assert [r["event"] for r in finder] == ["gaussian"] * len(levels)
+    assert [(r["sigma"], r["sensitivity"], r["rho"]) for r in finder] == \
+        [(r["sigma"], r["sensitivity"], r["rho"]) for r in levels]
     assert sum(r["rho"] for r in levels) <= found["rho_budget"]
-    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
-    accountant.compose(dp_accounting.ComposedDpEvent(
-        [dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]) for r in levels]))
-    eps_finder = accountant.get_epsilon(found["delta"])
+    assert report["accounting"] == "gaussian"
+    assert report["rho_spent"] == pytest.approx(math.fsum(r["rho"] for r in report["releases"]), rel=1e-15)
+    assert report["rho_spent"] <= report["rho_budget"]
+    assert report["epsilon_spent"] == eps_from_rho(report["rho_spent"], delta, method="gaussian")
+    assert report["epsilon_spent"] <= found["epsilon"] + found["model_epsilon"]
+
+    def pld_epsilon(rows, at):
+        accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+        accountant.compose(dp_accounting.ComposedDpEvent(
+            [dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]) for r in rows]))
+        return accountant.get_epsilon(at)
+
+    eps_finder = pld_epsilon(levels, found["delta"])
     assert eps_finder == pytest.approx(found["epsilon"], abs=3e-3)
-    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
-    accountant.compose(dp_accounting.GaussianDpEvent(model["sigma"] / model["sensitivity"]))
-    eps_model = accountant.get_epsilon(found["model_delta"])
+    eps_model = pld_epsilon([model], found["model_delta"])
     assert eps_model == pytest.approx(found["model_epsilon"], abs=3e-3)
-    assert eps_finder + eps_model <= epsilon + 3e-3
+    eps_all = pld_epsilon(report["releases"], delta)
+    assert eps_all == pytest.approx(report["epsilon_spent"], abs=3e-3)
+    assert eps_all <= eps_finder + eps_model - 0.15  # zCDP composition, not basic: 0.816 against 1.0
 
 
 @pytest.mark.parametrize("cls", [onpair.ObjectivePerturbedLogistic, onpair.ApproxMinimaPerturbedLogistic])
 def test_offline_discovery_with_an_approximate_dp_model_adds_the_finders_epsilon(cls):
-    """(ε, δ) mechanisms: epsilon_spent is ε_f plus the model's own ε, exactly basic composition, and the same
-    model fitted without discovery at (ε − ε_f, δ − δ_f) in the box found reports that model ε."""
+    """(ε, δ) mechanisms: the finder's levels (Gaussian) are composed with the model's (ε, δ) event by the rule
+    of epsilon_of: the Gaussian events' ε at the δ the model's (ε, δ) event leaves, plus its ε. For objective
+    perturbation that is ε_f (at δ_f) plus the model's own ε, basic composition; AMP's output noise is Gaussian
+    too and composes with the levels in zCDP, so less. Either way at most ε_f + the model's ε, that model's ε
+    being what the same model fitted without discovery at (ε − ε_f, δ − δ_f) in the box found reports;
+    dp-accounting's PLD accountant gives the Gaussian part."""
     X, y = off_centre(n=1000)
     est = quiet(cls(epsilon=1.0, delta=1e-5, bounds=(0.0, 1000.0), classes=[0, 1], random_state=3,
                     discover_bounds=300).fit, X, y)
@@ -715,21 +738,44 @@ def test_offline_discovery_with_an_approximate_dp_model_adds_the_finders_epsilon
     assert found["warmup"] == 300
     alone = quiet(cls(epsilon=found["model_epsilon"], delta=found["model_delta"], bounds=(found["lower"], found["upper"]),
                       classes=[0, 1], random_state=3).fit, X, y)
-    assert report["epsilon_spent"] == pytest.approx(found["epsilon"] + alone.privacy_report_["epsilon_spent"], rel=1e-12)
-    assert report["epsilon_spent"] <= 1.0
     np.testing.assert_array_equal(alone.coef_, est.coef_)  # the same seed, the same box: the same model
+    basic = found["epsilon"] + alone.privacy_report_["epsilon_spent"]
+    assert report["epsilon_spent"] <= basic * (1 + 1e-12) and report["epsilon_spent"] <= 1.0
+    (approximate,) = [r for r in report["releases"] if r["event"] == "approximate_dp"]
+    gaussian = [r for r in report["releases"] if r["event"] == "gaussian"]
+    assert len(gaussian) == len(found["levels"]) + (cls is onpair.ApproxMinimaPerturbedLogistic)
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_accounting.ComposedDpEvent(
+        [dp_accounting.GaussianDpEvent(r["sigma"] / r["sensitivity"]) for r in gaussian]))
+    theirs = accountant.get_epsilon(1e-5 - approximate["delta"]) + approximate["epsilon"]
+    assert report["epsilon_spent"] == pytest.approx(theirs, abs=3e-3)
+    if cls is onpair.ObjectivePerturbedLogistic:  # the levels alone at δ_f: ε_f, up to the σ margin 1e-9
+        assert report["epsilon_spent"] == pytest.approx(basic, rel=1e-8)
+    else:  # the levels and the output noise composed in zCDP: well below basic composition
+        assert report["epsilon_spent"] < basic - 0.02
 
 
 def test_offline_discovery_charges_a_shared_accountant_once_or_changes_nothing():
+    """The finder's levels are zCDP events: a ρ-only accountant takes a fit with discovery of an estimator with
+    a Gaussian release (charged the levels and the release, the report's rho_spent), as one with an (ε, δ)
+    budget does; an (ε, δ) estimator is refused by a ρ-only accountant before the finder runs (naming from_dp); a budget that
+    cannot pay refuses the fit and changes nothing."""
     from onpair.privacy import PrivacyBudgetExceeded, ZCDPAccountant
     X, y = off_centre(n=800)
-    with pytest.raises(ValueError, match="from_dp"):  # the finder is an (ε, δ) event: a ρ-only budget refuses it
-        quiet(onpair.OffPairC(bounds=(0.0, 1000.0), classes=[0, 1], discover_bounds=True,
-                              accountant=ZCDPAccountant(10.0)).fit, X, y)
+    rho_only = ZCDPAccountant(10.0)
+    est = quiet(onpair.OffPairC(bounds=(0.0, 1000.0), classes=[0, 1], random_state=0, discover_bounds=True,
+                                accountant=rho_only).fit, X, y)
+    assert [e.label for e in rho_only.events] == [e.label for e in est.privacy_report_.events]
+    assert len(rho_only.events) == len(est.privacy_report_["range_discovery"]["levels"]) + 1
+    assert rho_only.rho_spent == pytest.approx(est.privacy_report_["rho_spent"], rel=1e-12)
     shared = ZCDPAccountant.from_dp(10.0, 1e-3)
     est = quiet(onpair.OffPairC(bounds=(0.0, 1000.0), classes=[0, 1], random_state=0, discover_bounds=True,
                                 accountant=shared).fit, X, y)
-    assert len(shared.events) == len(est.privacy_report_.events) == 2
+    assert len(shared.events) == len(est.privacy_report_.events) == len(rho_only.events)
+    with finder_calls() as calls, pytest.raises(ValueError, match="from_dp"):
+        onpair.ObjectivePerturbedLogistic(bounds=(0.0, 1000.0), classes=[0, 1], discover_bounds=True,
+                                          accountant=ZCDPAccountant(10.0)).fit(X, y)
+    assert calls == []
     poor = ZCDPAccountant.from_dp(0.5, 1e-5)
     est = onpair.ObjectivePerturbedLogistic(bounds=(0.0, 1000.0), classes=[0, 1], random_state=0,
                                             discover_bounds=True, accountant=poor)
@@ -779,18 +825,134 @@ def test_offline_discovery_refuses_dask_data():
         est.fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
 
 
-def test_a_failed_offline_fit_after_the_finder_changes_nothing():
-    """The finder ran, then the estimator's own check refused (a bad ridge): no fitted attribute, nothing
-    charged to the shared accountant; a fitted estimator keeps its earlier fit."""
-    from onpair.privacy import ZCDPAccountant
-    X, y = off_centre(n=600)
-    shared = ZCDPAccountant.from_dp(10.0, 1e-3)
-    est = onpair.ObjectivePerturbedLogistic(bounds=(0.0, 1000.0), classes=[0, 1], random_state=0,
-                                            discover_bounds=True, accountant=shared)
-    quiet(est.fit, X, y)
-    coef, report, spent = est.coef_.copy(), est.privacy_report_, len(shared.events)
-    est.set_params(lam=-1.0)
-    with pytest.raises(ValueError, match="lam"):
+# -- a refused fit spends nothing: every offline estimator, with discovery ------------------------------------------
+
+@contextlib.contextmanager
+def finder_calls():
+    """The range finder's calls inside the block (every learner and estimator reaches it through
+    onpair.core.discovery): the shapes of the blocks it was given."""
+    calls = []
+    real = discovery.find_bounds
+
+    def spy(X, *args, **kwargs):
+        calls.append(np.shape(X))
+        return real(X, *args, **kwargs)
+
+    with mock.patch.object(discovery, "find_bounds", spy):
+        yield calls
+
+
+def parameters(name):
+    return [p for p in inspect.signature(PUBLIC_OFFLINE[name].__init__).parameters if p != "self"]
+
+
+#: The offline estimators of onpair.__all__ that take discover_bounds (tests/public_api.py), by name.
+DISCOVERING = [name for name in PUBLIC_OFFLINE if "discover_bounds" in parameters(name)]
+#: A value of each parameter of the offline estimators that every estimator taking it refuses, by a ValueError or
+#: TypeError naming it. A parameter new to an estimator fails test_every_offline_parameter_has_a_refused_value
+#: until it is given one here (and checked before the finder: the tests below).
+INVALID = {
+    "epsilon": -1.0, "delta": 1.5, "objective": "bad", "fit_intercept": "yes", "lam": -1.0, "curvature_share": 2.0,
+    "gradient_tol": 0.0, "output_share": 1.5, "bounds": (1.0, 0.0), "norm_bound": -1.0, "classes": [0, 0],
+    "private": "yes", "random_state": -1, "accountant": "budget", "discover_bounds": {"rho_share": 2.0},
+    "loss": "bad", "radius": -1.0, "T": 0, "eta": -1.0, "task": "bad", "constraint": "bad", "step_sizes": "bad",
+    "mode": "bad", "accounting": "bad", "threshold": 2.0, "pair_weights": (1.0, 2.0), "c": -1.0, "center": "bad",
+    "output": "bad", "start_at_center": "yes", "model_type": "bad", "covariance": "bad", "moments": "bad",
+    "weights": "bad",
+}
+
+
+def small_fit_data(n=60, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.0, 1.0, (n, d)), np.arange(n) % 2
+
+
+def discovering(name, **params):
+    """A fresh estimator of ``name`` on [0, 1] with discovery forced to run a level on 8 records."""
+    return make_offline(name, classes=[0, 1], discover_bounds=SWITCHES["discover_bounds"], **params)
+
+
+def test_every_offline_parameter_has_a_refused_value():
+    missing = sorted(f"{name}.{p}" for name in PUBLIC_OFFLINE for p in parameters(name) if p not in INVALID)
+    assert DISCOVERING and not missing, f"give INVALID a value each of these parameters refuses: {missing}"
+
+
+@pytest.mark.parametrize("name, param", [(name, p) for name in DISCOVERING for p in parameters(name)])
+def test_a_refused_parameter_is_refused_before_the_finder_and_spends_nothing(name, param):
+    """Every parameter of every estimator with discovery (onpair.__all__): a bad value is a ValueError or
+    TypeError naming it, raised before the range finder runs (no block handed to it), with nothing charged to
+    a shared accountant, no fitted attribute set (or the earlier fit kept whole) and the caller's Generator
+    (random_state) not advanced."""
+    X, y = small_fit_data()
+    bad = dict({param: INVALID[param]}, **({"bounds": None} if param == "norm_bound" else {}))
+    shared = ZCDPAccountant.from_dp(100.0, 1e-3)
+    fitted = discovering(name, accountant=shared)
+    quiet(fitted.fit, X, y)
+    coef, report, events = fitted.coef_.copy(), fitted.privacy_report_, list(shared.events)
+    fitted.set_params(**bad)
+    with finder_calls() as calls, pytest.raises((ValueError, TypeError), match=rf"\b{param}\b"):
+        quiet(fitted.fit, X, y)
+    assert calls == [] and list(shared.events) == events
+    np.testing.assert_array_equal(fitted.coef_, coef)
+    assert fitted.privacy_report_ is report
+    generator = np.random.default_rng(7)
+    state = generator.bit_generator.state
+    fresh = discovering(name, accountant=ZCDPAccountant.from_dp(100.0, 1e-3), random_state=generator)
+    fresh.set_params(**bad)
+    with finder_calls() as calls, pytest.raises((ValueError, TypeError), match=rf"\b{param}\b"):
+        quiet(fresh.fit, X, y)
+    assert calls == [] and not hasattr(fresh, "coef_") and not hasattr(fresh, "privacy_report_")
+    if isinstance(fresh.accountant, ZCDPAccountant):
+        assert not fresh.accountant.events and fresh.accountant.rho_spent == 0.0
+    assert generator.bit_generator.state == state
+
+
+@pytest.mark.parametrize("name", DISCOVERING)
+def test_a_rho_only_accountant_pays_for_the_finder_or_refuses_an_approximate_release_first(name):
+    """A shared accountant with a ρ budget only (no δ): the finder's levels are zCDP events, so it takes a fit
+    with discovery of every estimator whose own release is zCDP, charged exactly the report's events; an
+    estimator whose release is (ε, δ) (``approximate_dp``) is refused before the finder runs, by a ValueError
+    that names the fix, and nothing changes."""
+    X, y = small_fit_data()
+    rho_only = ZCDPAccountant(100.0)
+    est = discovering(name, accountant=rho_only)
+    if PUBLIC_OFFLINE[name].approximate_dp:
+        with finder_calls() as calls, pytest.raises(ValueError, match=r"from_dp\(epsilon, delta\)"):
+            quiet(est.fit, X, y)
+        assert calls == [] and not rho_only.events and not hasattr(est, "coef_")
+        return
+    with finder_calls() as calls:
         quiet(est.fit, X, y)
-    np.testing.assert_array_equal(est.coef_, coef)
-    assert est.privacy_report_ is report and len(shared.events) == spent
+    report = est.privacy_report_
+    assert calls == [(8, 3)]
+    assert [e.label for e in rho_only.events] == [e.label for e in report.events]
+    assert any(e.label.startswith("range histogram") for e in rho_only.events)
+    assert rho_only.rho_spent == pytest.approx(report["rho_spent"], rel=1e-12)
+
+
+@pytest.mark.parametrize("name", list(PUBLIC_OFFLINE))
+def test_approximate_dp_says_whether_a_fit_records_an_approximate_event(name):
+    """The class attribute that refuses a ρ-only accountant before the fit agrees with the events a fit records,
+    with and without discovery, and the finder's events are never approximate ones."""
+    X, y = small_fit_data()
+    for est in (make_offline(name, classes=[0, 1]), discovering(name)):
+        quiet(est.fit, X, y)
+        kinds = [type(e) for e in leaves(est.privacy_report_.events)]
+        assert (ApproxDPRelease in kinds) == type(est).approximate_dp
+        finder = [e for e in leaves(est.privacy_report_.events) if e.label.startswith("range histogram")]
+        assert all(isinstance(e, GaussianRelease) for e in finder)
+    assert finder, "the discovering fit ran the finder"
+
+
+@pytest.mark.parametrize("name", [name for name in PUBLIC_OFFLINE if "private" in parameters(name)])
+def test_a_non_private_twin_with_an_accountant_is_refused_before_it_fits(name):
+    """The non-private twin releases exact outputs, which no budget can pay for: refused before any release is
+    computed, nothing charged."""
+    from onpair.privacy import PrivacyBudgetExceeded
+    X, y = small_fit_data()
+    shared = ZCDPAccountant.from_dp(100.0, 1e-3)
+    est = make_offline(name, classes=[0, 1], private=False, accountant=shared)
+    with mock.patch.object(type(est), "_fit_released", side_effect=AssertionError("the twin was fitted")), \
+            pytest.raises(PrivacyBudgetExceeded, match="private=False"):
+        est.fit(X, y)
+    assert not shared.events and not hasattr(est, "coef_")

@@ -303,6 +303,27 @@ def test_gradient_perturbed_gd_exposes_the_threshold_and_keeps_the_papers_loss()
     assert rows_p[0]["sensitivity"] == pytest.approx(2 * loss.pair_change(start) / 60)
 
 
+@pytest.mark.parametrize("cls, kwargs", [(GradientPerturbedGD, {"T": 2}), (OffPairC, {}), (OffPairStrC, {})])
+def test_balanced_weights_of_an_observed_domain_count_its_classes(cls, kwargs):
+    """classes="observed" (the domain read off y, knowingly): the balanced pair weights are those of the classes
+    present, the same model as the same domain declared (they once took the 8 letters of "observed" for 8
+    classes: weights (4, 4/7) instead of (1.5, 0.75) for 3)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0.0, 1.0, (90, 3)), np.arange(90) % 3
+    common = dict(task="metric", pair_weights="balanced", bounds=(0, 1), random_state=0, **kwargs)
+    observed = quiet_fit(cls(classes="observed", **common), X, y)
+    declared = quiet_fit(cls(classes=[0, 1, 2], **common), X, y)
+    np.testing.assert_array_equal(observed.coef_, declared.coef_)
+    if cls is GradientPerturbedGD:
+        assert observed.privacy_report_["pair_weights"] == list(balanced_pair_weights(3)) == [1.5, 0.75]
+
+
+def quiet_fit(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit(X, y)
+
+
 # ==================================================================================================
 # the online and offline learners with a learned threshold and balanced pairs
 # ==================================================================================================

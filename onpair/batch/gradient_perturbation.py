@@ -85,6 +85,7 @@ from ..privacy.gaussian import sigmas_for_shares
 from ..privacy.signal import signal_fields
 from ..privacy.reports import warn_large_delta
 from ..core.estimator import PairwiseEstimator, fit_report
+from ..core.fitting import count_classes
 
 __all__ = ["GradientPerturbedGD", "paper_sigma", "default_step_size"]
 
@@ -293,6 +294,11 @@ class GradientPerturbedGD(PairwiseEstimator):
                 "metric": metric, "constraint": constraint, "terms": terms,
                 "steps": steps, "mode": self.mode, "accounting": self.accounting, "private": bool(self.private)}
 
+    def _check_params(self, n_records, n_features, classes) -> None:
+        """Every parameter checked (:meth:`_validated_params`, with the number of classes of the fit's label
+        domain for the metric task) before the fit draws noise or finds a range."""
+        self._validated_params(len(classes) if self._metric_task() else None)
+
     def _validated_steps(self, T, loss, radius, lam, terms=None) -> np.ndarray:
         step_sizes = self.step_sizes
         if step_sizes is None:
@@ -327,11 +333,8 @@ class GradientPerturbedGD(PairwiseEstimator):
         return 2.0 * gammas / n
 
     def _fit_released(self, Z, signs, seed_sequence):
-        n_classes = None
-        if self._metric_task():
-            # Public: the declared classes, or (documented) the label values of y taken as public.
-            n_classes = len(self.classes) if self.classes is not None else int(np.unique(signs).size)
-        p = self._validated_params(n_classes)
+        # Public: the declared classes, or (documented) the label values of y taken as public.
+        p = self._validated_params(count_classes(self, signs) if self._metric_task() else None)
         n, dim = Z.shape
         if p["metric"]:
             # θ_0 = the scaled identity (public): one noisy step is a private correction of the

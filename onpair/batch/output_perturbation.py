@@ -219,7 +219,14 @@ class OutputPerturbedSGD(PairwiseEstimator):
         self.accountant = accountant
         self.discover_bounds = discover_bounds
 
+    #: Yang et al.'s claim, and the diameter bound beside it, are (ε, δ) ones: the release is an ApproxDPRelease.
+    approximate_dp = True
+
     # -- parameters ---------------------------------------------------------------------------------
+    def _check_params(self, n_records, n_features, classes) -> None:
+        """Every parameter checked (:meth:`_checked_params`) before the fit draws noise or finds a range."""
+        self._checked_params()
+
     def _checked_params(self):
         """The validated parameters (T and eta still possibly None); a ValueError names the bad one."""
         from ..privacy.checks import check_epsilon

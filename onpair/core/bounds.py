@@ -182,7 +182,7 @@ class FeatureBounds:
         if bad.size:
             k = int(bad[0])
             raise ValueError(
-                f"upper bound must exceed lower bound for every feature; feature {k} has "
+                f"bounds: the upper bound must exceed the lower bound for every feature; feature {k} has "
                 f"lower={float(np.atleast_1d(lower_arr)[k])!r}, upper={float(np.atleast_1d(upper_arr)[k])!r}"
             )
         with np.errstate(over="ignore"):

@@ -28,9 +28,9 @@ from scipy.special import expit
 from ..metrics import roc_auc
 from ._validation import is_dask_collection
 from .bounds import FeatureBounds
-from .fitting import (NotFittedError, check_binary, complex_dtype, discovered_fit, discovery_of, fit_bounds,
-                      is_metric_task, label_coding, not_fitted_error, refuse_discovery, seed_sequence, set_fitted,
-                      sklearn_feature_block, validate_training_data, warn_clipped)
+from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
+                      discovery_of, fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery,
+                      seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -121,6 +121,7 @@ class PairwiseEstimator:
         self
         """
         setting = self._discovery()
+        check_fit_accountant(self)
         if is_dask_collection(X) or is_dask_collection(y):
             if setting is not None:
                 raise ValueError("discover_bounds needs the records in memory (a fit on Dask data takes the "
@@ -134,6 +135,7 @@ class PairwiseEstimator:
                                                           coding=label_coding(self))
         if setting is not None:
             return discovered_fit(self, setting, X, signs, classes)
+        self._check_params(X.shape[0], X.shape[1], classes)
         bounds = self._make_bounds(X.shape[1])
         Z, clipped = bounds.transform(X)
         n_clipped = int(np.count_nonzero(clipped))
@@ -159,6 +161,22 @@ class PairwiseEstimator:
         return discovery_of(self)
 
     _validate_training_data = staticmethod(validate_training_data)
+
+    #: Whether the release is proven (ε, δ)-DP by an argument that is not a zCDP one (its events include an
+    #: :class:`onpair.privacy.events.ApproxDPRelease`): a shared ``accountant=`` then needs an (ε, δ) budget,
+    #: and is refused before the fit without one (:func:`onpair.core.fitting.check_fit_accountant`).
+    approximate_dp = False
+
+    def _check_params(self, n_records: int, n_features: int, classes) -> None:
+        """Every check of the fit's parameters (and of their fit with n records of d features and the label
+        domain ``classes``, the fitted ``classes_``), before any noise is drawn or any range found: a bad value
+        is a ValueError or TypeError naming it, and the fit stops before it spends or changes anything.
+
+        Each estimator defines it (the same checks its :meth:`_fit_released` makes, without reading a record);
+        ``fit`` calls it after checking ``X`` and ``y``, and a fit with ``discover_bounds`` calls it on the
+        model it will fit, at its share of the budget, before the range finder runs
+        (:func:`onpair.core.fitting.discovered_fit`)."""
+        raise NotImplementedError
 
     def _fit_released(self, Z, signs, seed_sequence):
         raise NotImplementedError

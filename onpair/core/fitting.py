@@ -67,6 +67,24 @@ def domain_read_off_y(estimator) -> bool:
     return declared is None or (isinstance(declared, str) and declared == OBSERVED)
 
 
+def count_classes(estimator, codes) -> int:
+    """The number of classes of a fit's label domain from its class ``codes``: the declared domain's size
+    (``classes=[...]``, public), or, for a domain read off ``y`` (``classes`` None or ``"observed"``), the number
+    of labels present (every code of such a domain occurs). ``len(classes_)`` either way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> declared, observed = SimpleNamespace(classes=["a", "b", "c", "d"]), SimpleNamespace(classes="observed")
+    >>> count_classes(declared, np.array([0, 2, 2])), count_classes(observed, np.array([0, 1, 1]))
+    (4, 2)
+    """
+    if domain_read_off_y(estimator):
+        return int(np.unique(codes).size)
+    return len(estimator.classes)
+
+
 def is_metric_task(estimator) -> bool:
     """True for ``task="metric"``; a ValueError for an unknown task (checked at fit, as sklearn wants)."""
     task = getattr(estimator, "task", "auc")
@@ -355,10 +373,42 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
         raise
 
 
+# -- the checks before a fit reads a record ------------------------------------------------------------------
+
+def check_fit_accountant(estimator) -> None:
+    """The checks of a fit's ``accountant`` before any record is read or any noise drawn (a failed call changes
+    nothing and spends nothing): its type (TypeError), and whether it can ever pay for the kind of release the
+    fit makes. An estimator whose release is proven (ε, δ)-DP by an argument that is not a zCDP one (its class
+    attribute ``approximate_dp``: objective perturbation, Yang et al.'s SGD) needs an accountant with an (ε, δ)
+    budget (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`), and a non-private twin
+    (``private=False``) can be charged to no budget: both are refused here, naming the fix, instead of after
+    the fit. Whether the budget left covers the fit is asked when the fit's events are known
+    (:func:`set_fitted`: refused then, with nothing changed)."""
+    from ..privacy.accountant import refusal
+    from ..privacy.events import NonPrivate
+
+    owner = type(estimator).__name__
+    accountant = check_accountant(getattr(estimator, "accountant", None), owner)
+    if accountant is None:
+        return
+    private = getattr(estimator, "private", True)
+    if isinstance(private, (bool, np.bool_)) and not private:
+        exc = refusal([accountant], [NonPrivate()])
+        if exc is not None:
+            raise type(exc)(f"{owner}: private=False releases exact outputs, which no accountant can be charged "
+                            f"({exc}); drop accountant= for the non-private twin")
+    if getattr(estimator, "approximate_dp", False) and accountant.delta_budget is None:
+        raise ValueError(f"{owner}'s release is (ε, δ)-DP (an ApproxDPRelease, not a zCDP bound), and accountant= "
+                         f"has a ρ budget only ({accountant!r}): build the shared accountant with "
+                         "ZCDPAccountant.from_dp(epsilon, delta)")
+
+
 # -- range discovery for the (ε, δ) estimators ---------------------------------------------------------------
 #: What an offline fit's report says of its budget split after a range discovery.
-SPLIT_NOTE = ("basic composition: the range finder is (epsilon_f, delta_f)-DP (its Gaussian levels composed in "
-              "zCDP, converted exactly), the model (epsilon - epsilon_f, delta - delta_f)-DP given the released box")
+SPLIT_NOTE = ("planned by basic composition: the range finder gets (epsilon_f, delta_f), i.e. rho_f = "
+              "rho_from_dp(epsilon_f, delta_f, 'gaussian'), the model (epsilon - epsilon_f, delta - delta_f) given "
+              "the released box; accounted as what each is: the finder's levels are Gaussian releases (zCDP events "
+              "with their rho), composed with the model's own events by the rule of epsilon_of")
 
 
 def discovery_of(estimator):
@@ -393,25 +443,41 @@ def discovered_fit(estimator, setting, X, labels, classes):
     the fit is (ε, δ)-DP. When the finder runs no level (m too small for its thresholds: a public function of
     m, d and ρ_f) it releases nothing and the model gets the whole (ε, δ).
 
-    The report (one, :func:`onpair.privacy.reports.build_report`): the finder as one
-    :class:`onpair.privacy.events.ApproxDPRelease` (ε_f, δ_f; its levels' σ and ρ beside it) and the
-    estimator's own events, so ``epsilon_spent`` = ε_f + ε of the model's events at δ − δ_f ≤ ε; its
-    ``range_discovery`` field lists the levels. Nothing is set and nothing charged until the fit succeeded.
+    **Checks first.** Everything that can refuse the fit for a parameter is asked before the finder runs: the
+    split above is computed from public quantities (m, d, ρ_f and so whether the finder runs a level), and
+    the model's own checks (:meth:`onpair.core.estimator.PairwiseEstimator._check_params`) run on the copy
+    that will be fitted, at its share (ε − ε_f, δ − δ_f). A refused parameter draws no noise and reads no
+    record beyond the checks of ``X`` and ``y``.
+
+    **The accounting.** The finder is charged as what it is: one
+    :class:`onpair.privacy.events.GaussianRelease` per level (sensitivity √(2d), its σ, its ρ;
+    :func:`onpair.core.discovery.range_events`), zCDP events, followed by the estimator's own events. So a
+    shared ``accountant=`` with a ρ budget only takes a fit with discovery whenever it takes the estimator's
+    own release (a Gaussian one: OffPairC, OffPairStrC, GradientPerturbedGD; the (ε, δ) estimators need
+    :meth:`~onpair.privacy.accountant.ZCDPAccountant.from_dp` with or without discovery, refused before the
+    fit by :func:`check_fit_accountant`). ``epsilon_spent`` is :func:`onpair.privacy.events.epsilon_of` of all
+    the events at δ: with a Gaussian model the levels and the model compose in zCDP, converted exactly
+    ("gaussian": every event is a Gaussian mechanism), at most ε_f + the model's ε at δ − δ_f (the exact
+    curve of the composition is below any basic composition of its parts); with an (ε, δ) model it is the
+    finder's ε at δ − Σδ_i ≥ δ_f plus the model's ε, at most ε_f + the model's. Either way at most ε.
+
+    The report (one, :func:`onpair.privacy.reports.build_report`): the finder's levels, then the estimator's
+    own events; its ``range_discovery`` field lists the levels and the split. When every event has a ρ (a
+    Gaussian model) it has the ρ keys: ``rho_budget`` = ρ_f + the model's ρ budget, ``rho_spent`` what the
+    levels and the model spent. Nothing is set and nothing charged until the fit succeeded.
     """
     import copy
-    import math
 
     from ..privacy.checks import check_delta, check_epsilon
     from ..privacy.conversions import eps_from_rho, rho_from_dp
-    from ..privacy.events import ApproxDPRelease
+    from ..privacy.events import rho_of
     from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report
-    from .discovery import declared_box, discover, found_bounds, range_seed_sequence
+    from .discovery import declared_box, discover, found_bounds, range_events, range_seed_sequence
 
     refuse_discovery(estimator)
     epsilon, delta = check_epsilon(estimator.epsilon), check_delta(estimator.delta)
     n, d = X.shape
     declared = declared_box(fit_bounds(estimator, d), type(estimator).__name__)
-    seeds = seed_sequence(getattr(estimator, "random_state", None))
     share = setting.share
     epsilon_f, delta_f = share * epsilon, share * delta
     rho_f = rho_from_dp(epsilon_f, delta_f, method="gaussian")
@@ -419,28 +485,24 @@ def discovered_fit(estimator, setting, X, labels, classes):
     # splits what it is given with a margin, so a rounding of ρ_f/s·s never spends more than ρ_f·(1 + 1e-15)).
     rho_whole = rho_f / share
     m = setting.length(d, rho_whole, limit=n)
-    finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seeds)))
-    found = discover(setting, X[:m], declared, rho_whole, finder_rng)
-    if found.rho > rho_f:  # never: find_bounds spends at most what it is given, with its margin
-        raise AssertionError(f"the range finder spent ρ = {found.rho!r} > ρ_f = {rho_f!r}")
-    ran = found.rho > 0.0
-    bounds = found_bounds(found) if ran else declared
-    warn_clipped(declared, int(np.count_nonzero(declared.transform(X)[1])), stacklevel=3)
-    Z, clipped = bounds.transform(X)  # clipping to the box found is the mechanism's: no warning
+    ran = setting.levels(m, d, rho_whole) > 0  # public: whether the finder will release anything
     inner = copy.copy(estimator)
     inner.discover_bounds, inner.accountant = False, None
     if ran:
         inner.epsilon, inner.delta = _rest(epsilon, epsilon_f), _rest(delta, delta_f)
+    inner._check_params(n, d, classes)  # every parameter of the model's fit, before the finder runs
+    seeds = seed_sequence(getattr(estimator, "random_state", None))  # a Generator is drawn from: after the checks
+    finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seeds)))
+    found = discover(setting, X[:m], declared, rho_whole, finder_rng)
+    if found.rho > rho_f or (found.rho > 0.0) != ran:  # never: find_bounds follows the public plan
+        raise AssertionError(f"the range finder spent ρ = {found.rho!r} of ρ_f = {rho_f!r} (planned to run: {ran})")
+    bounds = found_bounds(found) if ran else declared
+    warn_clipped(declared, int(np.count_nonzero(declared.transform(X)[1])), stacklevel=3)
+    Z, clipped = bounds.transform(X)  # clipping to the box found is the mechanism's: no warning
     coef, report = inner._fit_released(Z, labels, seeds)
-    finder_events = []
     describe = found.describe()
     levels = describe.pop("releases")
-    if ran:
-        finder_events = [ApproxDPRelease(
-            epsilon=epsilon_f, delta=delta_f, round=m, sensitivity=levels[0]["sensitivity"],
-            sigma=levels[0]["sigma"], what=f"range finder: {len(levels)} Gaussian histogram levels on the first "
-            f"{m} records (zCDP, converted exactly)", conditions=(("rho", float(found.rho)),
-                                                                    ("levels", len(levels))))]
+    finder_events = range_events(found) if ran else []
     own = {k: v for k, v in report.items() if k not in COMMON_KEYS + RHO_KEYS + ("record_level",)}
     hidden = set(report.get("curator_only", ()))
     discovery = dict(describe, lower=found.lower.tolist(), upper=found.upper.tolist(), levels=levels,
@@ -449,18 +511,39 @@ def discovered_fit(estimator, setting, X, labels, classes):
                      epsilon_of_rho=float(eps_from_rho(found.rho, delta_f)) if ran else 0.0,
                      model_epsilon=float(inner.epsilon), model_delta=float(inner.delta), composition=SPLIT_NOTE)
     events = finder_events + list(report.events)
+    # The ρ keys when every event has a ρ (the rule for ρ): the model's ρ budget and the finder's ρ_f.
+    rho_budget = None
+    if report.get("rho_budget") is not None and rho_of(events) is not None:
+        rho_budget = (rho_f if ran else 0.0) + report["rho_budget"]
     combined = build_report(type(estimator).__name__, events, epsilon=epsilon, delta=delta,
-                            accounting=report["accounting"], mode=report["mode"], n_seen=n, status=report["status"],
+                            accounting=_combined_accounting(report, events, ran), mode=report["mode"], n_seen=n,
+                            status=report["status"], rho_budget=rho_budget,
                             public=dict({k: v for k, v in own.items() if k not in hidden}, range_discovery=discovery,
                                         delta_spent=(delta_f if ran else 0.0) + float(inner.delta)),
                             curator={k: v for k, v in own.items() if k in hidden})
-    # Basic composition: the finder adds at most ε_f to what the model's own analysis gives (at most ε − ε_f
-    # for every estimator whose report stays within its ε; Yang et al.'s SGD reports what its σ proves).
+    # The finder adds at most ε_f to what the model's own analysis gives (at most ε − ε_f for every estimator
+    # whose report stays within its ε; Yang et al.'s SGD reports what its σ proves): see the docstring.
     limit = (epsilon_f if ran else 0.0) + report["epsilon_spent"]
     if not combined["epsilon_spent"] <= limit * (1.0 + 1e-12):
         raise AssertionError(f"{type(estimator).__name__}: the fit with discovery spent ε = "
                              f"{combined['epsilon_spent']!r}, more than ε_f + the model's {limit!r}")
     return set_fitted(estimator, coef, combined, classes, d, bounds, int(np.count_nonzero(clipped)))
+
+
+def _combined_accounting(report, events, ran: bool) -> str:
+    """The conversion of ``epsilon_spent`` after a discovery: the model's own when the finder released nothing;
+    else "gaussian" when every event with a ρ is a Gaussian mechanism (the finder's levels always are: the
+    conversion is exact for their composition), else the model's conversion if it is one
+    (:data:`onpair.privacy.conversions.METHODS`), else "tight" (valid for any ρ-zCDP mechanism)."""
+    from ..privacy.conversions import METHODS
+    from ..privacy.events import leaves
+
+    own = report["accounting"]
+    if not ran:
+        return own
+    if all(e.gaussian for e in leaves(events) if e.rho is not None):
+        return "gaussian"
+    return own if own in METHODS else "tight"
 
 
 def _rest(total: float, part: float) -> float:

@@ -35,6 +35,7 @@ from ..privacy.gaussian import gaussian_sigma
 from ..privacy.signal import signal_fields
 from ..privacy.ledger import sensitivity_ledger
 from ..core.estimator import PairwiseEstimator, fit_report, perturbed
+from ..core.fitting import count_classes
 
 OUTPUTS = ("average", "last")
 MODES = ("ledger", "paper")
@@ -51,16 +52,17 @@ class _OffPair(PairwiseEstimator):
         task); OffPairC adds Alg. 4's random point."""
         return task.default_center(dim, radius)
 
-    def _task_axis(self, codes=None):
-        """The task, with the metric task's threshold and pair weights (C: the public classes, or the
-        labels of y taken as public, as everywhere in the estimators)."""
+    def _check_center(self, task) -> None:
+        """The check of the centre's parameter (OffPairC's ``center``), before any randomness is drawn."""
+
+    def _task_axis(self, n_classes=None):
+        """The task, with the metric task's threshold and pair weights (``n_classes``: the size of the label
+        domain, the public classes or the labels of y taken as public, as everywhere in the estimators)."""
         if not self._metric_task():
             if not (self.threshold == 1.0 and self.pair_weights is None):
                 raise ValueError("threshold and pair_weights are for task='metric'")
             return make_task("auc", self.constraint)
         radius = check_radius(self.radius)
-        n_classes = len(self.classes) if self.classes is not None else (
-            None if codes is None else int(np.unique(codes).size))
         terms = make_pair_terms(self.threshold, self.pair_weights, radius, n_classes)
         if self.mode == "paper" and terms != PAPER_TERMS:
             raise ValueError("mode='paper' is the papers' algorithm with the papers' loss: use threshold=1.0 and "
@@ -81,46 +83,71 @@ class _OffPair(PairwiseEstimator):
             raise ValueError("mode='paper' releases the average iterate (Alg. 3 line 8); use output='average'")
         if not isinstance(self.private, (bool, np.bool_)):
             raise ValueError(f"private must be True or False, got {self.private!r}")
+        if not isinstance(self.start_at_center, (bool, np.bool_)):
+            raise ValueError(f"start_at_center must be True or False, got {self.start_at_center!r}")
 
-    def _fit_released(self, Z, signs, seed_sequence):
+    def _plan(self, n: int, dim: int, n_classes):
+        """Every check of a fit of n records of d features (``n_classes``: the size of the label domain) and
+        its public plan, from the parameters only: no record is read and no randomness drawn. Returns the
+        task, the round objective, the step rule, the n step sizes, paper mode's warm-up T₁ (else None) and the
+        release's (sensitivity, σ) (None for the non-private twin): the noise is fixed before any record is
+        read."""
         self._validate_params()
-        n, dim = Z.shape
-        order_seq, init_seq, noise_seq = seed_sequence.spawn(3)
-        init_rng = np.random.Generator(np.random.PCG64(init_seq))
-        # A public, data-independent order: the paper streams the data set once in a random order.
-        order = np.random.Generator(np.random.PCG64(order_seq)).permutation(n)
-        task = self._task_axis(signs)
+        task = self._task_axis(n_classes)
         alpha = self._strong_convexity(n, task)
         loss = task.get_loss(self.loss)
-        objective = RoundObjective(task, loss, resolve_lam(alpha, loss, check_radius(self.radius)),
-                                   check_radius(self.radius))
+        radius = check_radius(self.radius)
+        objective = RoundObjective(task, loss, resolve_lam(alpha, loss, radius), radius)
         given_steps = check_step_sizes(self.step_sizes)
-        size = task.param_size(dim)
-        center = self._center(init_rng, dim, task, objective.radius)
+        self._check_center(task)
+        warmup = None
         if self.mode == "paper":
             if not loss.smooth:
                 raise ValueError(f"loss={loss.name!r} is not smooth: Alg. 3 needs an L-smooth loss")
             L = objective.smoothness
             warmup = int(max(math.ceil(16.0 * L**2 / alpha**2), 7)) if alpha > 0 else n
-            if warmup >= n:
-                warnings.warn(
-                    f"mode='paper': T₁ = {warmup} ≥ n = {n}: Alg. 3 averages random points only "
-                    "(docs/algorithms.md, \"What the papers' constants get wrong\"). Use mode='ledger' for a "
-                    "useful model.", PrivacyWarning, stacklevel=4)
             rule = StepRule(objective, paper_warmup=warmup)
-            warm_points = [task.random_point(init_rng, dim, objective.radius) for _ in range(min(warmup, n))]
-            start = warm_points[-1]  # w_{T₁}: the last random warm-up point
         elif not loss.smooth:
             raise ValueError(
                 f"loss={loss.name!r} is not smooth: the sensitivity ledger needs it; use 'logistic' or "
                 "'square' here, or OutputPerturbedSGD for the hinge loss")
         else:
             rule = StepRule(objective, given_steps)
-            start = center if self.start_at_center else task.zero_center(dim)
         steps = rule.block(0, n)
-        # The noise is fixed before any record is read: it depends on n and public parameters only.
+        noise = self._release_noise(n, objective, steps) if self.private else None
+        return task, objective, steps, warmup, noise
+
+    def _check_params(self, n_records, n_features, classes) -> None:
+        """Every check of the fit (:meth:`_plan`) before it draws noise or finds a range."""
+        self._plan(n_records, n_features, len(classes))
+
+    def _fit_released(self, Z, signs, seed_sequence):
+        n, dim = Z.shape
+        # The label domain's size: declared, or (documented) the labels of y taken as public.
+        task, objective, steps, warmup, noise = self._plan(n, dim, count_classes(self, signs))
+        order_seq, init_seq, noise_seq = seed_sequence.spawn(3)
+        init_rng = np.random.Generator(np.random.PCG64(init_seq))
+        # A public, data-independent order: the paper streams the data set once in a random order.
+        order = np.random.Generator(np.random.PCG64(order_seq)).permutation(n)
+        alpha, loss = objective.strong_convexity, objective.loss
+        center = self._center(init_rng, dim, task, objective.radius)
+        if self.mode == "paper":
+            if warmup >= n:
+                warnings.warn(
+                    f"mode='paper': T₁ = {warmup} ≥ n = {n}: Alg. 3 averages random points only "
+                    "(docs/algorithms.md, \"What the papers' constants get wrong\"). Use mode='ledger' for a "
+                    "useful model.", PrivacyWarning, stacklevel=4)
+            if self.private and self.epsilon >= 1.0:
+                warnings.warn(
+                    f"mode='paper' with epsilon = {self.epsilon}: Alg. 3's σ is the classic Gaussian "
+                    "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
+                    "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=4)
+            warm_points = [task.random_point(init_rng, dim, objective.radius) for _ in range(min(warmup, n))]
+            start = warm_points[-1]  # w_{T₁}: the last random warm-up point
+        else:
+            start = center if self.start_at_center else task.zero_center(dim)
         if self.private:
-            sensitivity, sigma = self._release_noise(n, objective, steps)
+            sensitivity, sigma = noise
         iterate = Iterate(start, center)
         history = make_history(task, loss, SlotPolicy("all"), dim)
         labels = (signs[order], {}) if task.name == "metric" else signs[order]  # metric: class codes as given
@@ -162,11 +189,6 @@ class _OffPair(PairwiseEstimator):
             # σ² = 128G² log²n log(1.25/δ)/(α²n²ε²) as printed: the classic mechanism, proven for ε < 1
             # only; epsilon_spent in the report says what this σ really gives (exact Gaussian curve).
             sigma = math.sqrt(2.0 * math.log(1.25 / self.delta)) * sensitivity / self.epsilon
-            if self.epsilon >= 1.0:
-                warnings.warn(
-                    f"mode='paper' with epsilon = {self.epsilon}: Alg. 3's σ is the classic Gaussian "
-                    "mechanism, proven for ε < 1 only; privacy_report_['epsilon_spent'] gives what this σ "
-                    "really achieves (it exceeds ε for ε ≳ 8).", PrivacyWarning, stacklevel=5)
             return sensitivity, sigma
         ledger = sensitivity_ledger(steps, objective.lipschitz, objective.smoothness, alpha, objective.diameter,
                                     pair_change=objective.pair_change)
@@ -295,11 +317,14 @@ class OffPairC(_OffPair):
 
         return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
 
-    def _center(self, rng, dim, task, radius):
+    def _check_center(self, task) -> None:
         if self.center not in (None, "zero", "random", "identity"):
             raise ValueError(f"center must be None, 'zero', 'random' or 'identity', got {self.center!r}")
         if self.center == "identity" and task.name != "metric":
             raise ValueError("center='identity' is for task='metric'")
+
+    def _center(self, rng, dim, task, radius):
+        self._check_center(task)
         if self.center == "random":
             return task.random_point(rng, dim, radius)
         if self.center == "zero":

@@ -66,6 +66,8 @@ class _PerturbedLogistic(PairwiseEstimator):
     """Shared fit of the two estimators: validation, the objective, Λ, the noise b, the solve, the report."""
 
     _amp = False
+    #: Objective perturbation's bound is an (ε, δ) one, not zCDP (:class:`onpair.privacy.events.ApproxDPRelease`).
+    approximate_dp = True
 
     def _validated(self):
         epsilon = check_epsilon(self.epsilon)
@@ -89,17 +91,27 @@ class _PerturbedLogistic(PairwiseEstimator):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         return epsilon, delta, bool(intercept), lam, share
 
-    def _fit_released(self, Z, signs, seed_sequence):
+    def _checked(self):
+        """Every parameter checked: ``(epsilon, delta, intercept, lam, curvature_share, amp, epsilon_output)``
+        (``amp`` None for objective perturbation); a ValueError names the bad one."""
         epsilon, delta, intercept, lam_requested, share = self._validated()
         amp = self._validated_amp() if self._amp else None
-        n = Z.shape[0]
-        if self.private:
-            warn_large_delta(type(self).__name__, delta, n, stacklevel=4)
-        objective = PointwiseLogistic(Z, signs, intercept) if self.objective == "pointwise" else PairwiseLogistic(Z, signs)
         epsilon_output = amp["share"] * epsilon if amp else 0.0
         if amp and epsilon_output < EPSILON_RANGE[0]:
             raise ValueError(f"output_share·epsilon = {epsilon_output:g} is below the smallest ε a Gaussian release "
                              f"can be calibrated to ({EPSILON_RANGE[0]:g}): raise epsilon or output_share")
+        return epsilon, delta, intercept, lam_requested, share, amp, epsilon_output
+
+    def _check_params(self, n_records, n_features, classes) -> None:
+        """Every parameter checked (:meth:`_checked`) before the fit draws noise or finds a range."""
+        self._checked()
+
+    def _fit_released(self, Z, signs, seed_sequence):
+        epsilon, delta, intercept, lam_requested, share, amp, epsilon_output = self._checked()
+        n = Z.shape[0]
+        if self.private:
+            warn_large_delta(type(self).__name__, delta, n, stacklevel=4)
+        objective = PointwiseLogistic(Z, signs, intercept) if self.objective == "pointwise" else PairwiseLogistic(Z, signs)
         epsilon_objective = epsilon - epsilon_output
         delta_objective = delta / 2.0 if amp else delta
         rank, trace = objective.curvature_rank, objective.curvature_trace

@@ -62,7 +62,19 @@ by x in the first bin and x' in the last bin of every feature.
 noisy outputs only), so the finder is ρ = Σ_ℓ ρ_ℓ-zCDP, and, being a composition of Gaussian mechanisms,
 exactly μ-GDP with μ = √(2ρ) (the ``"gaussian"`` conversion of :mod:`onpair.privacy.conversions` is
 exact for it). Everything after the noise (anchors, runs, the fallback, the returned box) is
-post-processing. The noise is drawn for every feature and every planned level whatever the data (a
+post-processing.
+
+*Charged as zCDP, not as (ε, δ).* Nothing in the finder is a sparse-vector, stability or propose-test-release
+step: the thresholds (anchor, pair, extend, coverage) are compared with noisy counts only, after the noise,
+and the number of levels and of noise draws is a public function of m, d and ρ. So the finder's cost is
+exactly the composition of its levels' Gaussian releases, and it is charged as such: one
+:class:`onpair.privacy.events.GaussianRelease` per level (sensitivity √(2d), σ_ℓ, ρ_ℓ;
+:func:`onpair.core.discovery.range_events`), never as an :class:`~onpair.privacy.events.ApproxDPRelease`. An
+accountant with a ρ budget only (``ZCDPAccountant(rho)``) therefore pays for it, in the streaming learners and
+in every offline estimator (whose (ε, δ) budget plans the finder's share as (ε_f, δ_f), i.e.
+ρ_f = rho_from_dp(ε_f, δ_f, "gaussian"), an exact conversion for it: :func:`onpair.core.fitting.discovered_fit`);
+only an estimator whose own release is an (ε, δ) one (objective perturbation, Yang et al.'s SGD) needs an
+(ε, δ) budget, with or without discovery. The noise is drawn for every feature and every planned level whatever the data (a
 feature whose anchor failed still gets its later levels' noise drawn and ignored), so the number of
 draws, like the cost, depends on public quantities only. The planned levels are split equally:
 σ_ℓ = √(2d)/√(2ρ/L)·(1 + 10⁻⁹), so that Σ_ℓ ρ_ℓ ≤ ρ in floating point.
@@ -476,6 +488,13 @@ def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, e
     -------
     DiscoveredBounds
         The box, the cost (``rho``), the per-level σ and ``describe()`` for the privacy report.
+
+    Notes
+    -----
+    The finder is ``result.rho``-zCDP as a composition of Gaussian releases (one per level; the module's
+    proof), not merely (ε, δ)-DP: charge it as those releases (:func:`onpair.core.discovery.range_events`), which
+    an accountant with a ρ budget only accepts. Every argument is checked, and a bad one raises, before any
+    noise is drawn.
 
     Examples
     --------

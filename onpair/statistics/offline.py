@@ -21,7 +21,7 @@ from ..core._validation import is_dask_collection
 from ..core.discovery import declared_box, discover, found_bounds, model_rho, range_events, \
     range_seed_sequence
 from ..core.estimator import PairwiseEstimator, fit_report, warn_clipped
-from ..core.fitting import OBSERVED, FittedModel, domain_read_off_y, label_coding
+from ..core.fitting import OBSERVED, FittedModel, check_fit_accountant, domain_read_off_y, label_coding
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.events import GaussianRelease
@@ -149,6 +149,10 @@ class OffPairStats(PairwiseEstimator):
         n_classes = (None if observed else len(self.classes)) if coded else 2
         return kind, weights, sensitivity, n_classes, moment_layout(self.task, self.moments)
 
+    def _check_params(self, n_records, n_features, classes) -> None:
+        """Every parameter checked (:meth:`_release_settings`): the base fit's step before the release."""
+        self._release_settings()
+
     def _class_codes(self, labels) -> np.ndarray:
         """Class codes of the statistics' blocks: the metric task's and the classifier's codes, or 1 for a
         positive sign."""
@@ -196,6 +200,7 @@ class OffPairStats(PairwiseEstimator):
         setting = self._discovery()
         if setting is None:
             return super().fit(X, y)
+        check_fit_accountant(self)
         if is_dask_collection(X) or is_dask_collection(y):
             self.check_partitioned_fit()
         if not self.private:
