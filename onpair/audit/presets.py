@@ -147,9 +147,9 @@ PRESETS = {p.name: p for p in (
            "release sequence", statistics.onpairstats_setup(None, half_life=AUDIT_HALF_LIFE),
            datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-decayed-h4096", f"OnPairStats, half_life={AUDIT_LONG_HALF_LIFE:g} (DecayedBLT, κ² = 3.42), "
-           "the whole release sequence, claim (ε, δ) = (2, 0.1)",
-           statistics.onpairstats_setup(None, half_life=AUDIT_LONG_HALF_LIFE), datasets=statistics_neighbouring_datasets,
-           claim=WEAK_CLAIM),
+           "the whole release sequence, audited at (ε, δ) = (2, 0.1)",
+           statistics.onpairstats_setup(None, half_life=AUDIT_LONG_HALF_LIFE),
+           datasets=statistics_neighbouring_datasets, claim=WEAK_CLAIM),
     Preset("onpairstats-metric", "OnPairStats, task='metric', classes [-1, 1], the whole release sequence",
            statistics.onpairstats_setup(None, task="metric"), task="metric", datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-classify", "OnPairStats, task='classify', classes [-1, 1], one pooled second moment, the "
@@ -173,7 +173,7 @@ PRESETS = {p.name: p for p in (
            statistics.onpairstats_setup("noise0.1", half_life=AUDIT_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-decayed-h4096-kappa1", f"BROKEN: OnPairStats, half_life={AUDIT_LONG_HALF_LIFE:g}, σ "
-           "computed as if κ² were 1 (σ × 0.54), claim (ε, δ) = (2, 0.1)",
+           "computed as if κ² were 1 (σ × 0.54), audited at (ε, δ) = (2, 0.1)",
            statistics.onpairstats_setup("kappa1", half_life=AUDIT_LONG_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets, claim=WEAK_CLAIM, runs=1500),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
