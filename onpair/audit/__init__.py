@@ -92,7 +92,14 @@ sums, where the square model saturates), and the broken ``onpairstats-noise0.1``
 ``onpairstats-moments-m0`` (Δ computed as if the moment weight were 0: 2 instead of 19.88, σ × 0.10) and
 ``offpairstats-noise0.1`` (σ calibrated to 0.1·Δ); every broken variant's report still claims ε. The
 contrast is computed for the mechanism as claimed, so a real preset and its broken variants are read by
-the same test.
+the same test. The decayed sums (``half_life``): ``onpairstats-decayed`` (H = 8, κ² = 1.50) with the broken
+``onpairstats-decayed-noise0.1``, and ``onpairstats-decayed-h4096`` (H = 4,096, κ² = Σ c_n² = 3.42) with the
+broken ``onpairstats-decayed-h4096-kappa1`` (σ computed as if κ² were 1: σ × 0.54). This pair is audited at
+its own claim (``Preset.claim``, what :func:`audit_algorithm` and ``onpair audit`` use unless told otherwise),
+ε = 2, δ = 0.1, and the broken twin with its own 1,500 runs (``Preset.runs``): the 50 records reach
+Σ_{n<50} c_n² = 2.31 of κ², so the bug shows 1.52 times the claim's μ, which at ε = 4, δ = 1e-5 no
+affordable audit sees (ε_lower 2.62 with 5,000 runs); at (2, 0.1) it is caught (3.15, against 1.02 for the
+correct mechanism and 1.45 for the exactly tight ``reference``).
 
 What these canaries cannot catch: a bug that moves σ by less than about a factor 3 at ε = 4. At the
 default weights (0.8, 1, 0.6), Δ = 2b whatever m, so "Δ as if m = 0" is harmless there (hence the

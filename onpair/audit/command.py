@@ -14,10 +14,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``onpair audit`` arguments, for hooking into a sub-command parser."""
     parser.add_argument("algo", metavar="ALGO", choices=list(PRESETS),
                         help="one of: " + ", ".join(PRESETS))
-    parser.add_argument("--runs", type=int, default=1000, help="runs on each data set (default 1000)")
-    parser.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
-                        help=f"the ε the mechanism is configured with and claims (default {DEFAULT_EPSILON})")
-    parser.add_argument("--delta", type=float, default=DEFAULT_DELTA, help=f"δ (default {DEFAULT_DELTA:g})")
+    own_claim = ", ".join(f"{name}: ({p.claim[0]:g}, {p.claim[1]:g})" for name, p in PRESETS.items()
+                          if p.claim != (DEFAULT_EPSILON, DEFAULT_DELTA))
+    own_runs = ", ".join(f"{name}: {p.runs}" for name, p in PRESETS.items() if p.runs is not None)
+    parser.add_argument("--runs", type=int, default=None,
+                        help=f"runs on each data set (default 1000, or the preset's own: {own_runs or 'none'})")
+    parser.add_argument("--epsilon", type=float, default=None,
+                        help=f"the ε the mechanism is configured with and claims (default {DEFAULT_EPSILON:g}, or "
+                             f"the preset's own (ε, δ): {own_claim or 'none'})")
+    parser.add_argument("--delta", type=float, default=None, help=f"δ (default {DEFAULT_DELTA:g}, or the preset's own)")
     parser.add_argument("--seed", type=int, default=0, help="root seed of every run (default 0)")
     parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"records per data set (default {DEFAULT_N})")
     parser.add_argument("--d", type=int, default=DEFAULT_D, help=f"features (default {DEFAULT_D})")

@@ -62,11 +62,31 @@ class Preset:
     datasets: Callable | None = None
     #: ``build`` also takes ``neighbours=(D, D_prime)``, for a release read through a test designed for them.
     needs_neighbours: bool = False
+    #: The claim (ε, δ) :func:`audit_algorithm` audits when given none (``onpair audit``, the suite, the bench).
+    claim: tuple = (DEFAULT_EPSILON, DEFAULT_DELTA)
+    #: Runs per data set :func:`audit_algorithm` makes when given none; None: 1,000. A broken variant whose bug
+    #: is small for its claim sets the fewest with which it is caught with power ≥ 0.95 (measured).
+    runs: int | None = None
 
 
 #: The half-life (records) of the decayed presets: short beside the audit's stream, so that the first record's
 #: weight has faded by its end (the case the cost must cover without growing).
 AUDIT_HALF_LIFE = 8.0
+
+#: The half-life (records) of the ``onpairstats-decayed-h4096`` presets: long, so that the factorisation's
+#: κ² = Σ_n c_n² (the stored fit 2^12) is 3.42, against 1.50 at :data:`AUDIT_HALF_LIFE`. Its
+#: ``-kappa1`` variant computes σ as if κ² were 1 (σ × 1/√3.42 = 0.54). The audit's stream of n = 50
+#: records reaches Σ_{n<50} c_n² = 2.31 of κ² (every half-life from 2^10 up reaches 2.29–2.32 there), so the
+#: broken variant's first record is seen with μ = √2.31 = 1.52 times the claim's.
+AUDIT_LONG_HALF_LIFE = 4096.0
+
+#: The claim (ε, δ) of the ``onpairstats-decayed-h4096`` presets. A Gaussian mechanism with 1.52 times the
+#: claim's μ violates (ε = 4, δ = 10⁻⁵) only in tails that no affordable audit samples (ε_lower 3.1 at 20,000
+#: runs per data set, measured on Gaussian twins of the statistic); at (2, 0.1) the claim's μ is 1.37, the
+#: broken variant's 2.08, and 1,500 runs per data set catch it with power 0.98 (twins, 100 seeds). The audit's
+#: confidence is the same; δ = 0.1 is a weak guarantee, but the bug (σ a factor κ too small) does not depend
+#: on the claim, and the correct mechanism must meet this claim as any other.
+WEAK_CLAIM = (2.0, 0.1)
 
 #: Every preset, by name, in the order ``onpair audit --help`` lists them. The setups (and the broken variants,
 #: which override a family's own hooks) live beside their family: ``<family>/audit_variants.py``.
@@ -126,6 +146,10 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstats-decayed", f"OnPairStats, half_life={AUDIT_HALF_LIFE:g} (decayed sums, DecayedBLT), the whole "
            "release sequence", statistics.onpairstats_setup(None, half_life=AUDIT_HALF_LIFE),
            datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-decayed-h4096", f"OnPairStats, half_life={AUDIT_LONG_HALF_LIFE:g} (DecayedBLT, κ² = 3.42), "
+           "the whole release sequence, audited at (ε, δ) = (2, 0.1)",
+           statistics.onpairstats_setup(None, half_life=AUDIT_LONG_HALF_LIFE),
+           datasets=statistics_neighbouring_datasets, claim=WEAK_CLAIM),
     Preset("onpairstats-metric", "OnPairStats, task='metric', classes [-1, 1], the whole release sequence",
            statistics.onpairstats_setup(None, task="metric"), task="metric", datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-classify", "OnPairStats, task='classify', classes [-1, 1], one pooled second moment, the "
@@ -148,6 +172,10 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstats-decayed-noise0.1", f"BROKEN: OnPairStats, half_life={AUDIT_HALF_LIFE:g}, with σ × 0.1",
            statistics.onpairstats_setup("noise0.1", half_life=AUDIT_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-decayed-h4096-kappa1", f"BROKEN: OnPairStats, half_life={AUDIT_LONG_HALF_LIFE:g}, σ "
+           "computed as if κ² were 1 (σ × 0.54), audited at (ε, δ) = (2, 0.1)",
+           statistics.onpairstats_setup("kappa1", half_life=AUDIT_LONG_HALF_LIFE), broken=True,
+           datasets=statistics_neighbouring_datasets, claim=WEAK_CLAIM, runs=1500),
     Preset("offpairstats-noise0.1", "BROKEN: OffPairStats with σ × 0.1", statistics.offpairstats_setup("noise0.1"),
            broken=True),
     Preset("onpairstats-classify-m0", f"BROKEN: OnPairStats, task='classify' (one pooled second moment), weights "
@@ -172,8 +200,8 @@ PRESETS = {p.name: p for p in (
 )}
 
 
-def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAULT_EPSILON,
-                    delta: float = DEFAULT_DELTA, seed=0, n: int = DEFAULT_N, d: int = DEFAULT_D,
+def audit_algorithm(algorithm: str, *, runs: int | None = None, epsilon: float | None = None,
+                    delta: float | None = None, seed=0, n: int = DEFAULT_N, d: int = DEFAULT_D,
                     data: str = "adversarial", confidence: float = 0.95) -> AuditResult:
     """Audit a preset of :data:`PRESETS` by name on :func:`neighbouring_datasets` (statistic ⟨model, u⟩),
     or for a metric-task preset (``preset.task == "metric"``) on :func:`metric_neighbouring_datasets`
@@ -181,7 +209,9 @@ def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAUL
     ``onpairstats`` presets, on :func:`statistics_neighbouring_datasets`) on those, with the release
     projected on the change learnt on the selection half.
 
-    The claim audited is the (``epsilon``, ``delta``) the mechanism is configured with. The runs' root
+    The claim audited is the (``epsilon``, ``delta``) the mechanism is configured with; None takes the preset's
+    ``claim`` (ε = 4, δ = 1e-5 for every preset but the ``onpairstats-decayed-h4096`` pair). ``runs`` (per
+    data set) None takes the preset's ``runs``, or 1,000. The runs' root
     seed is ``SeedSequence([seed, crc32(algorithm)])``: reproducible, and independent between presets.
     ``details`` of the
     result add the preset's description, whether it is a deliberately broken variant, and the
@@ -189,13 +219,16 @@ def audit_algorithm(algorithm: str, *, runs: int = 1000, epsilon: float = DEFAUL
     """
     if algorithm not in PRESETS:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(PRESETS)}")
+    preset = PRESETS[algorithm]
+    epsilon = preset.claim[0] if epsilon is None else epsilon
+    delta = preset.claim[1] if delta is None else delta
+    runs = (preset.runs or 1000) if runs is None else runs
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    preset = PRESETS[algorithm]
     root = np.random.SeedSequence([int(seed), zlib.crc32(algorithm.encode())])
     datasets = preset.datasets or (metric_neighbouring_datasets if preset.task == "metric" else neighbouring_datasets)
     D, D_prime, bounds, u = datasets(n, d, kind=data, seed=0)

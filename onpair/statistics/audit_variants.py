@@ -5,6 +5,8 @@ override this family's own hooks. ``build(epsilon, delta, n, d, bounds) -> make(
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.audit_setup import int_seed, offline_release
@@ -86,8 +88,10 @@ def onpairstats_class(kind):
 
     class _WrongSensitivityOnPairStats(OnPairStats):
         """Broken on purpose: the continual-release mechanism is built for a sensitivity below the proven
-        Δ, 0.1·Δ ("noise0.1": every σ × 0.1) or Δ computed as if the moment weight were 0 ("m0"); the
-        accountant and the report still claim ε."""
+        Δ, 0.1·Δ ("noise0.1": every σ × 0.1), Δ computed as if the moment weight were 0 ("m0"), or Δ/κ
+        ("kappa1": σ = Δκ/√(2ρ) becomes Δ/√(2ρ), the noise scale computed as if the factorisation's
+        κ² = Σ c_n² were 1, everything else, its decays and the release path, unchanged); the accountant and
+        the report still claim ε."""
 
         def _new_state(self, dim):
             stats = super()._new_state(dim)
@@ -95,7 +99,12 @@ def onpairstats_class(kind):
             if not stats.private:
                 return stats
             a, b, _ = self._weights
-            wrong = 0.1 * mechanism.sensitivity if kind == "noise0.1" else statistics_sensitivity(a, b, 0.0)
+            if kind == "noise0.1":
+                wrong = 0.1 * mechanism.sensitivity
+            elif kind == "m0":
+                wrong = statistics_sensitivity(a, b, 0.0)
+            else:  # "kappa1", for the factorisations that report κ² (BufferedToeplitz, DecayedBLT)
+                wrong = mechanism.sensitivity / math.sqrt(mechanism.kappa2)
             wrong_mechanism = type(mechanism)(**dict(mechanism.get_params(), sensitivity=wrong))
             return ReleasedStatistics(dim, self._n_classes, self._weights, wrong_mechanism, stats.pooled)
 
