@@ -956,3 +956,37 @@ def test_a_non_private_twin_with_an_accountant_is_refused_before_it_fits(name):
             pytest.raises(PrivacyBudgetExceeded, match="private=False"):
         est.fit(X, y)
     assert not shared.events and not hasattr(est, "coef_")
+
+
+def test_a_seed_sequence_random_state_never_hands_the_finders_stream_to_a_model(monkeypatch):
+    """A caller's SeedSequence gives every fit a fresh child, so no model stream of any fit (even after the caller
+    or earlier fits advanced the sequence's counter) is the range finder's stream of any fit: the two noises stay
+    independent, as the composition of their costs assumes (an independent review found that the caller's sequence
+    itself was used, so the fourth fit of one GradientPerturbedGD drew its noise from the finder's stream)."""
+    from onpair.core import fitting
+    from onpair.core.discovery import range_seed_sequence
+
+    finder_keys, model_keys = [], []
+    original = fitting.seed_sequence
+
+    def recording(state):
+        seq = original(state)
+        finder_keys.append(tuple(range_seed_sequence(seq).spawn_key))
+        model_keys.append(seq)
+        return seq
+
+    monkeypatch.setattr(fitting, "seed_sequence", recording)
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.5, 0.1, (600, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    ss = np.random.SeedSequence(11)
+    ss.spawn(1)  # the caller used it before
+    est = onpair.GradientPerturbedGD(T=1, bounds=(-10.0, 10.0), discover_bounds=True, random_state=ss)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(5):
+            est.fit(X, y)
+    spawned = {tuple(seq.spawn_key) + (k,) for seq in model_keys for k in range(seq.n_children_spawned)}
+    assert len(finder_keys) == 5 and len(set(finder_keys)) == 5
+    assert not spawned & set(finder_keys)
+    assert all(0 < seq.n_children_spawned <= 3 for seq in model_keys)

@@ -112,13 +112,20 @@ class FittedModel:
 
 def seed_sequence(state) -> np.random.SeedSequence:
     """One SeedSequence per fit from ``random_state``; None draws fresh OS entropy (a seed is for
-    experiments only)."""
+    experiments only).
+
+    A caller's SeedSequence gives each fit a **fresh child** (``state.spawn(1)[0]``), as a Generator gives
+    each fit fresh draws: a fit spawns its own streams (at most :data:`onpair.core.discovery.RANGE_SPAWN_KEY`
+    of them) from a sequence whose counter starts at 0, and the range finder's stream, the child
+    ``RANGE_SPAWN_KEY`` of the same sequence, is never one of them. Handing the caller's sequence itself to
+    the fit would let its counter, advanced by earlier fits or by the caller, reach the finder's key, and a
+    model's noise would repeat the finder's (found by an independent review)."""
     if state is None or isinstance(state, (int, np.integer)) and not isinstance(state, bool):
         if state is not None and state < 0:
             raise ValueError(f"random_state must be None or a non-negative integer, got {state!r}")
         return np.random.SeedSequence(None if state is None else int(state))
     if isinstance(state, np.random.SeedSequence):
-        return state
+        return state.spawn(1)[0]
     if isinstance(state, np.random.Generator):
         return np.random.SeedSequence(state.integers(0, 2**63))
     if isinstance(state, np.random.RandomState):
@@ -472,7 +479,8 @@ def discovered_fit(estimator, setting, X, labels, classes):
     from ..privacy.conversions import eps_from_rho, rho_from_dp
     from ..privacy.events import rho_of
     from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report
-    from .discovery import declared_box, discover, found_bounds, range_events, range_seed_sequence
+    from .discovery import (RANGE_SPAWN_KEY, declared_box, discover, found_bounds, range_events,
+                            range_seed_sequence)
 
     refuse_discovery(estimator)
     epsilon, delta = check_epsilon(estimator.epsilon), check_delta(estimator.delta)
@@ -500,6 +508,9 @@ def discovered_fit(estimator, setting, X, labels, classes):
     warn_clipped(declared, int(np.count_nonzero(declared.transform(X)[1])), stacklevel=3)
     Z, clipped = bounds.transform(X)  # clipping to the box found is the mechanism's: no warning
     coef, report = inner._fit_released(Z, labels, seeds)
+    if seeds.n_children_spawned > RANGE_SPAWN_KEY:  # never: a fit spawns at most RANGE_SPAWN_KEY streams
+        raise AssertionError(f"the fit spawned {seeds.n_children_spawned} random streams; the range finder's is "
+                             f"child {RANGE_SPAWN_KEY} of the same sequence")
     describe = found.describe()
     levels = describe.pop("releases")
     finder_events = range_events(found) if ran else []
