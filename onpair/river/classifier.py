@@ -337,13 +337,14 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
             return cache[3], cache[4], cache[7], cache[8]
         start, stop = release_window(count, private, self._refresh_shift, self._refresh_cap)
+        posterior = inner.posterior() if self.learner == "stats" else None  # first: the model with it, one call
         model = inner.model
         # (learner, the counts [start, start + step) that read this model, the model, its norm, (unused), the
         # box map's rows or None)
         bounds = inner.feature_bounds
         box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
         norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
-        slope, intercept = _calibration(inner.posterior(), model) if self.learner == "stats" else (None, 0.0)
+        slope, intercept = _calibration(posterior, model) if posterior is not None else (None, 0.0)
         self._cache = (inner, start, stop, model, norm, np.empty(model.shape[0]), box, slope, intercept)
         return model, norm, slope, intercept
 

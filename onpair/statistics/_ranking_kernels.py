@@ -18,12 +18,17 @@ import numpy as np
 from numba import njit
 
 from ..core._config import NJIT_OPTIONS
+from ._kernels import _decode_statistics, _square_from_decoded
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
 
-__all__ = ["fast_ranking_discriminant"]
+__all__ = ["fast_ranking_discriminant", "square_refresh"]
 
 _KINDS = {"square": 0, "centroid": 1}
+#: The discriminant's public constants, in the order :func:`_square_refresh` reads them (an argument, not globals
+#: frozen into the cached kernel: a changed constant reaches it).
+_POSTERIOR_CONSTANTS = np.array([BASE_RIDGE_PER_FEATURE, RIDGE_FACTOR, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR,
+                                 SPREAD_NOISE_FACTOR])
 
 
 @njit(**NJIT_OPTIONS)
@@ -254,3 +259,70 @@ def fast_ranking_discriminant(stats, kind: str, lam: float) -> LinearDiscriminan
     if status != 0:
         return ranking_discriminant(stats, kind, lam)
     return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(ridge))
+
+
+@njit(**NJIT_OPTIONS)
+def _square_refresh(estimate, weights, sd, lam, auto_base, auto_factor, constants, model, coef, intercept, log_priors,
+                    scalars):
+    """The AUC square model and its ranking posterior from one release of the per-class layout (C = 2), in one
+    call: the decoding of :func:`onpair.statistics.model.class_statistics` (floor max(1, 2·sd/a)), the model of
+    :func:`onpair.statistics._kernels._auc_square_model` (its ridge, its Cholesky solve) and
+    :func:`_ranking_posterior` with that ridge, each by the same kernel on the same values as the separate calls
+    (so the same bits). Returns 0 when all is filled, 1 where C₊ + C₋ + (λ/2)I is not positive definite (the
+    model's projection) and 2 where the covariance model is singular: both left to the reference paths.
+
+    Parameters
+    ----------
+    estimate : ndarray of float64, shape (2·q,)
+        The released prefix sum. Read only.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m). Read only.
+    sd : float
+        The standard deviation of the release's noise per coordinate (√variance; 0 without noise).
+    lam, auto_base, auto_factor : float
+        The model's ridge as :func:`~onpair.statistics._kernels._auc_square_model` takes it (auto_base < 0: λ = lam).
+    constants : ndarray of float64, shape (6,)
+        :data:`_POSTERIOR_CONSTANTS`. Read only.
+    model : ndarray of float64, shape (d,)
+        Written: w.
+    coef, intercept, log_priors : ndarray of float64, shapes (2, d), (2,), (2,)
+        Written: the posterior's.
+    scalars : ndarray of float64, shape (4,)
+        Written: κ, κ_JS, α and the posterior's ridge.
+    """
+    d = model.shape[0]
+    a, b, m = weights[0], weights[1], weights[2]
+    counts = np.empty(2)
+    means = np.empty((2, d))
+    covariances = np.empty((2, d, d))
+    _decode_statistics(estimate, 2, d, weights, max(1.0, 2.0 * sd / a), counts, means, covariances)
+    used = _square_from_decoded(counts, means, covariances, sd / m if m > 0 else 0.0, lam, auto_base, auto_factor,
+                                model)
+    if used < 0.0:
+        return 1
+    kappa, agreement, alpha, ridge, status = _ranking_posterior(
+        counts, means, covariances, sd / a, sd / b, sd / m if m > 0 else math.inf, False, 0, used, constants[0],
+        constants[1], constants[2], constants[3], constants[4], constants[5], coef, intercept, log_priors)
+    if status != 0:
+        return 2
+    scalars[0] = kappa
+    scalars[1] = agreement
+    scalars[2] = alpha
+    scalars[3] = ridge
+    return 0
+
+
+def square_refresh(estimate, d: int, weights, variance: float, lam, auto_base: float, auto_factor: float):
+    """``(w, posterior)``: the square model of one release (what :meth:`onpair.OnPairStats.model` computes) and its
+    ranking posterior (:func:`fast_ranking_discriminant` of the decoded statistics with the model's ridge, what
+    :meth:`onpair.OnPairStats.posterior` computes), in one compiled call (:func:`_square_refresh`); None where
+    the kernel leaves them to those reference paths. ``estimate``: the release (2·q,) of ``d`` features; ``variance``: the release's noise variance per coordinate;
+    ``lam``, ``auto_base``, ``auto_factor``: the model's ridge, as :func:`onpair.statistics._kernels._auc_square_model`
+    takes it. Post-processing of the release only."""
+    model, coef, intercept, log_priors, scalars = np.empty(d), np.empty((2, d)), np.empty(2), np.empty(2), np.empty(4)
+    status = _square_refresh(estimate, weights, math.sqrt(max(float(variance), 0.0)), float(lam), float(auto_base),
+                             float(auto_factor), _POSTERIOR_CONSTANTS, model, coef, intercept, log_priors, scalars)
+    if status != 0:
+        return None
+    kappa, agreement, alpha, ridge = scalars.tolist()
+    return model, LinearDiscriminant(coef, intercept, log_priors, kappa, agreement, alpha, ridge)

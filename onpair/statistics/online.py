@@ -32,7 +32,7 @@ from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ..privacy.signal import NOTHING_RELEASED
 from ._kernels import _auc_square_model
-from ._ranking_kernels import fast_ranking_discriminant
+from ._ranking_kernels import fast_ranking_discriminant, square_refresh
 from .discriminant import check_covariance_model, linear_discriminant
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_task, check_weights, choose_ridge,
                     model_kind, moment_layout, released_model,
@@ -462,6 +462,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._require_dim()
         key = self._learned()
         if self._posterior_cache is None or self._posterior_cache[0] != key:
+            if self._model_kind == "square" and self._square_refresh(key):
+                return self._posterior_cache[1]
             stats = self._stats.class_statistics()
             if self._model_kind == "lda":
                 posterior = linear_discriminant(stats, covariance=self.covariance,
@@ -517,6 +519,21 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
             model = released_model(self._model_kind, stats, ridge)
             self._model_cache = (key, model)
         return self._model_cache[1].copy()
+
+    def _square_refresh(self, key) -> bool:
+        """The square model and its posterior (:meth:`posterior`) of the current release (``key``: records learned)
+        in one compiled call (:func:`onpair.statistics._ranking_kernels.square_refresh`: what :meth:`_square_model`
+        and the posterior's reference path compute, the same bits), into both caches; False where it leaves them
+        to those paths (an indefinite scatter, a singular covariance model)."""
+        stats = self._stats
+        found = square_refresh(stats.estimate(), self._dim, stats.weight_array, stats.noise_variance(),
+                               0.0 if self._lam is None else self._lam, -1.0 if self._lam is not None else BASE_RIDGE,
+                               NOISE_RIDGE_FACTOR)
+        if found is None:
+            return False
+        self._model_cache = (key, found[0])
+        self._posterior_cache = (key, found[1])
+        return True
 
     def _square_model(self):
         """The AUC square model by the fused kernel (the per-round hot path), or None where its Cholesky
