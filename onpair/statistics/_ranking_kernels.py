@@ -6,7 +6,12 @@ The kernel follows ``ranking_discriminant`` step by step (pooling by counts, the
 Schäfer–Strimmer shrinkage, the automatic ridge, the PSD covariance model, W for "square" or "centroid",
 :func:`~onpair.statistics.discriminant.discriminant_posterior` with its defaults): the same quantities, summed
 in loops instead of NumPy's pairwise sums and BLAS, so equal to rounding (tests/test_ranking_kernel.py checks
-it against ``ranking_discriminant``, which stays the reference). Every case it does not handle (an unknown kind,
+it against ``ranking_discriminant``, which stays the reference). Two eigendecompositions of the reference are
+replaced where the result is the same to rounding: a positive-definite covariance target (Cholesky succeeds) is its
+own projection onto the PSD cone, and the inverse along the square model is taken by Cholesky where the matrix is
+positive definite and well conditioned (:data:`MAX_CHOLESKY_CONDITION`); each LAPACK eigendecomposition of a 9×9
+matrix cost about a third of a model refresh. :func:`square_refresh` computes the AUC square model and this posterior
+from one release in one call (the river wrapper's model refresh; tests/test_refresh_kernel.py). Every case it does not handle (an unknown kind,
 a singular covariance model, C ≠ 2) is left to ``ranking_discriminant`` (its errors and messages).
 """
 
@@ -51,6 +56,88 @@ def _sym_from_eigen(vectors, scale):
                 acc += vectors[i, k] * scale[k] * vectors[j, k]
             out[i, j] = acc
     return out
+
+
+#: The largest condition number ‖M‖_F‖M⁻¹‖_F for which :func:`_well_conditioned_inverse` inverts M by Cholesky
+#: instead of the eigendecomposition: there the two agree to about 10⁶ ulps of ‖M⁻¹‖ at worst (both are backward
+#: stable; their errors scale with the condition number), and the smallest eigenvalue of M exceeds ‖M‖/10⁶, far
+#: beyond the eigendecomposition's error (about d ulps of ‖M‖), so the eigenvalue test of the reference path
+#: (is every eigenvalue positive?) is certain to pass.
+MAX_CHOLESKY_CONDITION = 1e6
+
+
+@njit(**NJIT_OPTIONS)
+def _cholesky_lower(A, L):
+    """The Cholesky factor of a symmetric A into L (lower triangle written; the rest left as it is): True, or
+    False where a pivot is not above 10⁻¹⁴·|A_jj| (A not numerically positive definite), the test of
+    :func:`onpair.statistics._kernels._cholesky_solve`.
+
+    Parameters
+    ----------
+    A : ndarray of float64, shape (d, d)
+        Symmetric; read only (its lower triangle).
+    L : ndarray of float64, shape (d, d)
+        Written (lower triangle).
+    """
+    d = A.shape[0]
+    for j in range(d):
+        total = A[j, j]
+        for k in range(j):
+            total -= L[j, k] * L[j, k]
+        if not total > 1e-14 * (abs(A[j, j]) + 1e-300):
+            return False
+        L[j, j] = math.sqrt(total)
+        for i in range(j + 1, d):
+            total = A[i, j]
+            for k in range(j):
+                total -= L[i, k] * L[j, k]
+            L[i, j] = total / L[j, j]
+    return True
+
+
+@njit(**NJIT_OPTIONS)
+def _well_conditioned_inverse(S, shift, out):
+    """(S + shift·I)⁻¹ into ``out`` by Cholesky (exactly symmetric) where S + shift·I is positive definite with a
+    condition number ‖·‖_F‖·⁻¹‖_F of at most :data:`MAX_CHOLESKY_CONDITION`: True; False otherwise (``out``
+    unspecified; the caller then takes the eigendecomposition).
+
+    Parameters
+    ----------
+    S : ndarray of float64, shape (d, d)
+        Symmetric. Read only.
+    shift : float
+        Added to the diagonal.
+    out : ndarray of float64, shape (d, d)
+        Written.
+    """
+    d = S.shape[0]
+    M = S.copy()
+    for i in range(d):
+        M[i, i] += shift
+    L = np.zeros((d, d))
+    if not _cholesky_lower(M, L):
+        return False
+    inverse_l = np.zeros((d, d))  # L⁻¹, lower triangular
+    for j in range(d):
+        inverse_l[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, d):
+            total = 0.0
+            for k in range(j, i):
+                total -= L[i, k] * inverse_l[k, j]
+            inverse_l[i, j] = total / L[i, i]
+    size = 0.0
+    inverse_size = 0.0
+    for i in range(d):
+        for j in range(i, d):
+            total = 0.0
+            for k in range(j, d):
+                total += inverse_l[k, i] * inverse_l[k, j]
+            out[i, j] = total
+            out[j, i] = total
+            weight = 1.0 if i == j else 2.0
+            inverse_size += weight * total * total
+            size += weight * M[i, j] * M[i, j]
+    return math.sqrt(size * inverse_size) <= MAX_CHOLESKY_CONDITION
 
 
 @njit(**NJIT_OPTIONS)
@@ -131,12 +218,17 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         for i in range(d):
             for j in range(d):
                 target[i, j] = sym[i, j] if i == j else (1.0 - alpha) * sym[i, j]
-        values, vectors = np.linalg.eigh(target)
-        for k in range(d):
-            values[k] = max(values[k], 0.0)
-            if not values[k] + ridge > 0.0:
-                return 0.0, 0.0, alpha, ridge, 1
-        sigma = _sym_from_eigen(vectors, values)
+        if ridge > 0.0 and _cholesky_lower(target, np.zeros((d, d))):
+            # positive definite: the projection onto the PSD cone leaves it as it is (to rounding: the
+            # eigendecomposition below rebuilds it to within a few ulps of its norm), and Σ̃ + ridge·I > 0
+            sigma = target
+        else:
+            values, vectors = np.linalg.eigh(target)
+            for k in range(d):
+                values[k] = max(values[k], 0.0)
+                if not values[k] + ridge > 0.0:
+                    return 0.0, 0.0, alpha, ridge, 1
+            sigma = _sym_from_eigen(vectors, values)
     # W along the released model
     if kind == 0:
         scatter = np.empty((d, d))
@@ -146,20 +238,21 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         for i in range(d):
             for j in range(d):
                 sym[i, j] = 0.5 * (scatter[i, j] + scatter[j, i])
-        values, vectors = np.linalg.eigh(sym)
-        positive = True
-        for k in range(d):
-            if not values[k] + 0.25 * lam > 0.0:
-                positive = False
-        inverse = np.empty(d)
-        for k in range(d):
-            spectrum = values[k] + 0.25 * lam if positive else max(values[k], 0.0) + 0.25 * lam
-            inverse[k] = 1.0 / spectrum if spectrum > 0.0 else 0.0
-        raw = _sym_from_eigen(vectors, inverse)
         W = np.empty((d, d))
-        for i in range(d):
-            for j in range(d):
-                W[i, j] = 0.5 * (raw[i, j] + raw[j, i])
+        if not _well_conditioned_inverse(sym, 0.25 * lam, W):
+            values, vectors = np.linalg.eigh(sym)
+            positive = True
+            for k in range(d):
+                if not values[k] + 0.25 * lam > 0.0:
+                    positive = False
+            inverse = np.empty(d)
+            for k in range(d):
+                spectrum = values[k] + 0.25 * lam if positive else max(values[k], 0.0) + 0.25 * lam
+                inverse[k] = 1.0 / spectrum if spectrum > 0.0 else 0.0
+            raw = _sym_from_eigen(vectors, inverse)
+            for i in range(d):
+                for j in range(d):
+                    W[i, j] = 0.5 * (raw[i, j] + raw[j, i])
     else:
         diff = means[1] - means[0]
         energy = 0.0
