@@ -76,7 +76,7 @@ from river import base, utils
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner
-from ..core.bounds import missing_bounds_message
+from ..core.bounds import _clip_box_row, missing_bounds_message
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
@@ -315,7 +315,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         """The sign (±1) of a label of the public domain, or a ValueError naming it (nothing is kept of it)."""
         if type(y) is bool and self.classes is None:  # the common label, before label_sign's checks
             return 1 if y else -1
-        return label_sign(y, self._labels, self.classes is not None, where)
+        return label_sign(y, self._labels, self.classes is not None, self._position(where))
 
     @staticmethod
     def _labels_of(signs) -> np.ndarray:
@@ -368,9 +368,11 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if slope is None and norm == 0.0:
             return 0.5
         row, box = self._cache[5], self._cache[6]
-        # The record mapped (clipped to the box) into a scratch row, as map_one maps it; map_one itself for a
-        # norm bound. Its product with the model is the dot product a 1 × d matmul makes.
-        row = mapped_row(self._inner.feature_bounds, vector, None if box is None else row)
+        # The record mapped (clipped to the box) into a scratch row, as map_one maps it (the box map's own kernel,
+        # with the box rows read at the refresh); map_one itself for a norm bound or a record that is not finite.
+        # Its product with the model is the dot product a 1 × d matmul makes.
+        if box is None or vector.shape != row.shape or _clip_box_row(vector, box[0], box[1], box[2], row) < 0:
+            row = mapped_row(self._inner.feature_bounds, vector, None)
         if slope is not None:
             return _logistic(slope * float(row.dot(model)) + intercept)
         ratio = float(row.dot(model)) / norm
