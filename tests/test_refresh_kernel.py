@@ -9,8 +9,9 @@ target): the square model and its ranking posterior of one release.
   twin's A is not positive definite;
 * the Cholesky pieces of ``_ranking_posterior`` (the inverse along the model, the positive-definite covariance
   model) against NumPy;
-* OnPairStats and the river wrapper: the posterior, the model and the probabilities are the reference path's,
-  bit for bit, along streams of every mechanism, with and without a half-life, and after a snapshot resumes.
+* OnPairStats and the river wrapper: the posterior and the model are the reference paths', bit for bit, and the
+  calibration along the model and the probabilities are theirs to rounding, along streams of every mechanism, with
+  and without a half-life, whatever was asked first.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from onpair import OnPairStats
 from onpair.statistics._kernels import _auc_square_model, statistics_rows
 from onpair.statistics._ranking_kernels import (MAX_CHOLESKY_CONDITION, _cholesky_lower, _well_conditioned_inverse,
                                                 fast_ranking_discriminant, square_refresh)
+from onpair.statistics.discriminant import score_calibration
 from onpair.statistics.model import class_statistics
 
 FIELDS = ("coef", "intercept", "log_priors", "calibration", "agreement", "alpha", "ridge")
@@ -95,6 +97,10 @@ def test_equals_the_separate_calls_bit_for_bit():
         assert np.array_equal(got[0], want[0])
         for field in FIELDS:
             assert np.array_equal(np.asarray(getattr(got[1], field)), np.asarray(getattr(want[1], field))), field
+        # the calibration along w: the reference's formula (NumPy's dot products) to rounding
+        slope, offset = score_calibration(want[1], want[0])
+        assert got[2][1] == offset
+        assert abs(got[2][0] - slope) <= 1e-13 * abs(slope) + 1e-300
     assert seen[True] >= 3 and seen[False] >= 30  # both outcomes sampled
 
 
@@ -112,6 +118,8 @@ def test_equals_the_numpy_twin():
             raise AssertionError(f"kernel deferred a positive-definite release (d={d}, variance={variance})")
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12 * (1.0 + np.max(np.abs(want[0]))))
         assert_posteriors(got[1], want[1], 1e-12, 1e-12)
+        slope, offset = score_calibration(want[1], want[0])
+        np.testing.assert_allclose(got[2], (slope, offset), rtol=1e-12, atol=1e-12 * (1.0 + abs(offset)))
     assert deferred >= 3
 
 
@@ -119,9 +127,10 @@ def test_edge_releases():
     d = 3
     zero = np.zeros(2 * (1 + d + d * (d + 1) // 2))
     # before any record: counts at the floor, no separation; the model is 0 and the posterior the prior
-    model, posterior = fused(zero, d, WEIGHTS, 0.0)
+    model, posterior, (slope, offset) = fused(zero, d, WEIGHTS, 0.0)
     assert np.all(model == 0.0)
     assert np.all(posterior.coef == 0.0) and posterior.intercept[0] == posterior.intercept[1]
+    assert slope == 0.0 and offset == 0.0  # w = 0: the prior (here even)
     # no moment block and λ = 0: A = 0, not positive definite: deferred
     assert fused(zero, d, (1.0, 1.0, 0.0), 0.0, lam=0.0) is None
     # noise so large that the scatter is indefinite beyond the ridge: deferred, and the learner's reference
@@ -189,9 +198,16 @@ def test_learner_posterior_and_model_are_the_reference_paths(kwargs):
         learner.learn_one(x, 1 if x[0] + 0.3 * rng.normal() > 0.5 else -1)
         if t % 7:
             continue
-        learner._model_cache = learner._posterior_cache = None
+        learner._model_cache = learner._posterior_cache = learner._scored_cache = None
         posterior = learner.posterior()  # the fused call fills both caches (or the reference paths do)
         model = learner.model
+        scored = learner._scored_model()  # the river wrapper's refresh: the same model, the same posterior's (a, b)
+        assert np.array_equal(scored[0], model)
+        slope, offset = score_calibration(posterior, model)
+        assert scored[2] == offset and abs(scored[1] - slope) <= 1e-13 * abs(slope) + 1e-300
+        learner._model_cache = learner._posterior_cache = learner._scored_cache = None
+        again = learner._scored_model()  # asked first, it gives the same bits
+        assert np.array_equal(again[0], model) and again[1:] == scored[1:]
         learner._model_cache = learner._posterior_cache = None
         want_model = learner._square_model()
         if want_model is None:  # the projection's path
@@ -204,9 +220,10 @@ def test_learner_posterior_and_model_are_the_reference_paths(kwargs):
 
 def test_wrapper_probabilities_follow_the_reference_posterior():
     from onpair.river import PrivatePairwiseClassifier
-    from onpair.river.classifier import _calibration, _logistic
+    from onpair.river.classifier import _logistic
 
     rng = np.random.default_rng(12)
+    checked = 0
     model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), features=["a", "b", "c"], seed=4)
     for t in range(200):
         x = dict(zip("abc", rng.uniform(size=3).tolist()))
@@ -215,7 +232,10 @@ def test_wrapper_probabilities_follow_the_reference_posterior():
         inner, start = model._inner, model._cache[1] if model._cache is not None else None
         if start == inner.n_releases:
             w = inner.model
-            slope, intercept = _calibration(reference_posterior(inner), w)
+            slope, intercept = score_calibration(reference_posterior(inner), w)
             z = inner.feature_bounds.map_one(np.array([x[k] for k in "abc"]))
-            assert got == _logistic(slope * float(z.dot(w)) + intercept)
+            want = _logistic(slope * float(z.dot(w)) + intercept)
+            assert abs(got - want) <= 1e-13 * want
+            checked += 1
         model.learn_one(x, bool(x["a"] > 0.5))
+    assert checked >= 40

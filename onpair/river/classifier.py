@@ -337,15 +337,21 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
             return cache[3], cache[4], cache[7], cache[8]
         start, stop = release_window(count, private, self._refresh_shift, self._refresh_cap)
-        posterior = inner.posterior() if self.learner == "stats" else None  # first: the model with it, one call
-        model = inner.model
-        # (learner, the counts [start, start + step) that read this model, the model, its norm, (unused), the
-        # box map's rows or None)
-        bounds = inner.feature_bounds
-        box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
+        if self.learner == "stats":
+            model, slope, intercept = inner._scored_model()  # the model and its calibration, one compiled call
+        else:
+            model, slope, intercept = inner.model, None, 0.0
+        # (learner, the counts [start, start + step) that read this model, the model, its norm, the scratch row
+        # of _probability_one, the box map's rows or None, the calibration): the row and the box rows are the
+        # previous refresh's where the learner and the dimension are the same
+        if cache is not None and cache[0] is inner and cache[5].shape == model.shape:
+            row, box = cache[5], cache[6]
+        else:
+            bounds = inner.feature_bounds
+            row = np.empty(model.shape[0])
+            box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
         norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
-        slope, intercept = _calibration(posterior, model) if posterior is not None else (None, 0.0)
-        self._cache = (inner, start, stop, model, norm, np.empty(model.shape[0]), box, slope, intercept)
+        self._cache = (inner, start, stop, model, norm, row, box, slope, intercept)
         return model, norm, slope, intercept
 
     def _probabilities(self, block):
@@ -506,16 +512,6 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         model._refresh_shift = shift
         model._refresh_cap = model._cap_of(model.half_life)
         return model
-
-
-def _calibration(posterior, model) -> tuple:
-    """(a, b) with log-odds a·wᵀz + b equal to the binary posterior's (:meth:`onpair.OnPairStats.posterior`,
-    whose log-odds direction is a positive multiple of the released model w): a = (coef₊ − coef₋)ᵀw/‖w‖²
-    (0 for w = 0: the prior), b = intercept₊ − intercept₋."""
-    energy = float(model.dot(model))
-    difference = posterior.coef[1] - posterior.coef[0]
-    slope = float(difference.dot(model)) / energy if energy > 0.0 else 0.0
-    return max(slope, 0.0), float(posterior.intercept[1] - posterior.intercept[0])
 
 
 def _logistic(u: float) -> float:

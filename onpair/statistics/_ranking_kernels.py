@@ -380,8 +380,9 @@ def _square_refresh(estimate, weights, sd, lam, auto_base, auto_factor, constant
         Written: w.
     coef, intercept, log_priors : ndarray of float64, shapes (2, d), (2,), (2,)
         Written: the posterior's.
-    scalars : ndarray of float64, shape (4,)
-        Written: κ, κ_JS, α and the posterior's ridge.
+    scalars : ndarray of float64, shape (6,)
+        Written: κ, κ_JS, α, the posterior's ridge, and the posterior's log-odds along w as a·wᵀz + b: a and b
+        (:func:`onpair.statistics.discriminant.score_calibration`, in loops).
     """
     d = model.shape[0]
     a, b, m = weights[0], weights[1], weights[2]
@@ -402,20 +403,30 @@ def _square_refresh(estimate, weights, sd, lam, auto_base, auto_factor, constant
     scalars[1] = agreement
     scalars[2] = alpha
     scalars[3] = ridge
+    energy = 0.0
+    along = 0.0
+    for k in range(d):
+        energy += model[k] * model[k]
+        along += (coef[1, k] - coef[0, k]) * model[k]
+    slope = along / energy if energy > 0.0 else 0.0
+    scalars[4] = slope if slope > 0.0 else 0.0
+    scalars[5] = intercept[1] - intercept[0]
     return 0
 
 
 def square_refresh(estimate, d: int, weights, variance: float, lam, auto_base: float, auto_factor: float):
-    """``(w, posterior)``: the square model of one release (what :meth:`onpair.OnPairStats.model` computes) and its
-    ranking posterior (:func:`fast_ranking_discriminant` of the decoded statistics with the model's ridge, what
-    :meth:`onpair.OnPairStats.posterior` computes), in one compiled call (:func:`_square_refresh`); None where
+    """``(w, posterior, (a, b))``: the square model of one release (what :meth:`onpair.OnPairStats.model` computes),
+    its ranking posterior (:func:`fast_ranking_discriminant` of the decoded statistics with the model's ridge, what
+    :meth:`onpair.OnPairStats.posterior` computes) and that posterior's log-odds along w, a·wᵀz + b
+    (:func:`onpair.statistics.discriminant.score_calibration`, to rounding), in one compiled call
+    (:func:`_square_refresh`); None where
     the kernel leaves them to those reference paths. ``estimate``: the release (2·q,) of ``d`` features; ``variance``: the release's noise variance per coordinate;
     ``lam``, ``auto_base``, ``auto_factor``: the model's ridge, as :func:`onpair.statistics._kernels._auc_square_model`
     takes it. Post-processing of the release only."""
-    model, coef, intercept, log_priors, scalars = np.empty(d), np.empty((2, d)), np.empty(2), np.empty(2), np.empty(4)
+    model, coef, intercept, log_priors, scalars = np.empty(d), np.empty((2, d)), np.empty(2), np.empty(2), np.empty(6)
     status = _square_refresh(estimate, weights, math.sqrt(max(float(variance), 0.0)), float(lam), float(auto_base),
                              float(auto_factor), _POSTERIOR_CONSTANTS, model, coef, intercept, log_priors, scalars)
     if status != 0:
         return None
-    kappa, agreement, alpha, ridge = scalars.tolist()
-    return model, LinearDiscriminant(coef, intercept, log_priors, kappa, agreement, alpha, ridge)
+    kappa, agreement, alpha, ridge, slope, offset = scalars.tolist()
+    return model, LinearDiscriminant(coef, intercept, log_priors, kappa, agreement, alpha, ridge), (slope, offset)

@@ -33,7 +33,7 @@ from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ..privacy.signal import NOTHING_RELEASED
 from ._kernels import _auc_square_model
 from ._ranking_kernels import fast_ranking_discriminant, square_refresh
-from .discriminant import check_covariance_model, linear_discriminant
+from .discriminant import check_covariance_model, linear_discriminant, score_calibration
 from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_task, check_weights, choose_ridge,
                     model_kind, moment_layout, released_model,
                     released_signal)
@@ -258,6 +258,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._frozen_warned = False
         self._model_cache = None
         self._posterior_cache = None
+        self._scored_cache = None  # (key, w, a, b) of _scored_model
         if self._dim is not None:
             self._init_state(self._dim)
         elif self.private:
@@ -462,7 +463,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._require_dim()
         key = self._learned()
         if self._posterior_cache is None or self._posterior_cache[0] != key:
-            if self._model_kind == "square" and self._square_refresh(key):
+            if self._model_kind == "square" and self._square_refresh(key) is not None:
                 return self._posterior_cache[1]
             stats = self._stats.class_statistics()
             if self._model_kind == "lda":
@@ -520,20 +521,39 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
             self._model_cache = (key, model)
         return self._model_cache[1].copy()
 
-    def _square_refresh(self, key) -> bool:
-        """The square model and its posterior (:meth:`posterior`) of the current release (``key``: records learned)
-        in one compiled call (:func:`onpair.statistics._ranking_kernels.square_refresh`: what :meth:`_square_model`
-        and the posterior's reference path compute, the same bits), into both caches; False where it leaves them
-        to those paths (an indefinite scatter, a singular covariance model)."""
+    def _square_refresh(self, key):
+        """The square model, its posterior (:meth:`posterior`) and the posterior's log-odds along the model
+        (a, b) of the current release (``key``: records learned) in one compiled call
+        (:func:`onpair.statistics._ranking_kernels.square_refresh`: what :meth:`_square_model` and the posterior's
+        reference path compute, the same bits), into the caches; (w, (a, b)), or None where it leaves them to
+        those paths (an indefinite scatter, a singular covariance model)."""
         stats = self._stats
         found = square_refresh(stats.estimate(), self._dim, stats.weight_array, stats.noise_variance(),
                                0.0 if self._lam is None else self._lam, -1.0 if self._lam is not None else BASE_RIDGE,
                                NOISE_RIDGE_FACTOR)
         if found is None:
-            return False
+            return None
         self._model_cache = (key, found[0])
         self._posterior_cache = (key, found[1])
-        return True
+        self._scored_cache = (key, found[0], *found[2])
+        return found[0], found[2]
+
+    def _scored_model(self):
+        """(w, a, b): the AUC model of the current release (:attr:`model`, not a copy: read only) and its posterior's
+        log-odds along it, a·wᵀz + b (:func:`onpair.statistics.discriminant.score_calibration` of :meth:`posterior`):
+        the river classifier's model refresh, in one compiled call for the square model (the default), by the
+        reference paths otherwise. Post-processing of the release."""
+        self._require_dim()
+        key = self._learned()
+        cache = self._scored_cache
+        if cache is None or cache[0] != key:
+            # the fused call wherever it applies, whatever was asked before: the same release, the same bits
+            if self._model_kind != "square" or self._square_refresh(key) is None:
+                posterior = self.posterior()
+                model = self.model
+                self._scored_cache = (key, model, *score_calibration(posterior, model))
+            cache = self._scored_cache
+        return cache[1], cache[2], cache[3]
 
     def _square_model(self):
         """The AUC square model by the fused kernel (the per-round hot path), or None where its Cholesky
