@@ -26,7 +26,7 @@ import naive_statistics as naive
 from onpair import OnPairStats
 from onpair.statistics._kernels import _auc_square_model, statistics_rows
 from onpair.statistics._ranking_kernels import (MAX_CHOLESKY_CONDITION, _cholesky_lower, _well_conditioned_inverse,
-                                                fast_ranking_discriminant, square_refresh)
+                                                fast_ranking_discriminant, square_model, square_refresh)
 from onpair.statistics.discriminant import score_calibration
 from onpair.statistics.model import class_statistics
 
@@ -209,7 +209,7 @@ def test_learner_posterior_and_model_are_the_reference_paths(kwargs):
         again = learner._scored_model()  # asked first, it gives the same bits
         assert np.array_equal(again[0], model) and again[1:] == scored[1:]
         learner._model_cache = learner._posterior_cache = None
-        want_model = learner._square_model()
+        want_model = square_model(learner._stats, learner._lam)  # the model's kernel alone
         if want_model is None:  # the projection's path
             want_model = learner.model
         assert np.array_equal(model, want_model)

@@ -4,7 +4,8 @@ saving (:mod:`onpair.persistence`).
 
 A subclass sets ``_inner`` (the learner), ``_records`` (:class:`onpair.river.records.RecordMapper`) and
 ``_lineage`` in its constructor, and defines ``_label(y, where)`` (a label of its public domain, checked,
-in the form its learner takes; ``where`` None: the next stream position, :meth:`LearnerWrapper._position`), ``_labels_of(labels)`` (a block of them, for ``learn_many``),
+in the form its learner takes; ``where`` None: the next stream position, :meth:`LearnerWrapper._position`),
+``_labels_of(labels)`` (a block of them, for ``learn_many``),
 ``_learner_name()``, ``_persisted_fields(path)`` and ``_save_tag``.
 """
 

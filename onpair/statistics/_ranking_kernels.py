@@ -11,8 +11,9 @@ replaced where the result is the same to rounding: a positive-definite covarianc
 own projection onto the PSD cone, and the inverse along the square model is taken by Cholesky where the matrix is
 positive definite and well conditioned (:data:`MAX_CHOLESKY_CONDITION`); each LAPACK eigendecomposition of a 9×9
 matrix cost about a third of a model refresh. :func:`square_refresh` computes the AUC square model and this posterior
-from one release in one call (the river wrapper's model refresh; tests/test_refresh_kernel.py). Every case it does not handle (an unknown kind,
-a singular covariance model, C ≠ 2) is left to ``ranking_discriminant`` (its errors and messages).
+from one release in one call (the river wrapper's model refresh; tests/test_refresh_kernel.py). Every case it does
+not handle (an unknown kind, a singular covariance model, C ≠ 2) is left to ``ranking_discriminant`` (its errors
+and messages).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import numpy as np
 from numba import njit
 
 from ..core._config import NJIT_OPTIONS
-from ._kernels import _decode_statistics, _square_from_decoded
+from ._kernels import _auc_square_model, _decode_statistics, _square_from_decoded
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
+from .model import BASE_RIDGE, NOISE_RIDGE_FACTOR
 
-__all__ = ["fast_ranking_discriminant", "square_refresh"]
+__all__ = ["fast_ranking_discriminant", "square_refresh", "released_refresh", "square_model"]
 
 _KINDS = {"square": 0, "centroid": 1}
 #: The discriminant's public constants, in the order :func:`_square_refresh` reads them (an argument, not globals
@@ -419,10 +421,10 @@ def square_refresh(estimate, d: int, weights, variance: float, lam, auto_base: f
     its ranking posterior (:func:`fast_ranking_discriminant` of the decoded statistics with the model's ridge, what
     :meth:`onpair.OnPairStats.posterior` computes) and that posterior's log-odds along w, a·wᵀz + b
     (:func:`onpair.statistics.discriminant.score_calibration`, to rounding), in one compiled call
-    (:func:`_square_refresh`); None where
-    the kernel leaves them to those reference paths. ``estimate``: the release (2·q,) of ``d`` features; ``variance``: the release's noise variance per coordinate;
-    ``lam``, ``auto_base``, ``auto_factor``: the model's ridge, as :func:`onpair.statistics._kernels._auc_square_model`
-    takes it. Post-processing of the release only."""
+    (:func:`_square_refresh`); None where the kernel leaves them to those reference paths. ``estimate``: the release
+    (2·q,) of ``d`` features; ``variance``: the release's noise variance per coordinate; ``lam``, ``auto_base``,
+    ``auto_factor``: the model's ridge, as :func:`onpair.statistics._kernels._auc_square_model` takes it.
+    Post-processing of the release only."""
     model, coef, intercept, log_priors, scalars = np.empty(d), np.empty((2, d)), np.empty(2), np.empty(2), np.empty(6)
     status = _square_refresh(estimate, weights, math.sqrt(max(float(variance), 0.0)), float(lam), float(auto_base),
                              float(auto_factor), _POSTERIOR_CONSTANTS, model, coef, intercept, log_priors, scalars)
@@ -430,3 +432,29 @@ def square_refresh(estimate, d: int, weights, variance: float, lam, auto_base: f
         return None
     kappa, agreement, alpha, ridge, slope, offset = scalars.tolist()
     return model, LinearDiscriminant(coef, intercept, log_priors, kappa, agreement, alpha, ridge), (slope, offset)
+
+
+def _ridge_arguments(lam):
+    """(λ, auto_base, auto_factor) as :func:`~onpair.statistics._kernels._auc_square_model` takes a learner's ridge
+    ``lam``: the given λ (auto_base < 0), or for None the automatic ridge (:func:`~onpair.statistics.model.auto_ridge`)."""
+    return (0.0, BASE_RIDGE, NOISE_RIDGE_FACTOR) if lam is None else (lam, -1.0, NOISE_RIDGE_FACTOR)
+
+
+def square_model(stats, lam):
+    """The AUC square model of the current release of ``stats`` (:class:`~onpair.statistics.released.ReleasedStatistics`
+    of the two classes; ``lam`` the learner's ridge, None: automatic) by the fused kernel
+    :func:`~onpair.statistics._kernels._auc_square_model` (:meth:`onpair.OnPairStats.model`'s hot path), or None
+    where its Cholesky fails (an indefinite noisy scatter: the general path projects it)."""
+    sd = math.sqrt(stats.noise_variance())
+    a, _, m = stats.weights
+    out = np.empty(stats.dim)
+    used = _auc_square_model(stats.estimate(), stats.dim, stats.weight_array, max(1.0, 2.0 * sd / a),
+                             sd / m if m > 0 else 0.0, *_ridge_arguments(lam), out)
+    return out if used >= 0.0 else None
+
+
+def released_refresh(stats, lam):
+    """:func:`square_refresh` of the current release of ``stats`` (one estimate, one variance) with the learner's
+    ridge ``lam`` (None: automatic): ``(w, posterior, (a, b))`` or None, as there."""
+    return square_refresh(stats.estimate(), stats.dim, stats.weight_array, stats.noise_variance(),
+                          *_ridge_arguments(lam))
