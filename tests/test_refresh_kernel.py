@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import naive_statistics as naive
 from onpair import OnPairStats
@@ -177,6 +178,29 @@ def test_well_conditioned_inverse_against_numpy(d):
     # positive definite but beyond the condition bound: the eigendecomposition's path
     big = np.diag([1.0] + [1e-8] * (d - 1)) if d > 1 else np.diag([1.0])
     assert _well_conditioned_inverse(big, 0.0, np.empty((d, d))) == (d == 1)
+
+
+@settings(derandomize=True, deadline=None, database=None, max_examples=80)
+@given(d=st.integers(1, 6), entries=st.lists(st.floats(-3.0, 3.0), min_size=36, max_size=36),
+       shift=st.sampled_from([0.0, 1e-9, 1e-3, 0.5]), spd=st.booleans())
+def test_cholesky_pieces_property(d, entries, shift, spd):
+    """Any symmetric matrix (indefinite, singular or positive definite): the fast paths are taken only where the
+    reference's eigenvalue tests pass, and then agree with it (the inverse to the condition number's rounding)."""
+    a = np.array(entries[:d * d]).reshape(d, d)
+    S = a @ a.T if spd else 0.5 * (a + a.T)
+    M = S + shift * np.eye(d)
+    values = np.linalg.eigvalsh(M)
+    size = max(np.abs(values).max(), 1e-300)
+    if _cholesky_lower(M, np.zeros((d, d))):
+        # a PSD projection of M changes it by rounding only: its negative eigenvalues are rounding-sized
+        assert values.min() >= -1e-12 * size
+    out = np.empty((d, d))
+    if _well_conditioned_inverse(S, shift, out):
+        assert values.min() > 0.0
+        inverse = np.linalg.inv(M)
+        condition = np.linalg.norm(M) * np.linalg.norm(inverse)
+        assert condition <= MAX_CHOLESKY_CONDITION * (1 + 1e-6)
+        np.testing.assert_allclose(out, inverse, rtol=0, atol=1e-13 * condition * np.abs(inverse).max())
 
 
 # -- the learner and the wrapper -----------------------------------------------------------------------
