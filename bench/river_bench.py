@@ -150,6 +150,7 @@ def breakdown(records):
         model._cache = None
         inner._model_cache = None
         inner._posterior_cache = None  # the calibrated posterior (issue 23) is part of every refresh
+        inner._scored_cache = None  # and its log-odds along the model (one compiled call with the model)
         inner._stats._cache = None  # and so is the decoding of the release
         model._released()
 

@@ -117,3 +117,27 @@ def attained_difference(layout, weights, d, C):
     same = np.linalg.norm(layout(u, 0, C, weights) - layout(other, 0, C, weights))
     return float(max(cross, same))
 
+
+
+def square_refresh(estimate, d, weights, variance, lam=None):
+    """The twin of onpair.statistics._ranking_kernels.square_refresh: the AUC square model of one release and
+    its ranking posterior, by the NumPy definitions: the decoding above (count floor max(1, 2·sd/a)), the
+    automatic ridge 10⁻³ + 4·2√d·(sd/m)·Σ_c 1/n̂_c (``lam`` None) or ``lam``, w = A⁻¹δ/(1 + δᵀA⁻¹δ) with
+    A = C₊ + C₋ + (λ/2)I and δ = μ₊ − μ₋ by np.linalg.solve (None where A is not positive definite), and
+    onpair.statistics.discriminant.ranking_discriminant (the reference posterior) with that λ."""
+    from onpair.statistics.discriminant import ranking_discriminant
+    from onpair.statistics.model import ClassStatistics
+
+    a, b, m = weights
+    sd = np.sqrt(max(variance, 0.0))
+    counts, means, covs = decode(np.asarray(estimate, float), 2, d, weights, max(1.0, 2.0 * sd / a))
+    moment_sd = sd / m if m > 0 else np.inf
+    if lam is None:
+        lam = 1e-3 + 4.0 * 2.0 * np.sqrt(d) * (moment_sd if m > 0 else 0.0) * (1.0 / counts[0] + 1.0 / counts[1])
+    A = covs[0] + covs[1] + 0.5 * lam * np.eye(d)
+    if np.linalg.eigvalsh(A).min() <= 0.0:
+        return None
+    delta = means[1] - means[0]
+    solved = np.linalg.solve(A, delta)
+    stats = ClassStatistics(counts, means, covs, sd / a, sd / b, moment_sd, max(1.0, 2.0 * sd / a))
+    return solved / (1.0 + delta @ solved), ranking_discriminant(stats, "square", lam)

@@ -76,7 +76,7 @@ from river import base, utils
 
 from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
 from ..persistence import load_learner
-from ..core.bounds import missing_bounds_message
+from ..core.bounds import _clip_box_row, missing_bounds_message
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
@@ -315,7 +315,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         """The sign (±1) of a label of the public domain, or a ValueError naming it (nothing is kept of it)."""
         if type(y) is bool and self.classes is None:  # the common label, before label_sign's checks
             return 1 if y else -1
-        return label_sign(y, self._labels, self.classes is not None, where)
+        return label_sign(y, self._labels, self.classes is not None, self._position(where))
 
     @staticmethod
     def _labels_of(signs) -> np.ndarray:
@@ -337,14 +337,21 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
             return cache[3], cache[4], cache[7], cache[8]
         start, stop = release_window(count, private, self._refresh_shift, self._refresh_cap)
-        model = inner.model
-        # (learner, the counts [start, start + step) that read this model, the model, its norm, (unused), the
-        # box map's rows or None)
-        bounds = inner.feature_bounds
-        box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
+        if self.learner == "stats":
+            model, slope, intercept = inner._scored_model()  # the model and its calibration, one compiled call
+        else:
+            model, slope, intercept = inner.model, None, 0.0
+        # (learner, the counts [start, start + step) that read this model, the model, its norm, the scratch row
+        # of _probability_one, the box map's rows or None, the calibration): the row and the box rows are the
+        # previous refresh's where the learner and the dimension are the same
+        if cache is not None and cache[0] is inner and cache[5].shape == model.shape:
+            row, box = cache[5], cache[6]
+        else:
+            bounds = inner.feature_bounds
+            row = np.empty(model.shape[0])
+            box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
         norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
-        slope, intercept = _calibration(inner.posterior(), model) if self.learner == "stats" else (None, 0.0)
-        self._cache = (inner, start, stop, model, norm, np.empty(model.shape[0]), box, slope, intercept)
+        self._cache = (inner, start, stop, model, norm, row, box, slope, intercept)
         return model, norm, slope, intercept
 
     def _probabilities(self, block):
@@ -367,9 +374,11 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if slope is None and norm == 0.0:
             return 0.5
         row, box = self._cache[5], self._cache[6]
-        # The record mapped (clipped to the box) into a scratch row, as map_one maps it; map_one itself for a
-        # norm bound. Its product with the model is the dot product a 1 × d matmul makes.
-        row = mapped_row(self._inner.feature_bounds, vector, None if box is None else row)
+        # The record mapped (clipped to the box) into a scratch row, as map_one maps it (the box map's own kernel,
+        # with the box rows read at the refresh); map_one itself for a norm bound or a record that is not finite.
+        # Its product with the model is the dot product a 1 × d matmul makes.
+        if box is None or vector.shape != row.shape or _clip_box_row(vector, box[0], box[1], box[2], row) < 0:
+            row = mapped_row(self._inner.feature_bounds, vector, None)
         if slope is not None:
             return _logistic(slope * float(row.dot(model)) + intercept)
         ratio = float(row.dot(model)) / norm
@@ -503,16 +512,6 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         model._refresh_shift = shift
         model._refresh_cap = model._cap_of(model.half_life)
         return model
-
-
-def _calibration(posterior, model) -> tuple:
-    """(a, b) with log-odds a·wᵀz + b equal to the binary posterior's (:meth:`onpair.OnPairStats.posterior`,
-    whose log-odds direction is a positive multiple of the released model w): a = (coef₊ − coef₋)ᵀw/‖w‖²
-    (0 for w = 0: the prior), b = intercept₊ − intercept₋."""
-    energy = float(model.dot(model))
-    difference = posterior.coef[1] - posterior.coef[0]
-    slope = float(difference.dot(model)) / energy if energy > 0.0 else 0.0
-    return max(slope, 0.0), float(posterior.intercept[1] - posterior.intercept[0])
 
 
 def _logistic(u: float) -> float:

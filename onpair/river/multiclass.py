@@ -167,7 +167,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
 
     def _label(self, y, where) -> int:
         """The position of a label in the public domain, or a ValueError naming it (nothing is kept of it)."""
-        return label_code(y, self._codes, self._domain, where)
+        return label_code(y, self._codes, self._domain, self._position(where))
 
     @staticmethod
     def _labels_of(codes) -> list:

@@ -4,7 +4,8 @@ saving (:mod:`onpair.persistence`).
 
 A subclass sets ``_inner`` (the learner), ``_records`` (:class:`onpair.river.records.RecordMapper`) and
 ``_lineage`` in its constructor, and defines ``_label(y, where)`` (a label of its public domain, checked,
-in the form its learner takes), ``_labels_of(labels)`` (a block of them, for ``learn_many``),
+in the form its learner takes; ``where`` None: the next stream position, :meth:`LearnerWrapper._position`),
+``_labels_of(labels)`` (a block of them, for ``learn_many``),
 ``_learner_name()``, ``_persisted_fields(path)`` and ``_save_tag``.
 """
 
@@ -32,7 +33,7 @@ class LearnerWrapper:
         A failed call (bad value, label outside the domain, undeclared key with ``unknown_features="raise"``,
         or an error of the learner) changes nothing and spends no budget.
         """
-        label = self._label(y, f"stream position {self._inner.n_seen + 1}")
+        label = self._label(y, None)  # None: the record's stream position, formatted only for an error
         records = self._records
         order = records.order
         found = records.fast_vector(x)  # None: the general path decides (and says why)
@@ -73,6 +74,10 @@ class LearnerWrapper:
         records.warn_if_empty(order, missing, unknown)
         self._inner.learn_many(block, learned)
         records.commit(order, unknown, missing, len(frame))
+
+    def _position(self, where) -> str:
+        """``where``, or for None the stream position of the next record (what an error about it names)."""
+        return f"stream position {self._inner.n_seen + 1}" if where is None else where
 
     # -- what may be shown -------------------------------------------------------------------------
     def finish_warmup(self):

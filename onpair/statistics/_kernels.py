@@ -518,6 +518,15 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
     means = np.empty((2, d))
     covariances = np.empty((2, d, d))
     _decode_statistics(estimate, 2, d, weights, floor, counts, means, covariances)
+    return _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out)
+
+
+@njit(**NJIT_OPTIONS)
+def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out):
+    """:func:`_auc_square_model` after its decoding (the same operations): the ridge and the square model from
+    the decoded counts (2,), means (2, d) and covariances (2, d, d) of the two classes (read only); ``out``
+    (d,) overwritten with w. Returns the ridge used, or −1.0 where C₊ + C₋ + (λ/2)I is not positive definite."""
+    d = means.shape[1]
     if auto_base >= 0.0:
         lam = auto_base + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
     A = np.empty((d, d))

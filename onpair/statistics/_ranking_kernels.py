@@ -6,8 +6,14 @@ The kernel follows ``ranking_discriminant`` step by step (pooling by counts, the
 Schäfer–Strimmer shrinkage, the automatic ridge, the PSD covariance model, W for "square" or "centroid",
 :func:`~onpair.statistics.discriminant.discriminant_posterior` with its defaults): the same quantities, summed
 in loops instead of NumPy's pairwise sums and BLAS, so equal to rounding (tests/test_ranking_kernel.py checks
-it against ``ranking_discriminant``, which stays the reference). Every case it does not handle (an unknown kind,
-a singular covariance model, C ≠ 2) is left to ``ranking_discriminant`` (its errors and messages).
+it against ``ranking_discriminant``, which stays the reference). Two eigendecompositions of the reference are
+replaced where the result is the same to rounding: a positive-definite covariance target (Cholesky succeeds) is its
+own projection onto the PSD cone, and the inverse along the square model is taken by Cholesky where the matrix is
+positive definite and well conditioned (:data:`MAX_CHOLESKY_CONDITION`); each LAPACK eigendecomposition of a 9×9
+matrix cost about a third of a model refresh. :func:`square_refresh` computes the AUC square model and this posterior
+from one release in one call (the river wrapper's model refresh; tests/test_refresh_kernel.py). Every case it does
+not handle (an unknown kind, a singular covariance model, C ≠ 2) is left to ``ranking_discriminant`` (its errors
+and messages).
 """
 
 from __future__ import annotations
@@ -18,12 +24,18 @@ import numpy as np
 from numba import njit
 
 from ..core._config import NJIT_OPTIONS
+from ._kernels import _auc_square_model, _decode_statistics, _square_from_decoded
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
+from .model import BASE_RIDGE, NOISE_RIDGE_FACTOR
 
-__all__ = ["fast_ranking_discriminant"]
+__all__ = ["fast_ranking_discriminant", "square_refresh", "released_refresh", "square_model"]
 
 _KINDS = {"square": 0, "centroid": 1}
+#: The discriminant's public constants, in the order :func:`_square_refresh` reads them (an argument, not globals
+#: frozen into the cached kernel: a changed constant reaches it).
+_POSTERIOR_CONSTANTS = np.array([BASE_RIDGE_PER_FEATURE, RIDGE_FACTOR, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR,
+                                 SPREAD_NOISE_FACTOR])
 
 
 @njit(**NJIT_OPTIONS)
@@ -46,6 +58,88 @@ def _sym_from_eigen(vectors, scale):
                 acc += vectors[i, k] * scale[k] * vectors[j, k]
             out[i, j] = acc
     return out
+
+
+#: The largest condition number ‖M‖_F‖M⁻¹‖_F for which :func:`_well_conditioned_inverse` inverts M by Cholesky
+#: instead of the eigendecomposition: there the two agree to about 10⁶ ulps of ‖M⁻¹‖ at worst (both are backward
+#: stable; their errors scale with the condition number), and the smallest eigenvalue of M exceeds ‖M‖/10⁶, far
+#: beyond the eigendecomposition's error (about d ulps of ‖M‖), so the eigenvalue test of the reference path
+#: (is every eigenvalue positive?) is certain to pass.
+MAX_CHOLESKY_CONDITION = 1e6
+
+
+@njit(**NJIT_OPTIONS)
+def _cholesky_lower(A, L):
+    """The Cholesky factor of a symmetric A into L (lower triangle written; the rest left as it is): True, or
+    False where a pivot is not above 10⁻¹⁴·|A_jj| (A not numerically positive definite), the test of
+    :func:`onpair.statistics._kernels._cholesky_solve`.
+
+    Parameters
+    ----------
+    A : ndarray of float64, shape (d, d)
+        Symmetric; read only (its lower triangle).
+    L : ndarray of float64, shape (d, d)
+        Written (lower triangle).
+    """
+    d = A.shape[0]
+    for j in range(d):
+        total = A[j, j]
+        for k in range(j):
+            total -= L[j, k] * L[j, k]
+        if not total > 1e-14 * (abs(A[j, j]) + 1e-300):
+            return False
+        L[j, j] = math.sqrt(total)
+        for i in range(j + 1, d):
+            total = A[i, j]
+            for k in range(j):
+                total -= L[i, k] * L[j, k]
+            L[i, j] = total / L[j, j]
+    return True
+
+
+@njit(**NJIT_OPTIONS)
+def _well_conditioned_inverse(S, shift, out):
+    """(S + shift·I)⁻¹ into ``out`` by Cholesky (exactly symmetric) where S + shift·I is positive definite with a
+    condition number ‖·‖_F‖·⁻¹‖_F of at most :data:`MAX_CHOLESKY_CONDITION`: True; False otherwise (``out``
+    unspecified; the caller then takes the eigendecomposition).
+
+    Parameters
+    ----------
+    S : ndarray of float64, shape (d, d)
+        Symmetric. Read only.
+    shift : float
+        Added to the diagonal.
+    out : ndarray of float64, shape (d, d)
+        Written.
+    """
+    d = S.shape[0]
+    M = S.copy()
+    for i in range(d):
+        M[i, i] += shift
+    L = np.zeros((d, d))
+    if not _cholesky_lower(M, L):
+        return False
+    inverse_l = np.zeros((d, d))  # L⁻¹, lower triangular
+    for j in range(d):
+        inverse_l[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, d):
+            total = 0.0
+            for k in range(j, i):
+                total -= L[i, k] * inverse_l[k, j]
+            inverse_l[i, j] = total / L[i, i]
+    size = 0.0
+    inverse_size = 0.0
+    for i in range(d):
+        for j in range(i, d):
+            total = 0.0
+            for k in range(j, d):
+                total += inverse_l[k, i] * inverse_l[k, j]
+            out[i, j] = total
+            out[j, i] = total
+            weight = 1.0 if i == j else 2.0
+            inverse_size += weight * total * total
+            size += weight * M[i, j] * M[i, j]
+    return math.sqrt(size * inverse_size) <= MAX_CHOLESKY_CONDITION
 
 
 @njit(**NJIT_OPTIONS)
@@ -126,12 +220,17 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         for i in range(d):
             for j in range(d):
                 target[i, j] = sym[i, j] if i == j else (1.0 - alpha) * sym[i, j]
-        values, vectors = np.linalg.eigh(target)
-        for k in range(d):
-            values[k] = max(values[k], 0.0)
-            if not values[k] + ridge > 0.0:
-                return 0.0, 0.0, alpha, ridge, 1
-        sigma = _sym_from_eigen(vectors, values)
+        if ridge > 0.0 and _cholesky_lower(target, np.zeros((d, d))):
+            # positive definite: the projection onto the PSD cone leaves it as it is (to rounding: the
+            # eigendecomposition below rebuilds it to within a few ulps of its norm), and Σ̃ + ridge·I > 0
+            sigma = target
+        else:
+            values, vectors = np.linalg.eigh(target)
+            for k in range(d):
+                values[k] = max(values[k], 0.0)
+                if not values[k] + ridge > 0.0:
+                    return 0.0, 0.0, alpha, ridge, 1
+            sigma = _sym_from_eigen(vectors, values)
     # W along the released model
     if kind == 0:
         scatter = np.empty((d, d))
@@ -141,20 +240,21 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         for i in range(d):
             for j in range(d):
                 sym[i, j] = 0.5 * (scatter[i, j] + scatter[j, i])
-        values, vectors = np.linalg.eigh(sym)
-        positive = True
-        for k in range(d):
-            if not values[k] + 0.25 * lam > 0.0:
-                positive = False
-        inverse = np.empty(d)
-        for k in range(d):
-            spectrum = values[k] + 0.25 * lam if positive else max(values[k], 0.0) + 0.25 * lam
-            inverse[k] = 1.0 / spectrum if spectrum > 0.0 else 0.0
-        raw = _sym_from_eigen(vectors, inverse)
         W = np.empty((d, d))
-        for i in range(d):
-            for j in range(d):
-                W[i, j] = 0.5 * (raw[i, j] + raw[j, i])
+        if not _well_conditioned_inverse(sym, 0.25 * lam, W):
+            values, vectors = np.linalg.eigh(sym)
+            positive = True
+            for k in range(d):
+                if not values[k] + 0.25 * lam > 0.0:
+                    positive = False
+            inverse = np.empty(d)
+            for k in range(d):
+                spectrum = values[k] + 0.25 * lam if positive else max(values[k], 0.0) + 0.25 * lam
+                inverse[k] = 1.0 / spectrum if spectrum > 0.0 else 0.0
+            raw = _sym_from_eigen(vectors, inverse)
+            for i in range(d):
+                for j in range(d):
+                    W[i, j] = 0.5 * (raw[i, j] + raw[j, i])
     else:
         diff = means[1] - means[0]
         energy = 0.0
@@ -254,3 +354,107 @@ def fast_ranking_discriminant(stats, kind: str, lam: float) -> LinearDiscriminan
     if status != 0:
         return ranking_discriminant(stats, kind, lam)
     return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(ridge))
+
+
+@njit(**NJIT_OPTIONS)
+def _square_refresh(estimate, weights, sd, lam, auto_base, auto_factor, constants, model, coef, intercept, log_priors,
+                    scalars):
+    """The AUC square model and its ranking posterior from one release of the per-class layout (C = 2), in one
+    call: the decoding of :func:`onpair.statistics.model.class_statistics` (floor max(1, 2·sd/a)), the model of
+    :func:`onpair.statistics._kernels._auc_square_model` (its ridge, its Cholesky solve) and
+    :func:`_ranking_posterior` with that ridge, each by the same kernel on the same values as the separate calls
+    (so the same bits). Returns 0 when all is filled, 1 where C₊ + C₋ + (λ/2)I is not positive definite (the
+    model's projection) and 2 where the covariance model is singular: both left to the reference paths.
+
+    Parameters
+    ----------
+    estimate : ndarray of float64, shape (2·q,)
+        The released prefix sum. Read only.
+    weights : ndarray of float64, shape (3,)
+        (a, b, m). Read only.
+    sd : float
+        The standard deviation of the release's noise per coordinate (√variance; 0 without noise).
+    lam, auto_base, auto_factor : float
+        The model's ridge as :func:`~onpair.statistics._kernels._auc_square_model` takes it (auto_base < 0: λ = lam).
+    constants : ndarray of float64, shape (6,)
+        :data:`_POSTERIOR_CONSTANTS`. Read only.
+    model : ndarray of float64, shape (d,)
+        Written: w.
+    coef, intercept, log_priors : ndarray of float64, shapes (2, d), (2,), (2,)
+        Written: the posterior's.
+    scalars : ndarray of float64, shape (6,)
+        Written: κ, κ_JS, α, the posterior's ridge, and the posterior's log-odds along w as a·wᵀz + b: a and b
+        (:func:`onpair.statistics.discriminant.score_calibration`, in loops).
+    """
+    d = model.shape[0]
+    a, b, m = weights[0], weights[1], weights[2]
+    counts = np.empty(2)
+    means = np.empty((2, d))
+    covariances = np.empty((2, d, d))
+    _decode_statistics(estimate, 2, d, weights, max(1.0, 2.0 * sd / a), counts, means, covariances)
+    used = _square_from_decoded(counts, means, covariances, sd / m if m > 0 else 0.0, lam, auto_base, auto_factor,
+                                model)
+    if used < 0.0:
+        return 1
+    kappa, agreement, alpha, ridge, status = _ranking_posterior(
+        counts, means, covariances, sd / a, sd / b, sd / m if m > 0 else math.inf, False, 0, used, constants[0],
+        constants[1], constants[2], constants[3], constants[4], constants[5], coef, intercept, log_priors)
+    if status != 0:
+        return 2
+    scalars[0] = kappa
+    scalars[1] = agreement
+    scalars[2] = alpha
+    scalars[3] = ridge
+    energy = 0.0
+    along = 0.0
+    for k in range(d):
+        energy += model[k] * model[k]
+        along += (coef[1, k] - coef[0, k]) * model[k]
+    slope = along / energy if energy > 0.0 else 0.0
+    scalars[4] = slope if slope > 0.0 else 0.0
+    scalars[5] = intercept[1] - intercept[0]
+    return 0
+
+
+def square_refresh(estimate, d: int, weights, variance: float, lam, auto_base: float, auto_factor: float):
+    """``(w, posterior, (a, b))``: the square model of one release (what :meth:`onpair.OnPairStats.model` computes),
+    its ranking posterior (:func:`fast_ranking_discriminant` of the decoded statistics with the model's ridge, what
+    :meth:`onpair.OnPairStats.posterior` computes) and that posterior's log-odds along w, a·wᵀz + b
+    (:func:`onpair.statistics.discriminant.score_calibration`, to rounding), in one compiled call
+    (:func:`_square_refresh`); None where the kernel leaves them to those reference paths. ``estimate``: the release
+    (2·q,) of ``d`` features; ``variance``: the release's noise variance per coordinate; ``lam``, ``auto_base``,
+    ``auto_factor``: the model's ridge, as :func:`onpair.statistics._kernels._auc_square_model` takes it.
+    Post-processing of the release only."""
+    model, coef, intercept, log_priors, scalars = np.empty(d), np.empty((2, d)), np.empty(2), np.empty(2), np.empty(6)
+    status = _square_refresh(estimate, weights, math.sqrt(max(float(variance), 0.0)), float(lam), float(auto_base),
+                             float(auto_factor), _POSTERIOR_CONSTANTS, model, coef, intercept, log_priors, scalars)
+    if status != 0:
+        return None
+    kappa, agreement, alpha, ridge, slope, offset = scalars.tolist()
+    return model, LinearDiscriminant(coef, intercept, log_priors, kappa, agreement, alpha, ridge), (slope, offset)
+
+
+def _ridge_arguments(lam):
+    """(λ, auto_base, auto_factor) as :func:`~onpair.statistics._kernels._auc_square_model` takes a learner's ridge
+    ``lam``: the given λ (auto_base < 0), or for None the automatic ridge (:func:`~onpair.statistics.model.auto_ridge`)."""
+    return (0.0, BASE_RIDGE, NOISE_RIDGE_FACTOR) if lam is None else (lam, -1.0, NOISE_RIDGE_FACTOR)
+
+
+def square_model(stats, lam):
+    """The AUC square model of the current release of ``stats`` (:class:`~onpair.statistics.released.ReleasedStatistics`
+    of the two classes; ``lam`` the learner's ridge, None: automatic) by the fused kernel
+    :func:`~onpair.statistics._kernels._auc_square_model` (:meth:`onpair.OnPairStats.model`'s hot path), or None
+    where its Cholesky fails (an indefinite noisy scatter: the general path projects it)."""
+    sd = math.sqrt(stats.noise_variance())
+    a, _, m = stats.weights
+    out = np.empty(stats.dim)
+    used = _auc_square_model(stats.estimate(), stats.dim, stats.weight_array, max(1.0, 2.0 * sd / a),
+                             sd / m if m > 0 else 0.0, *_ridge_arguments(lam), out)
+    return out if used >= 0.0 else None
+
+
+def released_refresh(stats, lam):
+    """:func:`square_refresh` of the current release of ``stats`` (one estimate, one variance) with the learner's
+    ridge ``lam`` (None: automatic): ``(w, posterior, (a, b))`` or None, as there."""
+    return square_refresh(stats.estimate(), stats.dim, stats.weight_array, stats.noise_variance(),
+                          *_ridge_arguments(lam))

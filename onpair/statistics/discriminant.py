@@ -550,6 +550,27 @@ def discriminant_posterior(stats: ClassStatistics, W: np.ndarray, sigma: np.ndar
     return LinearDiscriminant(coef, intercept, log_priors, float(kappa), float(agreement), float(alpha), float(ridge))
 
 
+def score_calibration(posterior: LinearDiscriminant, model: np.ndarray, energy=None) -> tuple:
+    """(a, b) with log-odds a·wᵀz + b equal to the binary posterior's (:func:`ranking_discriminant`, whose log-odds
+    direction is a positive multiple of the released model w): a = (coef₊ − coef₋)ᵀw/‖w‖² (0 for w = 0: the
+    prior; floored at 0), b = intercept₊ − intercept₋. ``energy``: ‖w‖² = wᵀw if already computed. The river
+    classifier's calibrated probability σ(a·wᵀz + b) (:class:`onpair.river.PrivatePairwiseClassifier`).
+
+    Examples
+    --------
+    >>> posterior = LinearDiscriminant(np.array([[0.0, 0.0], [2.0, 0.0]]), np.array([-0.5, -1.0]), np.zeros(2),
+    ...                                1.0, 1.0, 0.0, 0.0)
+    >>> score_calibration(posterior, np.array([0.5, 0.0]))   # coef difference (2, 0) = 4·w
+    (4.0, -0.5)
+    """
+    if energy is None:
+        energy = float(model.dot(model))
+    coef = posterior.coef
+    slope = float((coef[1] - coef[0]).dot(model)) / energy if energy > 0.0 else 0.0
+    negative, positive = posterior.intercept.tolist()
+    return max(slope, 0.0), positive - negative
+
+
 def ranking_discriminant(stats: ClassStatistics, kind: str, lam: float) -> LinearDiscriminant:
     """The calibrated binary posterior **along the AUC task's released model** (class 0 negative, 1 positive):
     its log-odds are an increasing affine function of the model's score wᵀz, so it ranks records exactly as

@@ -31,12 +31,10 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ..privacy.signal import NOTHING_RELEASED
-from ._kernels import _auc_square_model
-from ._ranking_kernels import fast_ranking_discriminant
-from .discriminant import check_covariance_model, linear_discriminant
-from .model import (BASE_RIDGE, DEFAULT_WEIGHTS, NOISE_RIDGE_FACTOR, check_task, check_weights, choose_ridge,
-                    model_kind, moment_layout, released_model,
-                    released_signal)
+from ._ranking_kernels import fast_ranking_discriminant, released_refresh, square_model
+from .discriminant import check_covariance_model, linear_discriminant, score_calibration
+from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, model_kind, moment_layout,
+                    released_model, released_signal)
 from .released import MECHANISMS, PLAUSIBLE_DEVIATIONS, ReleasedStatistics
 from .warmup import WarmupLearning
 
@@ -256,8 +254,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._box = None  # (lower, upper, half-scale) rows of a box, once the dimension is known
         self._normal_block = None  # the release noise's normals, drawn ahead: _noise_source()
         self._frozen_warned = False
-        self._model_cache = None
-        self._posterior_cache = None
+        self._model_cache = self._posterior_cache = self._scored_cache = None  # (records learned, …) of the release
         if self._dim is not None:
             self._init_state(self._dim)
         elif self.private:
@@ -462,6 +459,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._require_dim()
         key = self._learned()
         if self._posterior_cache is None or self._posterior_cache[0] != key:
+            if self._model_kind == "square" and self._square_refresh(key):
+                return self._posterior_cache[1]
             stats = self._stats.class_statistics()
             if self._model_kind == "lda":
                 posterior = linear_discriminant(stats, covariance=self.covariance,
@@ -508,29 +507,32 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
             return self.posterior().coef.copy()
         key = self._learned()
         if self._model_cache is None or self._model_cache[0] != key:
-            model = self._square_model() if self._model_kind == "square" else None
-            if model is not None:
-                self._model_cache = (key, model)
-                return model.copy()
-            stats = self._stats.class_statistics()
-            ridge = None if self._model_kind == "centroid" else self.ridge()
-            model = released_model(self._model_kind, stats, ridge)
+            model = square_model(self._stats, self._lam) if self._model_kind == "square" else None  # None: projected
+            if model is None:
+                ridge = None if self._model_kind == "centroid" else self.ridge()
+                model = released_model(self._model_kind, self._stats.class_statistics(), ridge)
             self._model_cache = (key, model)
         return self._model_cache[1].copy()
 
-    def _square_model(self):
-        """The AUC square model by the fused kernel (the per-round hot path), or None where its Cholesky
-        fails (an indefinite noisy scatter: the general path projects it)."""
-        stats = self._stats
-        sd = math.sqrt(stats.noise_variance())
-        a, _, m = self._weights
-        floor = max(1.0, 2.0 * sd / a)
-        moment_sd = sd / m if m > 0 else 0.0
-        out = np.empty(self._dim)
-        auto = -1.0 if self._lam is not None else BASE_RIDGE  # < 0: the given lam
-        used = _auc_square_model(stats.estimate(), self._dim, stats.weight_array, floor, moment_sd,
-                                 0.0 if self._lam is None else self._lam, auto, NOISE_RIDGE_FACTOR, out)
-        return out if used >= 0.0 else None
+    def _square_refresh(self, key) -> bool:
+        """The square model, its posterior and (a, b) of the release ``key`` into the caches by one compiled call (the
+        reference paths' bits; :func:`~onpair.statistics._ranking_kernels.released_refresh`), or False: not there."""
+        found = released_refresh(self._stats, self._lam)
+        if found is not None:
+            self._model_cache, self._posterior_cache = (key, found[0]), (key, found[1])
+            self._scored_cache = (key, found[0], *found[2])
+        return found is not None
+
+    def _scored_model(self):
+        """(w, a, b): the AUC :attr:`model` (not a copy: read only) and the log-odds a·wᵀz + b of :meth:`posterior`
+        along it (:func:`~onpair.statistics.discriminant.score_calibration`; the river classifier's refresh)."""
+        self._require_dim()
+        key = self._learned()
+        if self._scored_cache is None or self._scored_cache[0] != key:
+            if self._model_kind != "square" or not self._square_refresh(key):
+                posterior, model = self.posterior(), self.model
+                self._scored_cache = (key, model, *score_calibration(posterior, model))
+        return self._scored_cache[1:]
 
     @property
     def n_releases(self) -> int:
