@@ -524,8 +524,26 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
 @njit(**NJIT_OPTIONS)
 def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out):
     """:func:`_auc_square_model` after its decoding (the same operations): the ridge and the square model from
-    the decoded counts (2,), means (2, d) and covariances (2, d, d) of the two classes (read only); ``out``
-    (d,) overwritten with w. Returns the ridge used, or −1.0 where C₊ + C₋ + (λ/2)I is not positive definite."""
+    the decoded statistics of the two classes. Returns the ridge used, or −1.0 where C₊ + C₋ + (λ/2)I is not
+    positive definite.
+
+    Parameters
+    ----------
+    counts : ndarray of float64, shape (2,)
+        The decoded (floored) counts. Read only.
+    means : ndarray of float64, shape (2, d)
+        The decoded class means. Read only.
+    covariances : ndarray of float64, shape (2, d, d)
+        The decoded class covariances. Read only.
+    moment_sd : float
+        The public noise sd of one second-moment entry (the automatic ridge).
+    lam : float
+        The ridge, used when ``auto_base`` < 0.
+    auto_base, auto_factor : float
+        The automatic ridge auto_base + auto_factor·2√d·moment_sd·(1/n̂₀ + 1/n̂₁) when ``auto_base`` ≥ 0.
+    out : ndarray of float64, shape (d,)
+        Overwritten with the square model w.
+    """
     d = means.shape[1]
     if auto_base >= 0.0:
         lam = auto_base + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
