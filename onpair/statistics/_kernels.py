@@ -433,6 +433,35 @@ def _decode_pooled(estimate, n_classes, d, weights, floor, counts, means, covari
 
 
 @njit(**NJIT_OPTIONS)
+def _cholesky_lower(A, L):
+    """The Cholesky factor of a symmetric A into L (lower triangle written; the rest left as it is): True, or
+    False where a pivot is not above 10⁻¹⁴·|A_jj| (A not numerically positive definite), the test of
+    :func:`_cholesky_solve`, which calls it.
+
+    Parameters
+    ----------
+    A : ndarray of float64, shape (d, d)
+        Symmetric; read only (its lower triangle).
+    L : ndarray of float64, shape (d, d)
+        Written (lower triangle).
+    """
+    d = A.shape[0]
+    for j in range(d):
+        total = A[j, j]
+        for k in range(j):
+            total -= L[j, k] * L[j, k]
+        if not total > 1e-14 * (abs(A[j, j]) + 1e-300):
+            return False
+        L[j, j] = math.sqrt(total)
+        for i in range(j + 1, d):
+            total = A[i, j]
+            for k in range(j):
+                total -= L[i, k] * L[j, k]
+            L[i, j] = total / L[j, j]
+    return True
+
+
+@njit(**NJIT_OPTIONS)
 def _cholesky_solve(A, rhs, out):
     """Solve A·out = rhs for a symmetric positive-definite A by Cholesky; False (out unspecified) if A is
     not numerically positive definite (the caller then projects onto the PSD cone).
@@ -453,18 +482,8 @@ def _cholesky_solve(A, rhs, out):
     """
     d = A.shape[0]
     L = np.zeros((d, d))
-    for j in range(d):
-        total = A[j, j]
-        for k in range(j):
-            total -= L[j, k] * L[j, k]
-        if not total > 1e-14 * (abs(A[j, j]) + 1e-300):
-            return False
-        L[j, j] = math.sqrt(total)
-        for i in range(j + 1, d):
-            total = A[i, j]
-            for k in range(j):
-                total -= L[i, k] * L[j, k]
-            L[i, j] = total / L[j, j]
+    if not _cholesky_lower(A, L):
+        return False
     for i in range(d):  # L y = rhs
         total = rhs[i]
         for k in range(i):

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..core._config import NJIT_OPTIONS
-from ._kernels import _auc_square_model, _decode_statistics, _square_from_decoded
+from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
 from .model import BASE_RIDGE, NOISE_RIDGE_FACTOR
@@ -66,35 +66,6 @@ def _sym_from_eigen(vectors, scale):
 #: beyond the eigendecomposition's error (about d ulps of ‖M‖), so the eigenvalue test of the reference path
 #: (is every eigenvalue positive?) is certain to pass.
 MAX_CHOLESKY_CONDITION = 1e6
-
-
-@njit(**NJIT_OPTIONS)
-def _cholesky_lower(A, L):
-    """The Cholesky factor of a symmetric A into L (lower triangle written; the rest left as it is): True, or
-    False where a pivot is not above 10⁻¹⁴·|A_jj| (A not numerically positive definite), the test of
-    :func:`onpair.statistics._kernels._cholesky_solve`.
-
-    Parameters
-    ----------
-    A : ndarray of float64, shape (d, d)
-        Symmetric; read only (its lower triangle).
-    L : ndarray of float64, shape (d, d)
-        Written (lower triangle).
-    """
-    d = A.shape[0]
-    for j in range(d):
-        total = A[j, j]
-        for k in range(j):
-            total -= L[j, k] * L[j, k]
-        if not total > 1e-14 * (abs(A[j, j]) + 1e-300):
-            return False
-        L[j, j] = math.sqrt(total)
-        for i in range(j + 1, d):
-            total = A[i, j]
-            for k in range(j):
-                total -= L[i, k] * L[j, k]
-            L[i, j] = total / L[j, j]
-    return True
 
 
 @njit(**NJIT_OPTIONS)
