@@ -608,4 +608,5 @@ def ranking_discriminant(stats: ClassStatistics, kind: str, lam: float) -> Linea
         W = np.eye(d) / tau
     else:
         raise ValueError(f"no ranking posterior for the model {kind!r}")
-    return discriminant_posterior(stats, W, sigma, alpha=alpha, ridge=ridge)
+    return discriminant_posterior(stats, W, sigma, alpha=alpha, ridge=ridge, pooled=pooled,
+                                  pooled_sd=pooled_noise_sd(stats, weights))
