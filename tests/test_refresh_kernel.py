@@ -27,7 +27,7 @@ import naive_statistics as naive
 from onpair import OnPairStats
 from onpair.statistics._kernels import _auc_square_model, statistics_rows
 from onpair.statistics._ranking_kernels import (MAX_CHOLESKY_CONDITION, _cholesky_lower, _well_conditioned_inverse,
-                                                fast_ranking_discriminant, square_model, square_refresh)
+                                                fast_ranking_discriminant, square_model_of, square_refresh)
 from onpair.statistics.discriminant import score_calibration
 from onpair.statistics.model import class_statistics
 
@@ -222,18 +222,22 @@ def test_learner_posterior_and_model_are_the_reference_paths(kwargs):
         learner.learn_one(x, 1 if x[0] + 0.3 * rng.normal() > 0.5 else -1)
         if t % 7:
             continue
-        learner._model_cache = learner._posterior_cache = learner._scored_cache = None
-        posterior = learner.posterior()  # the fused call fills both caches (or the reference paths do)
+        learner._current = None  # the one cache of the release's post-processing
+        posterior = learner.posterior()  # the fused call fills the model, the posterior and (a, b) (or the references do)
         model = learner.model
-        scored = learner._scored_model()  # the river wrapper's refresh: the same model, the same posterior's (a, b)
+        released = learner.released_model()
+        scored = (released.model, *released.calibration)  # the river wrapper's refresh: the same model and its (a, b)
         assert np.array_equal(scored[0], model)
         slope, offset = score_calibration(posterior, model)
         assert scored[2] == offset and abs(scored[1] - slope) <= 1e-13 * abs(slope) + 1e-300
-        learner._model_cache = learner._posterior_cache = learner._scored_cache = None
-        again = learner._scored_model()  # asked first, it gives the same bits
-        assert np.array_equal(again[0], model) and again[1:] == scored[1:]
-        learner._model_cache = learner._posterior_cache = None
-        want_model = square_model(learner._stats, learner._lam)  # the model's kernel alone
+        learner._current = None
+        again = learner.released_model()  # (a, b) asked first gives the same bits
+        calibration = again.calibration
+        assert np.array_equal(again.model, model) and calibration == tuple(scored[1:])
+        learner._current = None
+        stats = learner._stats
+        want_model = square_model_of(stats.estimate(), stats.dim, stats.weight_array, stats.noise_variance(),
+                                     learner._lam)  # the model's kernel alone
         if want_model is None:  # the projection's path
             want_model = learner.model
         assert np.array_equal(model, want_model)
@@ -243,8 +247,8 @@ def test_learner_posterior_and_model_are_the_reference_paths(kwargs):
 
 
 def test_wrapper_probabilities_follow_the_reference_posterior():
+    from onpair.core.predictor import logistic as _logistic
     from onpair.river import PrivatePairwiseClassifier
-    from onpair.river.classifier import _logistic
 
     rng = np.random.default_rng(12)
     checked = 0
@@ -253,7 +257,8 @@ def test_wrapper_probabilities_follow_the_reference_posterior():
         x = dict(zip("abc", rng.uniform(size=3).tolist()))
         got = model.predict_proba_one(x)[True]
         # the model the wrapper reads (its refresh schedule), recomputed by the reference path
-        inner, start = model._inner, model._cache[1] if model._cache is not None else None
+        refresh = model._inner._refresh
+        inner, start = model._inner, refresh.start if refresh is not None else None
         if start == inner.n_releases:
             w = inner.model
             slope, intercept = score_calibration(reference_posterior(inner), w)

@@ -692,8 +692,9 @@ def test_block_and_single_probabilities_use_the_same_released_model():
     model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=0)
     fed(model, records(131))
     block = np.array([[x[f] for f in FEATURES] for x, _ in records(5, start=400)])
-    singles = [model._probability_one(row) for row in block]
-    np.testing.assert_allclose(model._probabilities(block), singles, rtol=1e-12)
+    view = model._view()
+    singles = [view.positive_probability(row) for row in block]
+    np.testing.assert_allclose(view.positive_probabilities(block), singles, rtol=1e-12)
 
 
 def test_released_models_of_the_default_learner_says_what_it_releases():

@@ -303,8 +303,8 @@ def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):
     old = PrivatePairwiseClassifier.load(tmp_path / "old.onpair")
     assert old._refresh_shift == 6
     # the rule: after 2^(s+1) releases, a refresh every 2^(⌊log₂ k⌋ − s) releases (here k = 300: 2^(8 − 6) = 4)
-    old._released()
-    assert old._cache[1:3] == (300, 304)
+    old._view()
+    assert (old._inner._refresh.start, old._inner._refresh.stop) == (300, 304)
     extra.update(version=3, refresh_shift=-1)
     save_learner(model._inner, tmp_path / "bad.onpair", extra=extra, wrapper=SAVE_TAG)
     with pytest.raises(ValueError, match="refresh_shift"):

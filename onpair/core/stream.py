@@ -29,6 +29,7 @@ import numpy as np
 from ._validation import as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
+from .predictor import DirectionModel, Refresh, release_window
 from .snapshot import register_learner
 from ..privacy.events import NonPrivate
 from ..privacy.reports import build_report
@@ -69,6 +70,7 @@ class StreamLearner:
         self._n_clipped = 0
         self._warned_clipping = False
         self._read_only = None  # why the learner refuses to learn and be saved (a consume=False view)
+        self._refresh = None  # the view predictions read on the public refresh rule (predictor())
 
     def _initial_dimension(self, n_features, extra=None):
         """d from ``n_features``, array bounds and ``extra`` = (d, message if it disagrees), or None."""
@@ -215,6 +217,10 @@ class StreamLearner:
                               "pool_size": int(seq.pool_size), "n_children_spawned": int(seq.n_children_spawned)},
         }
         self._export_own(state, arrays)
+        if self._refresh is not None:  # the model predictions read (public): a restored learner predicts with it
+            scalars, views = self._refresh.view.to_state()
+            state["predictor"] = {"start": self._refresh.start, "stop": self._refresh.stop, **scalars}
+            arrays.update({f"predictor.{name}": value for name, value in views.items()})
         return state
 
     def _export_own(self, state: dict, arrays: dict) -> None:
@@ -243,7 +249,8 @@ class StreamLearner:
             dim = reader.integer(dim, "dim", low=1)
         if self._dim is not None and dim != self._dim:
             raise reader.error(f"dim = {dim!r}, but the parameters fix {self._dim} features")
-        reader.mapping(state, "state", keys + self._own_state_keys(dim))
+        own = self._own_state_keys(dim)
+        reader.mapping(state, "state", keys + own + ["predictor"], required=keys + own)
         n_clipped = reader.integer(state["n_clipped"], "n_clipped", low=0, high=t)
         warned = reader.boolean(state["warned_clipping"], "warned_clipping")
         reader.mapping(state["rng"], "rng", RNG_NAMES)
@@ -264,6 +271,21 @@ class StreamLearner:
         self._dim = dim
         self._n_clipped = n_clipped
         self._warned_clipping = warned
+        self._refresh = None if "predictor" not in state else self._restore_predictor(state["predictor"], reader)
+
+    def _restore_predictor(self, scalars, reader) -> Refresh:
+        """The refresh state of a snapshot: the window and the view it read (checked: a window that holds the
+        current count, a view of a release no later than it)."""
+        if not isinstance(scalars, dict) or self._dim is None:
+            raise reader.error("predictor must be a JSON object, and only in the snapshot of a learner with features")
+        start = reader.integer(scalars.get("start"), "predictor.start", low=0)
+        stop = reader.integer(scalars.get("stop"), "predictor.stop", low=start + 1)
+        index = reader.integer(scalars.get("index"), "predictor.index", low=0)
+        count = self.n_releases if self.private else self._t
+        if not start <= index <= count or count < start:
+            raise reader.error(f"predictor: the window [{start}, {stop}) and the release {index} do not fit the "
+                               f"learner's count {count}")
+        return Refresh(start, stop, self._view_from_state(scalars, reader))
 
     def _snapshot_written(self) -> None:
         """Called once a snapshot of this learner is on disk: a private learner without a seed detaches
@@ -346,6 +368,34 @@ class StreamLearner:
     def n_releases(self) -> int:
         """Models released so far (0 for a non-private learner, which releases nothing)."""
         return 0
+
+    # -- the model predictions read ----------------------------------------------------------------
+    def predictor(self, shift: int = 6, cap=None):
+        """The view of a released model that predictions read now, on the public refresh rule
+        (:func:`onpair.core.predictor.release_window` of the release count, or of the record count for the
+        non-private twin, with refresh shift ``shift`` and step cap ``cap``): the model is read when the count
+        leaves the window of the last read, and kept until then. Post-processing of public releases, read by a
+        public rule of the count alone. The window and the view are part of the learner's state: a snapshot
+        holds them, so a restored learner predicts with the model the saved one predicted with.
+
+        The view scores raw records: :class:`onpair.statistics.released_model.ReleasedModel` (the learners on
+        released statistics) or :class:`onpair.core.predictor.DirectionModel` (the record-keeping learners).
+        """
+        count = self.n_releases if self.private else self._t
+        refresh = self._refresh
+        if refresh is None or not refresh.covers(count):
+            start, stop = release_window(count, self.private, shift, cap)
+            refresh = self._refresh = Refresh(start, stop, self._released_view())
+        return refresh.view
+
+    def _released_view(self):
+        """The view of the current release that :meth:`predictor` reads (the record-keeping learners': their model)."""
+        return DirectionModel(self.n_releases, self.model, self._bounds)
+
+    def _view_from_state(self, scalars, reader):
+        """The view a snapshot's ``predictor`` holds, checked."""
+        model = reader.array("predictor.model", (self._task.param_size(self._dim),))
+        return DirectionModel(scalars["index"], model, self._bounds)
 
     def privacy_report(self, passes=1, order="same") -> dict:
         """What a non-private learner can say: it protects nothing.

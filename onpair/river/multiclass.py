@@ -32,8 +32,8 @@ from ..statistics import OnPairStats
 from .labels import check_domain, label_code
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
-                      restored_wrapper)
+from ..core.predictor import decayed_refresh_cap
+from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper
 
 __all__ = ["PrivateClassifier"]
 
@@ -132,7 +132,6 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(
                 "PrivateClassifier needs the public bounds of the features: pass bounds=(lower, upper) (scalars or "
                 f"per-feature arrays with features=[...]), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
-        self._cache = None  # (learner, start, stop, posterior, scratch row) of the release predictions read
         self._lineage = Lineage()
         self._lineage.add(self._inner)
 
@@ -177,21 +176,13 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         return "stats"
 
     # -- prediction --------------------------------------------------------------------------------
-    def _posterior(self):
-        """The posterior of the release predictions read (:meth:`onpair.OnPairStats.posterior`), on the schedule
-        of :func:`onpair.river.wrapper.release_window` (with a half-life, ``learner_params={"half_life": H}``, a
-        model at most H/64 releases old: :func:`onpair.river.wrapper.decayed_refresh_cap`), and the single-record
-        scorer's scratch row."""
+    def _view(self):
+        """The view of the released model predictions read now (:meth:`onpair.core.stream.StreamLearner.predictor`:
+        the learner keeps it, on the refresh rule of :func:`onpair.core.predictor.release_window`; with a half-life,
+        ``learner_params={"half_life": H}``, a model at most H/64 releases old:
+        :func:`onpair.core.predictor.decayed_refresh_cap`)."""
         inner = self._inner
-        count = inner.n_releases if inner.private else inner.n_seen
-        cache = self._cache
-        if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
-            return cache[3], cache[4]
-        start, stop = release_window(count, inner.private, cap=decayed_refresh_cap(getattr(inner, "half_life", None)))
-        posterior = inner.posterior()
-        row = np.empty(posterior.coef.shape[1]) if inner.feature_bounds.kind == "box" else None
-        self._cache = (inner, start, stop, posterior, row)
-        return posterior, row
+        return inner.predictor(cap=decayed_refresh_cap(getattr(inner, "half_life", None)))
 
     def _uniform(self) -> dict:
         return {label: 1.0 / len(self._domain) for label in self._domain}
@@ -205,8 +196,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             return self._uniform()  # nothing released yet: the priors, exactly 1/C
         found = self._records.fast_vector(x, remember=True)  # for a learn_one of the same dict
         vector = (found or self._records.vector(x, "record to predict"))[0]
-        posterior, row = self._posterior()
-        log_p = posterior.log_proba_one(mapped_row(self._inner.feature_bounds, vector, row))
+        log_p = self._view().log_proba_one(vector)
         return {label: math.exp(v) for label, v in zip(self._domain, log_p.tolist())}
 
     def _proba_many(self, X):
@@ -214,8 +204,8 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if self._records.order is None or self._inner.n_seen == 0 or len(frame) == 0:
             return frame, np.full((len(frame), len(self._domain)), 1.0 / len(self._domain))
         block, _, _ = self._records.block(frame, self._records.order, None)
-        Z, _ = self._inner.feature_bounds.transform(block)
-        return frame, np.exp(self._posterior()[0].log_proba(Z))
+        view = self._view()
+        return frame, np.exp(view.posterior.log_proba(view.map_block(block)))
 
     def predict_proba_many(self, X):
         """A frame with one column per declared class, as ``predict_proba_one`` per row."""

@@ -20,7 +20,7 @@ from ..privacy.reports import extend_report
 from .lineage import Lineage
 from .records import as_frame, has_array_bounds, series_values, sorted_keys
 
-__all__ = ["LearnerWrapper", "plain_value", "from_params", "release_window", "mapped_row"]
+__all__ = ["LearnerWrapper", "plain_value", "from_params"]
 
 
 class LearnerWrapper:
@@ -229,52 +229,6 @@ def plain_value(value, what, path):
 def from_params(cls, params):
     """Unpickle an unfitted model: build it again from its parameters."""
     return cls(**params)
-
-
-def release_window(count: int, private: bool, shift: int = 6, cap=None) -> tuple:
-    """``[start, stop)``: the learner counts (releases of a private learner, records of a twin) that predict
-    with the model read at ``start``. A private learner that releases after every record is read at every
-    release up to release 2^(s+1), then at every 2^(⌊log₂ k⌋ − s)-th release k (s = ``shift``; 6: up to 128,
-    then predictions use a release at most 1/64 of the stream old): post-processing of public releases, a
-    public rule of the release count alone, at a fraction of the cost. ``cap`` (a decayed model's, from
-    its public half-life) bounds the step.
-
-    Examples
-    --------
-    >>> release_window(5, True), release_window(300, True), release_window(300, False)
-    ((5, 6), (300, 304), (300, 301))
-    >>> release_window(300, True, shift=4)
-    (288, 304)
-    """
-    step = 1 << (count.bit_length() - 1 - shift) if private and count >> (shift + 1) else 1
-    if cap is not None and step > cap:
-        step = cap  # a decayed model (half_life): at most ``cap`` releases old, a public function of H
-    start = count - count % step
-    return start, start + step
-
-
-def decayed_refresh_cap(half_life, shift: int = 6):
-    """The longest refresh step of a decayed model (:func:`release_window`'s ``cap``): the largest power of two
-    ≤ H/2^s (at least 1), so that predictions read a model at most 1/2^s of a half-life old; None without a
-    half-life (no cap). A public function of the public H.
-
-    Examples
-    --------
-    >>> decayed_refresh_cap(None), decayed_refresh_cap(500), decayed_refresh_cap(500, shift=4), decayed_refresh_cap(8)
-    (None, 4, 16, 1)
-    """
-    if half_life is None:
-        return None
-    return 1 << max(0, int(math.floor(math.log2(float(half_life)))) - shift)
-
-
-def mapped_row(bounds, vector, row):
-    """One checked record mapped by the public ``bounds`` (clipped to the box): into the scratch ``row`` where
-    the box map can write it there, else :meth:`onpair.core.bounds.FeatureBounds.map_one`'s new array (the
-    same floating-point operations either way)."""
-    if row is not None and vector.shape == row.shape and bounds.map_into(vector, row):
-        return row
-    return bounds.map_one(vector)
 
 
 def learner_arguments(owner: str, learner_params, own_arguments, why: str, order, bounds, learner=None,

@@ -411,21 +411,20 @@ def _ridge_arguments(lam):
     return (0.0, BASE_RIDGE, NOISE_RIDGE_FACTOR) if lam is None else (lam, -1.0, NOISE_RIDGE_FACTOR)
 
 
-def square_model(stats, lam):
-    """The AUC square model of the current release of ``stats`` (:class:`~onpair.statistics.released.ReleasedStatistics`
-    of the two classes; ``lam`` the learner's ridge, None: automatic) by the fused kernel
-    :func:`~onpair.statistics._kernels._auc_square_model` (:meth:`onpair.OnPairStats.model`'s hot path), or None
-    where its Cholesky fails (an indefinite noisy scatter: the general path projects it)."""
-    sd = math.sqrt(stats.noise_variance())
-    a, _, m = stats.weights
-    out = np.empty(stats.dim)
-    used = _auc_square_model(stats.estimate(), stats.dim, stats.weight_array, max(1.0, 2.0 * sd / a),
-                             sd / m if m > 0 else 0.0, *_ridge_arguments(lam), out)
+def square_model_of(estimate, d: int, weights, variance: float, lam):
+    """The AUC square model of one release (``estimate`` (2·q,) of ``d`` features, its noise ``variance``; ``weights``
+    (a, b, m) as a float64 array; ``lam`` the learner's ridge, None: automatic) by the fused kernel
+    :func:`~onpair.statistics._kernels._auc_square_model`, or None where its Cholesky fails (an indefinite noisy
+    scatter: the general path projects it)."""
+    sd = math.sqrt(max(float(variance), 0.0))
+    a, _, m = (float(v) for v in weights)
+    out = np.empty(d)
+    used = _auc_square_model(estimate, d, weights, max(1.0, 2.0 * sd / a), sd / m if m > 0 else 0.0,
+                             *_ridge_arguments(lam), out)
     return out if used >= 0.0 else None
 
 
-def released_refresh(stats, lam):
-    """:func:`square_refresh` of the current release of ``stats`` (one estimate, one variance) with the learner's
-    ridge ``lam`` (None: automatic): ``(w, posterior, (a, b))`` or None, as there."""
-    return square_refresh(stats.estimate(), stats.dim, stats.weight_array, stats.noise_variance(),
-                          *_ridge_arguments(lam))
+def released_refresh_of(estimate, d: int, weights, variance: float, lam):
+    """:func:`square_refresh` of one release with the learner's ridge ``lam`` (None: automatic):
+    ``(w, posterior, (a, b))`` or None, as there."""
+    return square_refresh(estimate, d, weights, variance, *_ridge_arguments(lam))

@@ -31,11 +31,10 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ..privacy.signal import NOTHING_RELEASED
-from ._ranking_kernels import fast_ranking_discriminant, released_refresh, square_model
-from .discriminant import check_covariance_model, linear_discriminant, score_calibration
-from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, model_kind, moment_layout,
-                    released_model, released_signal)
+from .discriminant import check_covariance_model
+from .model import DEFAULT_WEIGHTS, check_task, check_weights, model_kind, moment_layout, released_signal
 from .released import MECHANISMS, PLAUSIBLE_DEVIATIONS, ReleasedStatistics
+from .released_model import ReleasedModel
 from .warmup import WarmupLearning
 
 #: The snapshot array of the normals drawn ahead and not consumed yet (:meth:`OnPairStats._noise_source`).
@@ -254,7 +253,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._box = None  # (lower, upper, half-scale) rows of a box, once the dimension is known
         self._normal_block = None  # the release noise's normals, drawn ahead: _noise_source()
         self._frozen_warned = False
-        self._model_cache = self._posterior_cache = self._scored_cache = None  # (records learned, …) of the release
+        self._current = None  # the ReleasedModel of the latest release (released_model(): the only model cache)
         if self._dim is not None:
             self._init_state(self._dim)
         elif self.private:
@@ -430,22 +429,50 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         return 0 if self._stats is None else self._stats.n_seen
 
     # -- the model (post-processing of the current release) ----------------------------------------
+    def released_model(self) -> ReleasedModel:
+        """The latest release and everything computed from it (:class:`onpair.statistics.released_model.ReleasedModel`:
+        public, post-processing), built once per release: the only cache of the decode, the model and the posterior,
+        keyed by the release (the state it came from and its index) and the public bounds that map records for it."""
+        self._require_dim()
+        stats, bounds = self._stats, self._bounds
+        index = stats.n_seen
+        current = self._current
+        if current is None or current.index != index or current.bounds is not bounds or current.source is not stats:
+            current = ReleasedModel(index, stats.estimate(), stats.noise_variance(),
+                                    (stats.n_classes, stats.dim, stats.weight_array, stats.pooled), self._model_kind,
+                                    self._lam, self.covariance, bounds)
+            current.source = stats
+            self._current = current
+        return current
+
+    def _released_view(self):
+        return self.released_model()
+
+    def _view_from_state(self, scalars, reader):
+        """The view a snapshot's ``predictor`` holds (a release's sum, its variance), checked, on the current bounds."""
+        width = self._stats.width
+        estimate = reader.array("predictor.estimate", (width,))
+        variance = reader.number(scalars["variance"], "predictor.variance")
+        if not variance >= 0.0:
+            raise reader.error(f"predictor.variance = {variance!r} must be >= 0")
+        stats = self._stats
+        view = ReleasedModel(scalars["index"], estimate, variance,
+                             (stats.n_classes, stats.dim, stats.weight_array, stats.pooled), self._model_kind,
+                             self._lam, self.covariance, self._bounds)
+        view.source = None
+        return view
+
     def class_statistics(self):
         """Counts, means and covariances decoded from the current release
         (:class:`onpair.statistics.model.ClassStatistics`); all public."""
-        self._require_dim()
-        return self._stats.class_statistics()
+        return self.released_model().statistics
 
     def ridge(self) -> float:
         """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public): the expected
         spectral norm of the covariances' noise (AUC and ``"whitening"``), or the noise standard deviation of
         one diagonal entry of the pooled within-class covariance (``"discriminant"``); the classifier's is
         :func:`onpair.statistics.discriminant.discriminant_ridge`."""
-        if self._lam is not None:
-            return self._lam
-        if self._model_kind == "lda":
-            return self.posterior().ridge
-        return choose_ridge(self._model_kind, self.class_statistics())
+        return self.released_model().ridge()
 
     def posterior(self):
         """The calibrated posterior of the current release (:class:`onpair.statistics.discriminant.LinearDiscriminant`,
@@ -456,19 +483,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         record: the uniform distribution. Not for the metric task."""
         if self._task.name == "metric":
             raise ValueError("posterior() is for task='auc' or 'classify'; with task='metric' use transform(X) or model")
-        self._require_dim()
-        key = self._learned()
-        if self._posterior_cache is None or self._posterior_cache[0] != key:
-            if self._model_kind == "square" and self._square_refresh(key):
-                return self._posterior_cache[1]
-            stats = self._stats.class_statistics()
-            if self._model_kind == "lda":
-                posterior = linear_discriminant(stats, covariance=self.covariance,
-                                                ridge="auto" if self._lam is None else self._lam)
-            else:
-                posterior = fast_ranking_discriminant(stats, self._model_kind, self.ridge())
-            self._posterior_cache = (key, posterior)
-        return self._posterior_cache[1]
+        return self.released_model().posterior
 
     def _mapped(self, X) -> np.ndarray:
         self._require_dim()
@@ -502,37 +517,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
     def model(self) -> np.ndarray:
         """The model computed from the current release: a vector (AUC), a d×d matrix (metric task), or the
         classifier's coefficients, one row per class (C, d) (:meth:`posterior` has the whole model)."""
-        self._require_dim()
-        if self._model_kind == "lda":
-            return self.posterior().coef.copy()
-        key = self._learned()
-        if self._model_cache is None or self._model_cache[0] != key:
-            model = square_model(self._stats, self._lam) if self._model_kind == "square" else None  # None: projected
-            if model is None:
-                ridge = None if self._model_kind == "centroid" else self.ridge()
-                model = released_model(self._model_kind, self._stats.class_statistics(), ridge)
-            self._model_cache = (key, model)
-        return self._model_cache[1].copy()
-
-    def _square_refresh(self, key) -> bool:
-        """The square model, its posterior and (a, b) of the release ``key`` into the caches by one compiled call (the
-        reference paths' bits; :func:`~onpair.statistics._ranking_kernels.released_refresh`), or False: not there."""
-        found = released_refresh(self._stats, self._lam)
-        if found is not None:
-            self._model_cache, self._posterior_cache = (key, found[0]), (key, found[1])
-            self._scored_cache = (key, found[0], *found[2])
-        return found is not None
-
-    def _scored_model(self):
-        """(w, a, b): the AUC :attr:`model` (not a copy: read only) and the log-odds a·wᵀz + b of :meth:`posterior`
-        along it (:func:`~onpair.statistics.discriminant.score_calibration`; the river classifier's refresh)."""
-        self._require_dim()
-        key = self._learned()
-        if self._scored_cache is None or self._scored_cache[0] != key:
-            if self._model_kind != "square" or not self._square_refresh(key):
-                posterior, model = self.posterior(), self.model
-                self._scored_cache = (key, model, *score_calibration(posterior, model))
-        return self._scored_cache[1:]
+        return self.released_model().model.copy()
 
     @property
     def n_releases(self) -> int:
@@ -687,7 +672,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         (:func:`onpair.statistics.model.released_signal`; before any record: None and False)."""
         if self._stats is None or self._learned() == 0:
             return dict(NOTHING_RELEASED)
-        return released_signal(self._stats.class_statistics())
+        return released_signal(self.class_statistics())
 
     # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
     # noise and its budget (two copies fed neighbouring streams release noise that cancels in their

@@ -117,7 +117,6 @@ class ReleasedStatistics:
         self.pooled = bool(pooled)
         self.width = _checked_width(self.dim, self.n_classes, self.pooled)
         self.mechanism = ExactSums(self.width) if mechanism is None else mechanism
-        self._cache = None  # (n_seen, count_floor, ClassStatistics)
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
@@ -221,13 +220,10 @@ class ReleasedStatistics:
         return float(self.mechanism.variance())
 
     def class_statistics(self, count_floor: float = 1.0):
-        """Counts, means and covariances decoded from the current release (cached per record count)."""
-        key = (self.n_seen, float(count_floor))
-        if self._cache is None or self._cache[0] != key:
-            stats = class_statistics(self.estimate(), self.n_classes, self.dim, self.weights,
-                                     self.noise_variance(), count_floor, self.pooled)
-            self._cache = (key, stats)
-        return self._cache[1]
+        """Counts, means and covariances decoded from the current release (no cache: the learner's
+        :class:`onpair.statistics.released_model.ReleasedModel` is the one that keeps it)."""
+        return class_statistics(self.estimate(), self.n_classes, self.dim, self.weights, self.noise_variance(),
+                                count_floor, self.pooled)
 
     @property
     def memory_bound(self) -> int:

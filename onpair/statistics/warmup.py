@@ -125,8 +125,6 @@ class WarmupLearning:
         self._bounds = bounds
         self._stats, self._dim = fresh, dim
         self._box = bounds.box_rows(dim) if bounds.kind == "box" else None  # the fast path's map: the box found
-        self._model_cache = None
-        self._scored_cache = None
         charge([self._accountant, self._shared], events)
         self._stats.add(Z, all_codes, self._noise_source())
         self._t += X.shape[0]
