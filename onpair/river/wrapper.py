@@ -15,6 +15,7 @@ import copy
 import math
 import warnings
 
+from ..core._validation import SeedNameHint
 from ..persistence import save_learner
 from ..privacy.reports import extend_report
 from .lineage import Lineage
@@ -23,7 +24,7 @@ from .records import as_frame, has_array_bounds, series_values, sorted_keys
 __all__ = ["LearnerWrapper", "plain_value", "from_params", "release_window", "mapped_row"]
 
 
-class LearnerWrapper:
+class LearnerWrapper(SeedNameHint):
     """The shared part of the river models that drive one online learner (module docstring)."""
 
     # -- learning ----------------------------------------------------------------------------------
