@@ -531,9 +531,15 @@ def _print_human(result: dict) -> None:
     else:
         print("  privacy    none (non-private baseline)")
     if result.get("noise_dominated"):
-        print(f"  warning    the released model is dominated by noise (expected cosine "
-              f"{result['expected_cosine']:.2f} between its direction and the noiseless one, below 1/2): more "
-              "records or a larger epsilon help; --algo offstats needs one release only")
+        cosine = result["expected_cosine"]
+        meaning = (f"expected cosine {cosine:.2f} between its direction and the noiseless one, below 1/2: the noise's "
+                   f"power is about {1.0 / cosine ** 2 - 1.0:.1f} times the signal's" if cosine else
+                   "expected cosine 0.00, the estimate's floor: the release is no longer than its noise alone "
+                   "typically is; an estimate from the release's length, not a measured angle")
+        advice = "more records or a larger epsilon help" + ("" if result["algo"] == "offstats" else
+                                                            "; --algo offstats needs one release only")
+        print(f"  warning    the released model is dominated by noise ({meaning}); the held-out score above is how it "
+              f"really performs: {advice}")
     compiling = result.get("compile_seconds") or 0.0
     rate = "n/a" if result["records_per_second"] is None else f"{result['records_per_second']:,.0f}"
     print(f"  throughput {rate} records/s ({result['seconds']:.3f} s"

@@ -377,3 +377,14 @@ def test_throughput_excludes_numba_compiling_and_says_so(tmp_path, capsys, monke
     assert result["records_per_second"] == pytest.approx(result["n_train"] / (result["seconds"] - result["compile_seconds"]))
     status, out, _ = _run(capsys, "replay", path, *BOUNDS[:-1])
     assert status == 0 and "compiling numba kernels" in out and "excluded" in out
+
+
+def test_a_noise_dominated_release_is_explained_beside_the_test_auc(tmp_path, capsys):
+    """"expected cosine 0.00" once sat next to a test AUC of 0.90 with no word on what it means: the floor of an
+    estimate from the release's length, not a measured angle; and offstats is not told to use offstats."""
+    path = _csv(tmp_path, "small.csv", labels=("0", "1"))
+    for algo in ("offstats", "offpairc"):
+        status, out, _ = _run(capsys, "replay", path, "--algo", algo, *BOUNDS[:-3], "--epsilon", "0.01")
+        assert status == 0 and "dominated by noise" in out  # seeded: ε = 0.01 on 160 records
+        assert "estimate's floor" in out and "not a measured angle" in out and "held-out score above" in out
+        assert ("--algo offstats needs one release only" in out) == (algo != "offstats")
