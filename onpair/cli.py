@@ -51,16 +51,22 @@ def _load(source: str, args):
     if args.task != "metric":  # the metric task takes any number of classes as they are
         if positive is not None:
             # A public label domain: the positive class is fixed whatever values the data holds.
+            seen = label_map.seen if isinstance(label_map, _OneAgainstRest) else np.unique(y).tolist()
             if not np.any(y == positive):
-                seen = label_map.seen if isinstance(label_map, _OneAgainstRest) else np.unique(y).tolist()
                 raise ValueError(f"{source}: no row has the label --positive-label {args.positive_label!r}; the "
                                  f"labels are {_listing(seen)}")
+            if np.all(y == positive):
+                raise ValueError(f"{source}: every row has the label --positive-label {args.positive_label!r} (one "
+                                 "class only): the AUC task needs records of both classes")
             y = np.where(y == positive, 1, -1)
         else:
             labels = np.unique(y)
+            if labels.size == 1:
+                raise ValueError(f"{source}: every row has the label {_listing(labels.tolist())} (one class only): "
+                                 "the AUC task needs records of both classes")
             if labels.size != 2:
-                raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2 "
-                                 "(or give --positive-label)")
+                raise ValueError(f"{source}: the label column has {labels.size} distinct values "
+                                 f"({_listing(labels.tolist())}); need exactly 2 (or give --positive-label)")
             y = np.where(y == labels.max(), 1, -1)
     return X, y, (_floats(args.lower), _floats(args.upper)), source
 
@@ -228,6 +234,8 @@ def _collect_csv(src, args):
         if not hint and exc.reason == "unparseable label":
             hint = _label_hint(_label_tokens(src, args), args.task)
             message = message.replace(" (pass label_map to read labels written as text)", "")  # the library's words
+        if not hint and args.on_error == "raise":
+            hint = "--on-error skip skips such rows (and counts them)"
         raise ValueError(f"{message}; {hint}" if hint else message) from None
     report = src.report
     if not blocks:
@@ -381,6 +389,10 @@ def replay(args) -> dict:
     if n_test < 2 or len(y) - n_test < 2:
         raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
     test, train = order[:n_test], order[n_test:]
+    if args.task == "auc" and np.unique(y[test]).size < 2:  # before training: roc_auc would fail after it
+        raise ValueError(f"{name}: the held-out part ({n_test} records, --test-fraction {args.test_fraction}) holds "
+                         f"records of one class only ({_listing(np.unique(y[test]).tolist())}): the test AUC needs "
+                         "both; a larger --test-fraction or another --seed")
     if args.algo in ("stats", "offstats"):
         if args.loss is not None:
             raise ValueError(f"--loss is for the pair-loss learners; --algo {args.algo} learns class statistics "
@@ -392,9 +404,12 @@ def replay(args) -> dict:
         # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11)); logistic otherwise.
         args.loss = "hinge" if args.algo == "sgd" else "logistic"
     learner = _make_learner(args, len(train), bounds)
+    compiling = []  # seconds numba spent compiling kernels during the training (a first run only: then cached)
+    from numba.core import event
+
     start = time.perf_counter()
     # Warnings go to stderr, once each and in the command's terms, so --json output on stdout stays clean.
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, event.install_timer("numba:compile", compiling.append):
         warnings.simplefilter("always")
         if args.algo in ONLINE:
             with ProgressBar(len(train), label=f"{name} {args.algo}", stream=sys.stderr) as bar:
@@ -405,6 +420,7 @@ def replay(args) -> dict:
         else:
             learner.fit(X[train], y[train])
     seconds = time.perf_counter() - start
+    compile_seconds = min(sum(compiling), seconds)
     _show_warnings(caught, args)
     if args.algo in ONLINE:
         model = learner.model
@@ -429,7 +445,10 @@ def replay(args) -> dict:
         quality = {"auc": roc_auc(y[test], learner.decision_function(X[test])),
                    "objective": pairwise_risk(model, Z_train, y[train], loss_name)}
     result = {
-        "dataset": name, "task": args.task, "algo": args.algo, "loss": loss_name, "mode": args.mode,
+        # loss: the learner's (null for stats/offstats, which take none); objective_loss: the objective's.
+        "dataset": name, "task": args.task, "algo": args.algo,
+        "loss": None if args.algo in ("stats", "offstats") else loss_name, "objective_loss": loss_name,
+        "mode": args.mode,
         "n_train": int(len(train)), "n_test": int(n_test), "d": int(X.shape[1]),
         "epsilon": args.epsilon if report else None, "delta": args.delta if report else None,
         # The report has ρ keys only when every release has a ρ (the rule of onpair.privacy.reports).
@@ -441,8 +460,10 @@ def replay(args) -> dict:
         **quality,
         # Records clipped to the bounds, counted without noise (a curator-only field of the report).
         **({"n_clipped": int(report["n_clipped"])} if report and "n_clipped" in report else {}),
-        "seconds": seconds,
-        "records_per_second": len(train) / seconds if seconds > 0 else None,
+        # seconds: the training's wall time; compile_seconds: numba's compiling within it (0 once the kernels
+        # are cached); records_per_second: the warm rate, without the compiling.
+        "seconds": seconds, "compile_seconds": compile_seconds,
+        "records_per_second": len(train) / (seconds - compile_seconds) if seconds > compile_seconds else None,
     }
     if report is not None and "noise_dominated" in report:
         result["noise_dominated"] = bool(report["noise_dominated"])
@@ -500,8 +521,8 @@ def _print_human(result: dict) -> None:
     else:
         print(f"  test AUC   {result['auc']:.4f}")
     if result["objective"] is not None:
-        print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
-              "training data: curator-only, not private)")
+        print(f"  objective  {result['objective']:.4f} (pairwise {result['objective_loss']}-loss empirical risk of the "
+              "released model on the training data: curator-only, not private)")
     if result["epsilon"] is not None and result["epsilon_spent"] is not None:
         rho = (f"rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
                if result["rho_budget"] is not None else "")
@@ -510,10 +531,20 @@ def _print_human(result: dict) -> None:
     else:
         print("  privacy    none (non-private baseline)")
     if result.get("noise_dominated"):
-        print(f"  warning    the released model is dominated by noise (expected cosine "
-              f"{result['expected_cosine']:.2f} between its direction and the noiseless one, below 1/2): more "
-              "records or a larger epsilon help; --algo offstats needs one release only")
-    print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
+        cosine = result["expected_cosine"]
+        meaning = (f"expected cosine {cosine:.2f} between its direction and the noiseless one, below 1/2: the noise's "
+                   f"power is about {1.0 / cosine ** 2 - 1.0:.1f} times the signal's" if cosine else
+                   "expected cosine 0.00, the estimate's floor: the release is no longer than its noise alone "
+                   "typically is; an estimate from the release's length, not a measured angle")
+        advice = "more records or a larger epsilon help" + ("" if result["algo"] == "offstats" else
+                                                            "; --algo offstats needs one release only")
+        print(f"  warning    the released model is dominated by noise ({meaning}); the held-out score above is how it "
+              f"really performs: {advice}")
+    compiling = result.get("compile_seconds") or 0.0
+    rate = "n/a" if result["records_per_second"] is None else f"{result['records_per_second']:,.0f}"
+    print(f"  throughput {rate} records/s ({result['seconds']:.3f} s"
+          + (f", of which {compiling:.3f} s compiling numba kernels (a first run only; they are cached): excluded)"
+             if compiling > 0 else ")"))
 
 
 def _experiment(args) -> int:

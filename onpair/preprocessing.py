@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .core._validation import SeedNameHint
 from .core.bounds import FeatureBounds, missing_bounds_message
 from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
 from .privacy.checks import check_delta, check_epsilon
@@ -91,7 +92,7 @@ def _box(bounds, n_features):
     return lower, upper
 
 
-class PrivateStandardScaler:
+class PrivateStandardScaler(SeedNameHint):
     """Standardise features with privately released means and variances (scikit-learn transformer).
 
     ``fit`` clips records to the public ``bounds``, releases the per-feature sums and sums of squares

@@ -188,6 +188,30 @@ def test_norm_bound_by_hand():
     assert clipped.tolist() == [False, True, False]
 
 
+def test_unit_normalised_records_are_not_counted_as_clipped_but_stay_in_the_ball():
+    """x/‖x‖ in floating point has a norm of 1 within a few ulps: under norm_bound=1 it is inside by intent. Such
+    records are not counted (nor warned about), yet every mapped record keeps ‖z‖ ≤ 1 (to the rounding of a
+    record scaled onto the sphere), and a record a little farther out (1 + 1e-12) is still counted."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((4000, 7)) * rng.lognormal(0.0, 2.0, (4000, 1))
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    norms = np.array([math.sqrt(math.fsum(v * v for v in row)) for row in X])
+    assert np.any(norms > 1.0)  # the situation of the issue: some rows exceed 1 by rounding
+    Z, clipped = FeatureBounds(norm=1.0).transform(X)
+    assert not clipped.any()
+    assert np.linalg.norm(Z, axis=1).max() <= 1.0 + 2 * np.finfo(float).eps
+    beyond = X[:5] * (1.0 + 1e-12)
+    assert FeatureBounds(norm=1.0).transform(beyond)[1].all()
+    assert FeatureBounds(norm=3.0).transform(3.0 * X)[1].sum() == 0  # any B: the tolerance is relative
+    from onpair import NoiseDominatedWarning, OffPairStats
+    y = np.arange(4000) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no clipping warning
+        warnings.filterwarnings("ignore", category=NoiseDominatedWarning)
+        est = OffPairStats(norm_bound=1.0, epsilon=1.0, random_state=0).fit(X, y)
+    assert est.n_clipped_ == 0
+
+
 # -- errors ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("lower, upper, feature", [
     ([0.0, 0.0, 0.0], [1.0, 1.0, 0.0], 2),

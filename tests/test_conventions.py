@@ -158,3 +158,42 @@ def test_score_with_a_label_count_unlike_the_records_names_both(name):
     est = ESTIMATORS[name]().fit(X, y)
     with pytest.raises(ValueError, match=r"X has 1 records but y has shape \(3,\)"):
         est.score(X[:1], [1, 0, 1])
+
+
+def _seeded_classes() -> dict:
+    """Every public class that takes a seed, by name: the online learners, the offline estimators, the river
+    models (public_api's lists) and the scikit-learn scaler."""
+    import inspect
+
+    import onpair.preprocessing
+    from public_api import OFFLINE, ONLINE, river_classes
+
+    classes = {**ONLINE, **OFFLINE, **river_classes(),
+               "preprocessing.PrivateStandardScaler": onpair.preprocessing.PrivateStandardScaler}
+    return {name: cls for name, cls in classes.items()
+            if {"seed", "random_state"} & set(inspect.signature(cls.__init__).parameters)}
+
+
+@pytest.mark.parametrize("name", sorted(_seeded_classes()))
+def test_the_other_ecosystems_seed_name_says_which_one_the_class_takes(name):
+    """seed= (river's convention: online learners, river models) and random_state= (scikit-learn's: offline
+    estimators) both stay; passing the other one is a TypeError that names the right one."""
+    import inspect
+
+    cls = _seeded_classes()[name]
+    parameters = inspect.signature(cls.__init__).parameters
+    right = "seed" if "seed" in parameters else "random_state"
+    wrong = "random_state" if right == "seed" else "seed"
+    assert wrong not in parameters
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument '{wrong}': did you mean '{right}'\?"):
+        cls(**{wrong: 0})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sead'") as caught:
+        cls(sead=0)  # any other name: Python's own error, no hint
+    assert "did you mean" not in str(caught.value)
+
+
+def test_every_public_family_that_takes_a_seed_is_covered():
+    """Both names, in the families the issue names: a class dropped from the lists above would leave a gap."""
+    names = set(_seeded_classes())
+    assert {"OnPairStats", "PairwiseGIGA", "OffPairStats", "OutputPerturbedSGD", "PrivatePairwiseClassifier",
+            "PrivateClassifier", "PrivateStandardScaler", "preprocessing.PrivateStandardScaler"} <= names

@@ -414,7 +414,7 @@ def test_record_level_cost_of_passes_from_the_encoder():
     y = X[:, 0] > 0.5
     learner = OnPairStats(bounds=(0, 1), seed=0, half_life=100).learn_many(np.vstack([X] * 3), np.concatenate([y] * 3))
     report = learner.privacy_report(passes=3)
-    rho = report["rho_spent"]
+    rho = report["rho_per_position"]
     level = report["record_level"]
     assert 3 * rho * (1 - 1e-9) <= level["rho"] <= 9 * rho * (1 + 1e-9)
     # brute force: the largest ‖C(e_p + e_{p+n} + e_{p+2n})‖² over the positions of one record, dense C

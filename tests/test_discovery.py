@@ -420,8 +420,11 @@ def test_the_record_level_cost_of_passes():
     for _ in range(3):
         short.learn_many(X[:100], y[:100])  # n = 100 < m = 200: two copies of a record in the finder's block
     found = short._range.found
-    level = short.privacy_report(passes=3)["record_level"]
+    report = short.privacy_report(passes=3)
+    level = report["record_level"]
     assert "2 copies" in level["bound"]
+    # the headline includes the finder's copies too (the figure of record_level after they are added)
+    assert report["rho_spent"] == level["rho"] and report["epsilon_spent"] == level["epsilon"]
     anywhere = short.privacy_report(passes=3, order="any")["record_level"]
     assert anywhere["rho"] == pytest.approx(9 * short.privacy_report()["rho_spent"], rel=1e-9)
     assert found.rho > 0 and level["rho"] >= 4 * found.rho

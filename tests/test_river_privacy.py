@@ -21,7 +21,7 @@ import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting.pld import pld_privacy_accountant
-from river import compose, datasets, preprocessing
+from river import compose, datasets, linear_model, preprocessing
 
 import onpair
 from onpair import PrivacyWarning
@@ -277,14 +277,36 @@ def test_pipeline_report_walks_nested_steps_and_names_the_others():
                                      preprocessing.FeatureHasher()) | inner
     report = pipeline_report(model)
     assert len(report["members"]) == 3 and len(report["other_steps"]) == 2
+    assert report["guarantee"] == "holds" and report["voided_by"] == []  # Binarizer, FeatureHasher: stateless
     giga = pipeline(learner="giga")
     assert pipeline_report(giga)["epsilon"] == math.inf
+    assert pipeline_report(giga)["voided_by"] == ["PrivatePairwiseClassifier"]
     with pytest.raises(ValueError, match="no onpair model"):
         pipeline_report(preprocessing.StandardScaler())
     single = PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0)
     fed(single, PHISHING[:10])
     assert pipeline_report(single)["epsilon"] == pytest.approx(single.privacy_report()["epsilon_spent"])
     assert eps_from_rho(pipeline_report(single)["rho"], 1e-5) == pipeline_report(single)["epsilon"]
+
+
+def test_a_step_that_learns_without_noise_voids_the_pipeline_guarantee():
+    """river's StandardScaler reads every record in the clear: the headline figures say there is no guarantee,
+    whatever the private model after it spends (the member's own figures stay, for the curator's reading)."""
+    model = preprocessing.StandardScaler() | PrivatePairwiseClassifier(bounds=(-3.0, 3.0), epsilon=1.0,
+                                                                      features=PHISHING_FEATURES, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the standardised records leave the bounds: clipped
+        fed(model, PHISHING[:50])
+    report = pipeline_report(model)
+    assert report["guarantee"] == "void" and report["voided_by"] == ["StandardScaler"]
+    assert report["epsilon"] == math.inf and "rho" not in report
+    assert report["members"][0]["epsilon"] < 1.01
+    # a river learner after a private scaler: its state is a function of the records too
+    tail = PrivateStandardScaler(bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0) | linear_model.LogisticRegression()
+    assert pipeline_report(tail)["voided_by"] == ["LogisticRegression"]
+    # a stateless step voids nothing
+    select = compose.Select(*PHISHING_FEATURES) | pipeline()
+    assert pipeline_report(select)["guarantee"] == "holds" and pipeline_report(select)["epsilon"] < math.inf
 
 
 def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):

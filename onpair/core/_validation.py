@@ -27,6 +27,44 @@ import numpy as np
 from ..privacy.checks import check_positive as _check_positive_number, check_rho as _check_rho
 
 
+#: Each ecosystem's name for the seed of a model's randomness: river's ``seed`` (the online learners, the
+#: river models), scikit-learn's ``random_state`` (the offline estimators, the scikit-learn scaler).
+SEED_NAMES = {"seed": "random_state", "random_state": "seed"}
+
+
+class SeedNameHint:
+    """A mixin whose constructor, given the other ecosystem's seed name (``seed=`` for ``random_state=`` or the
+    reverse), raises a TypeError that says which name the class takes ("did you mean 'random_state'?"), before
+    anything is built. Python's own TypeError is left for every other unexpected keyword.
+
+    Examples
+    --------
+    >>> class Estimator(SeedNameHint):
+    ...     def __init__(self, random_state=None):
+    ...         self.random_state = random_state
+    >>> Estimator(seed=0)
+    Traceback (most recent call last):
+    ...
+    TypeError: Estimator() got an unexpected keyword argument 'seed': did you mean 'random_state'? (scikit-learn's name, taken by onpair's offline estimators; river's seed= by its online learners and river models)
+    """
+
+    def __new__(cls, *args, **kwargs):
+        wrong = next((name for name in SEED_NAMES if name in kwargs), None)
+        if wrong is not None:
+            import inspect
+
+            parameters = inspect.signature(cls.__init__).parameters
+            right = SEED_NAMES[wrong]
+            if wrong not in parameters and right in parameters:
+                family = ("scikit-learn's name, taken by onpair's offline estimators; river's seed= by its online "
+                          "learners and river models" if right == "random_state" else
+                          "river's name, taken by onpair's online learners and river models; scikit-learn's "
+                          "random_state= by its offline estimators")
+                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {wrong!r}: did you mean "
+                                f"{right!r}? ({family})")
+        return super().__new__(cls)
+
+
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 (m, d) array of finite values.
 

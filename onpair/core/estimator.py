@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..metrics import roc_auc
-from ._validation import is_dask_collection
+from ._validation import SeedNameHint, is_dask_collection
 from .bounds import FeatureBounds
 from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
                       discovery_of, fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery,
@@ -36,7 +36,7 @@ __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
 
 
-class PairwiseEstimator:
+class PairwiseEstimator(SeedNameHint):
     """Shared scikit-learn API of the offline pairwise estimators (binary ranking / AUC tasks).
 
     Subclasses define ``__init__`` with keyword-only parameters stored verbatim, and

@@ -178,14 +178,29 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
 
 
 def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:
-    """The :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` of a fit whose release is mostly noise."""
-    if report.get("noise_dominated"):
-        warnings.warn(
-            f"{owner}: the released model is dominated by noise: the expected cosine between its direction and "
-            f"the noiseless model's is {report['expected_cosine']:.2f} (below 1/2; privacy_report_"
-            "['expected_cosine']). Its scores are mostly the noise's: more records, a larger epsilon or another "
-            "estimator (OffPairStats releases the class statistics once) help.",
-            NoiseDominatedWarning, stacklevel=stacklevel + 1)
+    """The :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` of a fit whose release is mostly noise.
+
+    The message says what the figure means: an expected cosine of 0 is the estimate's floor (the release is
+    no longer than its noise alone typically is), not a measured angle, and neither says how well the model
+    ranks held-out data. The advice names another estimator only where one helps (not OffPairStats itself).
+    """
+    if not report.get("noise_dominated"):
+        return
+    cosine = report["expected_cosine"]
+    if cosine > 0.0:
+        meaning = (f"the expected cosine between its direction and the noiseless model's is {cosine:.2f} (below 1/2; "
+                   f"privacy_report_['expected_cosine']): the noise's power is about {1.0 / cosine ** 2 - 1.0:.1f} "
+                   "times the signal's")
+    else:
+        meaning = ("the expected cosine between its direction and the noiseless model's is 0.00, the estimate's "
+                   "floor: the release is no longer than its noise alone typically is, so nothing in it shows a "
+                   "direction beyond the noise's (an estimate from the release's length, not a measured angle)")
+    advice = ("More records or a larger epsilon" if owner == "OffPairStats" else
+              "More records, a larger epsilon or another estimator (OffPairStats releases the class statistics once)")
+    warnings.warn(
+        f"{owner}: the released model is dominated by noise: {meaning}. Its scores are mostly the noise's, although "
+        f"a well-separated data set may still rank well: measure it on held-out data. {advice} help.",
+        NoiseDominatedWarning, stacklevel=stacklevel + 1)
 
 
 def _fixed_threshold(estimator) -> float:

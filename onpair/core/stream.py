@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import as_feature_block, check_seed
+from ._validation import SeedNameHint, as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
 from .predictor import DirectionModel, Refresh, release_window
@@ -38,7 +38,7 @@ from ..privacy.reports import build_report
 RNG_NAMES = ("init", "noise", "buffer")
 
 
-class StreamLearner:
+class StreamLearner(SeedNameHint):
     """The root of the online learners (parameters are documented on the public classes)."""
 
     #: Whether the learner adds noise (private learners) or exposes what it learned.

@@ -26,6 +26,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
+from ..core._validation import SeedNameHint
 from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import PrefixSumMechanism
@@ -38,7 +39,7 @@ from .records import RecordMapper, has_array_bounds
 __all__ = ["PrivateStandardScaler"]
 
 
-class PrivateStandardScaler(base.Transformer):
+class PrivateStandardScaler(SeedNameHint, base.Transformer):
     """Standardise river records with privately released, continually updated means and variances.
 
     Parameters

@@ -15,6 +15,7 @@ import copy
 import math
 import warnings
 
+from ..core._validation import SeedNameHint
 from ..persistence import save_learner
 from ..privacy.reports import extend_report
 from .lineage import Lineage
@@ -23,7 +24,7 @@ from .records import as_frame, has_array_bounds, series_values, sorted_keys
 __all__ = ["LearnerWrapper", "plain_value", "from_params"]
 
 
-class LearnerWrapper:
+class LearnerWrapper(SeedNameHint):
     """The shared part of the river models that drive one online learner (module docstring)."""
 
     # -- learning ----------------------------------------------------------------------------------
@@ -123,8 +124,8 @@ class LearnerWrapper:
         (``progressive_val_score(data * k, model)``: k passes in the same order, ``order="same"``; the
         default learner's is then exact, e.g. record-level ε 3.03 for four passes of Phishing at
         ε = 1, 2.15 with ``learner_params={"mechanism": "toeplitz"}``; ``order="any"`` or an output-perturbed
-        learner: the group bound k²ρ). ``epsilon_spent`` is
-        the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
+        learner: the group bound k²ρ); with ``passes`` > 1 the headline ``epsilon_spent`` and ``rho_spent`` are
+        that cost, and ``epsilon_per_position`` and ``rho_per_position`` the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
         each learning a record **once** (one position each): it does not cover a meta-model that learns a
         record several times per member (river's bagging, a Poisson number of times, which has no
         upper bound), nor passes (``record_level`` does, per model; :func:`onpair.river.pipeline_report`

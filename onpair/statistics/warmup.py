@@ -21,6 +21,7 @@ import numpy as np
 from ..core.discovery import RangeWarmup, declared_box, discovery_setting, found_bounds, model_rho, range_events
 from ..privacy.accountant import charge, refusal
 from ..privacy.conversions import eps_from_rho
+from ..privacy.reports import record_headline
 
 
 class WarmupLearning:
@@ -192,7 +193,7 @@ class WarmupLearning:
         level["epsilon"] = float(eps_from_rho(level["rho"], level["delta"], method=self.accounting))
         level["bound"] += (f"; plus the range finder's cost for {copies} cop{'y' if copies == 1 else 'ies'} of the "
                            "record in its block")
-        return report
+        return record_headline(report)
 
     def _finder_copies(self, passes: int) -> int:
         """How many copies of one record the finder's block of m records may hold over ``passes`` same-order
