@@ -129,7 +129,9 @@ class BlockRelease(PrefixSumMechanism):
             raise ValueError(f"ratio must lie in [{MIN_RATIO:g}, {MAX_RATIO:g}], got {ratio!r} (blocks must grow: "
                              "equal blocks never get better without forgetting)")
         self._ratio = float(ratio)
-        if not isinstance(weighting, str) or weighting not in WEIGHTINGS:
+        if not isinstance(weighting, str):
+            raise TypeError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r} ({type(weighting).__name__})")
+        if weighting not in WEIGHTINGS:
             raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
         self._weighting = weighting
         check_state_size(2 * self.dim, f"dim={self.dim!r}")
