@@ -140,6 +140,9 @@ PRESETS = {p.name: p for p in (
            datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs", "OnPairStats, mechanism='epochs' (doubling least-squares trees), the whole "
            "release sequence", statistics.onpairstats_setup(None, "epochs"), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks", "OnPairStats, mechanism='blocks' (doubling blocks of 32, 64, … records, each "
+           "released once), the whole release sequence", statistics.onpairstats_setup(None, "blocks"),
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
            "whole release sequence", statistics.onpairstats_setup(None, weights=MOMENT_WEIGHTS),
            datasets=statistics_neighbouring_datasets),
@@ -166,6 +169,8 @@ PRESETS = {p.name: p for p in (
            statistics.onpairstats_setup("noise0.1", "toeplitz"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs-noise0.1", "BROKEN: OnPairStats, mechanism='epochs', with every σ × 0.1",
            statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks-noise0.1", "BROKEN: OnPairStats, mechanism='blocks', with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", "blocks"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
            "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
            datasets=statistics_neighbouring_datasets),

@@ -94,7 +94,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
         lies in [1e-50, 1e50] (:data:`onpair.statistics.model.WEIGHT_RANGE`; the moment weight may also be 0).
-    mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
+    mechanism : {"blt", "toeplitz", "epochs", "tree", "blocks"}, default "blt"
         How the prefix sums are released (:mod:`onpair.privacy.continual`, docs/continual_release.md):
         "blt", a buffered-linear-Toeplitz factorisation (:class:`onpair.privacy.continual.BufferedToeplitz`:
         O(buffers·k) work and memory per record, any stream length at the cost ρ; its error is within 0.2 %
@@ -103,8 +103,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         about 100 records, then its error grows linearly, ×6 of the square root's at 1,250 records, ×24 at
         20,000; its copies farther apart than the band do not overlap, so k same-order passes cost exactly
         k·ρ against the BLT's slightly more, see ``privacy_report(passes=k)``); doubling epochs of
-        least-squares trees (error O(log² t)); or one tree (with ``horizon``; unbounded otherwise, with level
-        shares ρ_h ∝ 1/h²).
+        least-squares trees (error O(log² t)); one tree (``horizon``, else level shares ρ_h ∝ 1/h²); "blocks": blocks
+        of 32, 64, … records, each released once (:class:`onpair.privacy.continual.BlockRelease`; stale inside a block).
     band : int, optional
         Band of the banded factorisation (``mechanism="toeplitz"`` only; default
         :data:`onpair.privacy.continual.DEFAULT_BAND`). A band, a horizon or a number of features whose state

@@ -28,7 +28,7 @@ from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
 #: first: the options of :class:`onpair.privacy.continual.PrefixSumMechanism` (a test checks they agree).
-MECHANISMS = ("blt", "toeplitz", "epochs", "tree")
+MECHANISMS = ("blt", "toeplitz", "epochs", "tree", "blocks")
 
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.

@@ -154,6 +154,23 @@ def _add_row(src, dest):
 
 
 @njit(**NJIT_OPTIONS)
+def _add_rows_in_order(rows, dest):
+    """``dest += rows[0] + rows[1] + …`` in this order (a block adds exactly what its rows added one at a time
+    by :func:`_add_row` would).
+
+    Parameters
+    ----------
+    rows : float64 (m, k)
+        Read only.
+    dest : float64 (k,)
+        Updated in place.
+    """
+    for i in range(rows.shape[0]):
+        for q in range(rows.shape[1]):
+            dest[q] += rows[i, q]
+
+
+@njit(**NJIT_OPTIONS)
 def _tree_prefix(left_est, t, dest):
     """``dest ← Σ_{h: bit h of t set} left_est[h]``, levels in ascending order (zeros when t = 0).
 
