@@ -106,7 +106,8 @@ def river_run(model, records, labels, keys, old_mapping=False):
 def _old_probability(model, x) -> float:
     if model.feature_order is None:
         return 0.5
-    w, norm, _, _ = model._released()
+    view = model._view()
+    w, norm = view.model, float(np.sqrt(view.model.dot(view.model)))
     if norm == 0.0:
         return 0.5
     z = model._inner.feature_bounds.map_one(np.array([x[k] for k in model.feature_order]))

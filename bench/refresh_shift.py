@@ -45,9 +45,9 @@ def run(make, features, bounds, n, seed, shift):
     p, y, refreshes, last = [], [], 0, None
     for x, label in itertools.islice(make(), n):
         p.append(model.predict_proba_one(x)[True])
-        cache = model._cache
-        if cache is not None and cache[1] != last:
-            refreshes, last = refreshes + 1, cache[1]
+        refresh = model._inner._refresh  # the window predictions read (StreamLearner.predictor)
+        if refresh is not None and refresh.start != last:
+            refreshes, last = refreshes + 1, refresh.start
         model.learn_one(x, bool(label))
         y.append(bool(label))
     p, y = np.array(p), np.array(y)
