@@ -40,6 +40,8 @@ demo-knn: $(STAMP)
 test: $(EXTRAS)
 	$(PY) -m pytest -q tests --doctest-modules onpair streams
 
+# The regression benchmarks at the top of bench/, each into bench/results/NAME.md (bench/README.md lists them);
+# the studies (bench/studies/) and the generators of stored constants (bench/generators/) are run by hand.
 bench: $(EXTRAS)
 	$(PY) bench/run.py $(QUICK_FLAG)
 	$(PY) bench/utility.py $(QUICK_FLAG)
@@ -55,8 +57,6 @@ bench: $(EXTRAS)
 	$(PY) bench/continual_ablation.py $(QUICK_FLAG)
 	$(PY) bench/final_share.py $(QUICK_FLAG)
 	$(if $(QUICK),,$(PY) bench/drift.py)
-	$(PY) bench/refresh_shift.py $(QUICK_FLAG)
-	$(PY) bench/statistics_defaults.py $(QUICK_FLAG)
 	$(PY) bench/statistics_learners.py $(QUICK_FLAG)
 	$(PY) bench/metric_statistics.py $(QUICK_FLAG)
 	$(PY) bench/objective_perturbation.py $(QUICK_FLAG)

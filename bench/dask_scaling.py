@@ -1,6 +1,6 @@
 """Scale-out on Dask: the private offline fits in one process and on a LocalCluster, and a cost model.
 
-Two measurements, written to bench/results.md (section "Scale-out on Dask"):
+Two measurements, written to bench/results/dask_scaling.md (section "Scale-out on Dask"):
 
 1. **OffPairStats** at n = 10⁶, d = 20 (one release of k = 462 statistics): ``fit`` on NumPy arrays in
    this process against ``fit`` on a Dask array already held by a LocalCluster of 1 and of 2 worker

@@ -1,6 +1,6 @@
 """Metrics from released class statistics (the discriminant metric): does a private metric beat Euclidean?
 
-Three tables, written to bench/results.md:
+Three tables, written to bench/results/metric_statistics.md:
 
 1. **Synthetic noise-feature layouts** (:mod:`streams.synthetic`: a few informative features, many
    pure-noise ones; 400 training and 1,000 test records, 10 seeds, δ = 1/n_train): test 3-NN accuracy

@@ -124,7 +124,7 @@ def table(results: list, seeds: int) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--no-write", action="store_true", help="print only; leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, seeds=1)

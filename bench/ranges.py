@@ -12,7 +12,8 @@ during the warm-up), then learned; AUC over every record of the stream, and over
 after the first m ("after m").
 
 1. ``streams``: 10,000 records, seeds 0…S−1: two Gaussian classes (35 % positive, separation 1.5, data in
-   [0, 1]^d at 3 standard deviations: bench/statistics_defaults.py's generator; d = 5 and 20) and
+   [0, 1]^d at 3 standard deviations: ``shared.two_gaussian_classes``, the generator of
+   bench/studies/statistics_defaults.py; d = 5 and 20) and
    streams.synthetic's "binary" layout (d = 9, data in [−1, 1]^9, the last 8 uniform noise).
 2. ``uci``: Pima, WDBC, Retinopathy, Hepatitis (streams.uci, documented bounds as the tight box) in a seeded
    random order per seed, and river's Phishing (bounds (0, 1)) through PrivatePairwiseClassifier in
@@ -42,7 +43,7 @@ after the first m ("after m").
    PrivatePairwiseClassifier, and PrivatePairwiseClassifier's calibrated posterior on Shuttle; progressive
    ``Accuracy`` (and river's ROCAUC and the exact AUC for two classes).
 
-Results: printed, and written into the section ``## Range discovery (issue 24)`` of bench/results.md (a run
+Results: printed, and written into the section ``## Range discovery (issue 24)`` of bench/results/ranges.md (a run
 of some sections replaces their subsections and keeps the others).
 
 Run: ``.venv/bin/python bench/ranges.py [--sections streams,uci,anomaly,imagesegments,scaler,classifier] [--seeds 5]
@@ -106,8 +107,8 @@ def progressive(X, y, bounds, seed, discover_bounds=False, **params):
 
 
 def gaussian_stream(seed, d, n):
-    from statistics_defaults import synthetic
-    X, y = synthetic(seed, d, n, 0.0, 3.0)
+    from shared import two_gaussian_classes
+    X, y = two_gaussian_classes(seed, d, n, 0.0, 3.0)
     return X, y, (0.0, 1.0)
 
 
@@ -478,7 +479,7 @@ def imagesegments_table(seeds: int, splits: int, summary: list) -> list:
     from onpair.privacy.statistics_sensitivity import statistics_sensitivity
     from onpair.statistics._kernels import statistics_total
     from onpair.statistics.model import DEFAULT_WEIGHTS, class_statistics
-    from ranges_prototype import one_vs_rest_models, ovr_auc
+    from shared import one_vs_rest_models, ovr_auc
     from streams.image_segments import CLASSES, load_image_segments
 
     X, labels, (lower, upper) = load_image_segments()
@@ -657,9 +658,9 @@ def section_lines(section: str, args) -> list:
 
 
 def existing_subsections() -> dict:
-    """The subsections of this benchmark's section already in bench/results.md (title → lines)."""
-    from results_file import RESULTS
-    text = RESULTS.read_text() if RESULTS.exists() else ""
+    """The subsections of this benchmark's section already in bench/results/ranges.md (title → lines)."""
+    from results_file import results_path
+    text = results_path(__file__).read_text() if results_path(__file__).exists() else ""
     start = text.find(SECTION + "\n")
     if start < 0:
         return {}

@@ -22,7 +22,7 @@ taken apart (µs per step, best of 5; private methods: a diagnostic, may drift).
 default wrapper in ``progressive_val_score`` ≥ 1.0× river's ``StandardScaler | LogisticRegression`` and ≥ 0.7×
 river's bare ``LogisticRegression`` (issue 16's was 0.5×), clipped records included.
 
-Results: printed, and written into the section ``## river wrapper`` of ``bench/results.md`` (other
+Results: printed, and written into the section ``## river wrapper`` of ``bench/results/river_bench.md`` (other
 sections are left alone). Usage: ``.venv/bin/python bench/river_bench.py [--repeats 9] [--no-write]``.
 """
 
@@ -174,7 +174,7 @@ def breakdown(records):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, repeats=1)

@@ -1,6 +1,6 @@
 """The learners on released class statistics (OnPairStats, OffPairStats): utility, speed and memory.
 
-Three tables, written to bench/results.md:
+Three tables, written to bench/results/statistics_learners.md:
 
 1. **river, progressive validation** (the way a river user meets the model): river's bundled Phishing
    (1,250 records, features in [0, 1], ``bounds=(0, 1)``), δ = 1e-5, ``PrivatePairwiseClassifier`` with
@@ -17,7 +17,7 @@ Three tables, written to bench/results.md:
 3. **speed and memory**: ``learn_many`` with a release after every record at d = 20 (k = 462 released
    coordinates), records/s on one core, and the state's size after 10⁶ records.
 
-Defaults are not tuned here: bench/statistics_defaults.py chose them on synthetic streams.
+Defaults are not tuned here: bench/studies/statistics_defaults.py chose them on synthetic streams.
 Run: ``.venv/bin/python bench/statistics_learners.py [--seeds 10] [--splits 20] [--no-write]``.
 """
 

@@ -46,8 +46,8 @@ DEFAULT_CLIP = 3.0
 #: Released variances (on the unit range) are floored here: a feature that the noise makes look
 #: constant is not blown up. The floor caps the rescaling at 1/√(1e-3) ≈ 32× the unit range, which is
 #: not what limits the scaler: where the data fill a small part of the box the released variances are
-#: mostly noise, and removing the floor changed nothing measurable (bench/results.md, "Range discovery
-#: (issue 24)", the scaler's table: 0.714 against 0.713 on Phishing). Loose bounds call for the learners'
+#: mostly noise, and removing the floor changed nothing measurable (bench/results/ranges.md, "Range
+#: discovery (issue 24)", the scaler's table: 0.714 against 0.713 on Phishing). Loose bounds call for the learners'
 #: ``discover_bounds=``, not a scaler.
 VARIANCE_FLOOR = 1e-3
 

@@ -30,6 +30,8 @@ DOTTED_ONPAIR = re.compile(r"(?<![\w.\-/])onpair(?:\.[A-Za-z_]\w*)+")
 FILE_PATH = re.compile(r"(?<![\w./])onpair/[\w/]*\w(?:\.py)?")
 ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc):`~?([^`<>]+?)`")
 RELATIVE_PATH = re.compile(r"`((?:\w+/)+\w+\.py)`")
+#: A script or results file of bench/, backticked or not (``bench/results/run.md``, ``../bench/run.py``).
+BENCH_PATH = re.compile(r"(?<![\w.\-])bench/[\w/]*\w\.(?:py|md)\b")
 BACKTICKED = re.compile(r"(?<!`)``?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?:\(\))?``?(?!`)")
 #: Roots of dotted names that belong to other libraries (or to examples: a learner, a spec).
 EXTERNAL = {"np", "numpy", "scipy", "sklearn", "river", "dask", "numba", "math", "rdp", "pld", "dp_accounting",
@@ -153,6 +155,9 @@ def problems_in_text(text: str, where: str, context=None, backticks=True) -> lis
         path = ROOT / match.group(0)
         if not path.exists():
             found.append(f"{where}: {match.group(0)}")
+    for match in BENCH_PATH.finditer(text):
+        if not (ROOT / match.group(0)).exists():
+            found.append(f"{where}: {match.group(0)}")
     for match in RELATIVE_PATH.finditer(text):  # `giga/offline.py`: under onpair/ or the repository
         if match.group(1).split("/")[0] in EXTERNAL:
             continue
@@ -223,6 +228,8 @@ def test_the_docstrings_name_only_what_exists():
     ("`onpair.core.bounds.FeatureBounds`", False), ("onpair/statistics/online.py", False),
     ("`privacy.gaussian.sigmas_for_shares`", False), ("`learner.model`", False),
     ("`learners/onpairstrc.py`", True), ("`giga/onpairstrc.py`", False), ("`bench/continual.py`", False),
+    ("bench/results.md", True), ("(bench/statistics_defaults.py: factors", True), ("bench/results/run.md", False),
+    ("[b](../bench/studies/dpftrl.py)", False),
 ])
 def test_the_checker_tells_a_stale_name_from_a_real_one(text, bad):
     assert bool(problems_in_text(text, "example")) is bad

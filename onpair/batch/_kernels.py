@@ -50,7 +50,7 @@ Measured (``bench/offline.py``, logistic, n = 4,000 balanced, d = 20, 2 cores of
 gradient in 0.6 ms, 0.15 ns per opposite-label pair (0.28 ns on one core, where the vector divider
 alone takes about 0.16 ns per pair); the A/B algebra is 15–18× faster than the literal
 O(n⁺·n⁻·d) sum of difference vectors with the same coefficients, and the kernel 14–16× faster than
-NumPy's margins-matrix version of the same algebra (bench/results.md has the latest run).
+NumPy's margins-matrix version of the same algebra (bench/results/offline.md has the latest run).
 """
 
 from __future__ import annotations

@@ -299,7 +299,8 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
     Pointwise: O(n·p²) per Newton step. Pairwise: O(n⁺·n⁻·d) per step (the Hessian's cross term), so
     thousands of records, not millions. The pairwise gradient changes by up to 4(n − 1) when one record is
     replaced, against 2√2 pointwise, and its Jacobian term has rank d instead of 1: pairwise objective
-    perturbation needs far more noise and regularisation (bench/results.md measures what that costs).
+    perturbation needs far more noise and regularisation (bench/results/objective_perturbation.md measures what
+    that costs).
 
     References
     ----------

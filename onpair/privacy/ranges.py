@@ -20,7 +20,7 @@ accepted run widened by ``final_margin`` bins. A feature whose level finds no ac
 result of the level before: at level 1 that is the **declared box (the fallback for a feature whose
 histogram is all noise)**. Records outside a level's interval are counted nowhere at that level.
 
-Defaults, chosen on synthetic streams only (bench/ranges_prototype.py; m = 500, 20 % of the ρ of ε = 1,
+Defaults, chosen on synthetic streams only (bench/studies/ranges_prototype.py; m = 500, 20 % of the ρ of ε = 1,
 δ = 1e-5, OnPairStats after it, progressive AUC over 10,000 records, 6 seeds): three levels of 32 bins
 (final bins of ≈ 1/3,600 of the declared width where the data are concentrated), margin 1, final margin 0,
 coverage 0.5. The models want a *narrow* box: the noise is calibrated to its width, and clipping the tails
@@ -30,7 +30,7 @@ bins with a final margin of 1 (boxes 4–8× the data's range) lost 0.12–0.23 
 four levels 0.05–0.2 (more noise per level); 31 or 33 bins (the box's centre inside a bin) tie within the
 seeds' spread on Gaussian classes and lose on the binary layout.
 
-Alternatives measured at the same budget (bench/ranges_prototype.py, section "geometry"): a log-scale
+Alternatives measured at the same budget (bench/studies/ranges_prototype.py, section "geometry"): a log-scale
 histogram of distances from the declared box's centre (Google's ``ApproxBounds``) is exact for data around
 the centre but gives a box 100–250× wider than data that sit off-centre (in [400, 401] of [0, 1000] the
 bins are 128 wide); a linear location histogram followed by a log-scale width around the located centre
@@ -477,7 +477,7 @@ def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, e
     certify : float, default 0
         The margin of that test in standard deviations of the run's noise (≥ 0). 2 would certify the
         coverage at about 97.7 %, but it rejects the narrow one-mode runs that serve the models best
-        (bench/ranges_prototype.py: −0.26 against −0.03 progressive AUC on the binary layout).
+        (bench/studies/ranges_prototype.py: −0.26 against −0.03 progressive AUC on the binary layout).
     levels : "auto" or int, default "auto"
         The number of levels to run: the public rule of :func:`planned_levels`, or a fixed number
         (1 … len(bins); the whole of ρ is spent on them even where no bin can clear its threshold).

@@ -158,7 +158,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         statistics decay with it (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any
         length, a bounded noise level), so that the model follows a drift within a few half-lives. The model
         is then refreshed at least every H/2^s releases (s = :attr:`REFRESH_SHIFT`). None (default): no
-        forgetting (docs/forgetting.md says when to set it; bench/results.md, "Forgetting under drift").
+        forgetting (docs/forgetting.md says when to set it; bench/results/drift.md, "Forgetting under drift").
     learner_params : dict, optional
         Further arguments of the learner (everything but the parameters above); an argument the learner
         does not take is a ``ValueError`` naming those it takes. For "stats" (:class:`onpair.OnPairStats`):
@@ -201,10 +201,10 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     #: release every 2^(⌊log₂ k⌋ − s) releases (about 2^s·(1 + log₂(n/2^(s+1))) refreshes over n records).
     #: s = 4 since issue 22 (6 before; snapshots keep the rule they were saved with, so that a resumed model
     #: predicts as the original would): over 10 seeds of Phishing and 3 of two synthetic streams at ε = 1 the
-    #: progressive AUC moved by at most 0.003 from refreshing at every record (bench/results.md). Re-checked on
-    #: synthetic streams only with the calibrated probabilities (bench/refresh_shift.py: Hyperplane, SEA, Agrawal,
-    #: 5,000 records, 3 seeds, ε = 1): s = 4 within 0.003 AUC and 0.004 log loss of every release; s = 3 and 2
-    #: lose 0.002 and 0.009 AUC on Hyperplane (Agrawal's function 0 has no linear signal at this ε).
+    #: progressive AUC moved by at most 0.003 from refreshing at every record (issue 22's table, no longer kept).
+    #: Re-checked on synthetic streams only with the calibrated probabilities (bench/studies/refresh_shift.py:
+    #: Hyperplane, SEA, Agrawal, 5,000 records, 3 seeds, ε = 1): s = 4 within 0.003 AUC and 0.004 log loss of
+    #: every release; s = 3 and 2 lose 0.002 and 0.009 AUC on Hyperplane (Agrawal's function 0 has no linear signal at this ε).
     REFRESH_SHIFT = 4
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,

@@ -70,7 +70,7 @@ POOLINGS = ("counts", "equal")
 #: the base ridge is ``BASE_RIDGE_PER_FEATURE/d``.
 BASE_RIDGE_PER_FEATURE = 1e-4
 #: The ridge adds this many times the expected spectral norm of the pooled covariance's privacy noise
-#: (:func:`covariance_noise_norm`). Chosen on synthetic streams only (bench/classifier_prototype.py
+#: (:func:`covariance_noise_norm`). Chosen on synthetic streams only (bench/studies/classifier_prototype.py
 #: ``defaults``: Hyperplane, SEA and three Gaussian streams at ε = 1 and 4, progressive accuracy): factor 1
 #: loses 0.003 on average (up to 0.013), factor 4 gains 0.003 on average (−0.008 to +0.019): a flat optimum.
 RIDGE_FACTOR = 2.0
@@ -100,8 +100,8 @@ MIN_SHRINKAGE = 0.01
 #: times its noise (:func:`shrunk_log_priors`). With few classes the positive-part James–Stein factor (factor 1)
 #: under-shrinks: it has C − 1 degrees of freedom, and its dominance needs at least 3; noisy priors then
 #: decide predictions whose discriminant part the calibration has shrunk. Chosen on synthetic streams only
-#: (bench/classifier_prototype.py ``defaults``): factor 1 loses 0.006 progressive accuracy on average (−0.035 to
-#: +0.016), equal priors (factor ∞) lose 0.009 on average (−0.080 to +0.028).
+#: (bench/studies/classifier_prototype.py ``defaults``): factor 1 loses 0.006 progressive accuracy on average
+#: (−0.035 to +0.016), equal priors (factor ∞) lose 0.009 on average (−0.080 to +0.028).
 PRIOR_NOISE_FACTOR = 4.0
 
 
@@ -254,7 +254,7 @@ def offdiagonal_shrinkage(stats: ClassStatistics, pooled: np.ndarray, weights: n
 
     The **privacy** noise of Σ̂ is left to the ridge (:func:`discriminant_ridge`), a spectral treatment.
     Counting it here, entry by entry, shrinks the covariance to (nearly) its diagonal under privacy (α ≈ 0.85–
-    0.98); in the exploration behind bench/classifier_prototype.py that lost 0.023 progressive accuracy on
+    0.98); in the exploration behind bench/studies/classifier_prototype.py that lost 0.023 progressive accuracy on
     Hyperplane at ε = 4 and 0.011 on SEA at ε = 1, and gained 0.027 on a 3-class Gaussian stream at ε = 1:
     the within-class correlations of the river streams are of low rank, and their few strong eigen-directions
     stand out of the noise's spectrum and survive a ridge, while every single entry is within the noise.

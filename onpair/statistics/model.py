@@ -38,8 +38,9 @@ from ._kernels import _cholesky_solve, _decode_pooled, _decode_statistics
 #: The data-independent part of the automatic ridge (on the unit-ball domain).
 BASE_RIDGE = 1e-3
 #: The automatic ridge is BASE_RIDGE + NOISE_RIDGE_FACTOR·noise_ridge: with A = C₊ + C₋ + (λ/2)I that adds
-#: twice the expected spectral norm of the covariances' noise. Chosen on synthetic streams (bench/
-#: statistics_defaults.py: factors 0.5–8), where 2–8 beat factors ≤ 1 by 0.004–0.033 AUC at every ε.
+#: twice the expected spectral norm of the covariances' noise. Chosen on synthetic streams
+#: (bench/studies/statistics_defaults.py: factors 0.5–8), where 2–8 beat factors ≤ 1 by 0.004–0.033 AUC at
+#: every ε.
 NOISE_RIDGE_FACTOR = 4.0
 
 

@@ -123,7 +123,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         continual mechanism gives the last prefix the error of one release at the same ρ (the BLT's, at a
         known horizon, is ×3–5 of it from 10³ to 10⁶ records); the default, 0, spends everything on the
         stream, whose every model is then as good as a continual release allows. The trade-off on Pima and
-        Phishing: bench/results.md, "final share".
+        Phishing: bench/results/final_share.md, "final share".
     half_life : float, optional
         Forgetting under concept drift: a public half-life H in records (4 ≤ H ≤ 2^24; ``mechanism="blt"``).
         The statistics become exponentially decayed sums Σ_{s≤t} γ^{t−s} v_s (γ = 2^{−1/H}: a record H positions
