@@ -63,6 +63,7 @@ bench: $(EXTRAS)
 	$(PY) bench/dask_scaling.py $(QUICK_FLAG)
 	$(PY) bench/ranges.py $(if $(QUICK),--quick --seeds 1 --no-write --sections streams,)
 	$(PY) bench/classifier.py targets $(if $(QUICK),--quick,--write)
+	$(PY) bench/blocks.py $(QUICK_FLAG)
 	$(PY) bench/classifier_limits.py $(if $(QUICK),--quick,--write)
 
 clean:
