@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import as_feature_block, check_seed
+from ._validation import as_feature_block, root_sequence
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
 from .snapshot import register_learner
@@ -54,13 +54,13 @@ class StreamLearner:
 
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""
-        seed = check_seed(seed)
+        root = root_sequence(seed)
         self._bounds = make_bounds(bounds, norm_bound, type(self).__name__)
         self._dim = self._initial_dimension(n_features, extra_dimension)
         # Independent random streams from one SeedSequence: the start/centre point, the release noise and
         # the reservoir's slots (public). Without a seed, SeedSequence() draws fresh OS entropy (a seed is
         # for reproducible experiments only).
-        self._seed_sequence = np.random.SeedSequence(seed)
+        self._seed_sequence = root
         init_seq, noise_seq, buffer_seq = self._seed_sequence.spawn(3)
         self._init_rng = np.random.Generator(np.random.PCG64(init_seq))
         self._noise_rng = np.random.Generator(np.random.PCG64(noise_seq))

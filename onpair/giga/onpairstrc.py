@@ -58,8 +58,8 @@ class OnPairStrC(PrivateOnlineLearner, saved=True):
         "paper" reproduces Algorithm 1 literally: T₁ = max(16L²/α², 7) rounds of random outputs, the
         paper's η_t, σ_t² = 32G²(n−T₁)/(α²t²ρ) at every round after T₁, Lemma 3's conversion.
     {task_parameters}
-    seed : int, optional
-        For reproducible experiments only. Without it the start point and the noise come from fresh
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int). Without it the start point and the noise come from fresh
         OS entropy.
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`): every release is also

@@ -150,8 +150,8 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         schedule (64, 128, 256, …). "stats" releases after every record.
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
-    seed : int, optional
-        For reproducible experiments only; anyone who knows it can remove the noise. Without it the
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can remove the noise. Without it the
         noise comes from fresh OS entropy.
     half_life : float, optional
         Forgetting under concept drift (``learner="stats"``): a public half-life in records; the class

@@ -74,8 +74,8 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         ``PrivacyWarning``; the report then lists ``features`` and ``schedule`` as curator-only).
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
-    seed : int, optional
-        For reproducible experiments only; anyone who knows it can remove the noise.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can remove the noise.
     learner_params : dict, optional
         Further arguments of :class:`onpair.OnPairStats`: ``mechanism``, ``covariance``, ``moments``, ``lam``,
         ``weights``, ``horizon``, ``band``, ``accounting``, ``private`` (False: the non-private twin).

@@ -26,6 +26,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
+from ..core._validation import root_sequence
 from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import PrefixSumMechanism
@@ -52,8 +53,9 @@ class PrivateStandardScaler(base.Transformer):
         then warns: those keys are the record's, and they fix the output's keys and the sensitivity).
     clip : float, default 3.0
         Outputs are clipped to [−clip, clip].
-    seed : int, optional
-        For reproducible experiments only.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int: the same sequence, the
+        same noise; the caller's sequence is not advanced).
     mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
         The continual-release mechanism of the sums (as :class:`onpair.OnPairStats`'s ``mechanism``, without
         a horizon); "toeplitz" was the default before issue 22.
@@ -108,7 +110,7 @@ class PrivateStandardScaler(base.Transformer):
         self._rho = rho_from_dp(epsilon, delta, method="gaussian")
         # The scaler's own record: the stream's cost, charged with the first record.
         self._own = ZCDPAccountant(self._rho, owner="PrivateStandardScaler")
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.Generator(np.random.PCG64(root_sequence(seed)))
         self._mechanism = None
         self._box = None
         self._cache = None  # (n_seen, mean, scale)

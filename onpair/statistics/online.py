@@ -142,8 +142,9 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
     private : bool, default True
         False gives the non-private twin: the exact statistics, no noise.
-    seed : int, optional
-        For reproducible experiments only.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int: the same sequence, the
+        same streams; the caller's sequence is not advanced).
     discover_bounds : bool, int or dict, default False
         Find the box privately inside the declared (loose) ``bounds`` from a warm-up of the stream, with a
         public share of the one budget (:mod:`onpair.core.discovery`): True (a warm-up of
