@@ -133,6 +133,17 @@ def seed_sequence(state) -> np.random.SeedSequence:
     raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, got {state!r}")
 
 
+def fit_seeds(estimator) -> np.random.SeedSequence:
+    """The SeedSequence of one fit of ``estimator``: :func:`seed_sequence` of its ``random_state``, keyed by the
+    next noise key of its shared ``accountant=`` when it has one
+    (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`), so that no two fits charged to one accountant draw
+    the same noise (a grid search with a fixed ``random_state`` over overlapping folds would otherwise
+    release differences without noise). Called once per fit, after the checks of the parameters and data."""
+    seeds = seed_sequence(getattr(estimator, "random_state", None))
+    accountant = getattr(estimator, "accountant", None)
+    return seeds if accountant is None else accountant.noise_seed(seeds)
+
+
 def fit_bounds(estimator, n_features: int) -> FeatureBounds:
     """The public bounds map of an estimator's ``bounds``/``norm_bound``, built as the online learners
     build it, checked against the records' number of features."""
@@ -499,7 +510,7 @@ def discovered_fit(estimator, setting, X, labels, classes):
     if ran:
         inner.epsilon, inner.delta = _rest(epsilon, epsilon_f), _rest(delta, delta_f)
     inner._check_params(n, d, classes)  # every parameter of the model's fit, before the finder runs
-    seeds = seed_sequence(getattr(estimator, "random_state", None))  # a Generator is drawn from: after the checks
+    seeds = fit_seeds(estimator)  # a Generator is drawn from, a noise key taken: after the checks
     finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seeds)))
     found = discover(setting, X[:m], declared, rho_whole, finder_rng)
     if found.rho > rho_f or (found.rho > 0.0) != ran:  # never: find_bounds follows the public plan

@@ -75,7 +75,8 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
     seed : int or SeedSequence, optional
-        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can remove the noise.
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can
+        remove the noise.
     learner_params : dict, optional
         Further arguments of :class:`onpair.OnPairStats`: ``mechanism``, ``covariance``, ``moments``, ``lam``,
         ``weights``, ``horizon``, ``band``, ``accounting``, ``private`` (False: the non-private twin).
@@ -83,6 +84,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         A budget shared with other models (:mod:`onpair.privacy.accountant`), as for
         :class:`onpair.river.PrivatePairwiseClassifier`: the release is also charged to it, and a record it
         cannot pay for is refused before anything changes; ``clone()`` shares it. A model with one refuses ``save``.
+        A model charging it (a clone too) draws noise of its own (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
     discover_bounds : bool, int or dict, default False
         Find the box privately inside the loose declared ``bounds`` from the first m records, with a share of the
         one budget (:class:`onpair.OnPairStats`, ``discover_bounds``; True: m = min(max(records_needed(d, 0.2ρ),

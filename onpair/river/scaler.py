@@ -62,7 +62,8 @@ class PrivateStandardScaler(base.Transformer):
     accountant : ZCDPAccountant, optional
         A budget shared with other models (the classifier after the scaler, say): the stream's cost is
         charged to it with the first record, which is refused (nothing changes) when it cannot pay.
-        river's ``clone()`` shares it.
+        river's ``clone()`` shares it. A scaler charging it draws noise of its own, even with a ``seed`` another
+        model charging it has (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`; a clone too).
 
     Examples
     --------
@@ -110,7 +111,10 @@ class PrivateStandardScaler(base.Transformer):
         self._rho = rho_from_dp(epsilon, delta, method="gaussian")
         # The scaler's own record: the stream's cost, charged with the first record.
         self._own = ZCDPAccountant(self._rho, owner="PrivateStandardScaler")
-        self._rng = np.random.Generator(np.random.PCG64(root_sequence(seed)))
+        root = root_sequence(seed)
+        if self.accountant is not None:  # no two models charging one accountant draw the same noise
+            root = self.accountant.noise_seed(root)
+        self._rng = np.random.Generator(np.random.PCG64(root))
         self._mechanism = None
         self._box = None
         self._cache = None  # (n_seen, mean, scale)
