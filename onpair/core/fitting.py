@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import as_feature_block, is_frame
-from ..privacy.exceptions import NoiseDominatedWarning
+from ..privacy.exceptions import NoiseDominatedWarning, PrivacyWarning
 from ..privacy.accountant import charge, check_accountant
 from ..privacy.reports import extend_report
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
@@ -157,6 +157,7 @@ def fit_bounds(estimator, n_features: int) -> FeatureBounds:
 def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     """Assign the fitted attributes, all at once and only after the release: a failed fit leaves the
     estimator untouched. Returns the estimator."""
+    warn_changed_classes(estimator, classes)  # before anything changes: under -W error the fit fails whole
     # A shared accountant (accountant=) is charged the fit's events before anything changes: a refusal
     # (PrivacyBudgetExceeded) leaves the estimator as it was, and nothing was released.
     accountant = check_accountant(getattr(estimator, "accountant", None), type(estimator).__name__)
@@ -186,6 +187,22 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
         setattr(estimator, name, value)
     warn_noise_dominated(type(estimator).__name__, report, stacklevel=4)
     return estimator
+
+
+def warn_changed_classes(estimator, classes) -> None:
+    """The :class:`~onpair.privacy.exceptions.PrivacyWarning` of a fit with ``classes="observed"`` whose labels
+    read off ``y`` are not the previous fit's ``classes_`` (a class appeared, or one went missing): the released
+    model's shape (``classes_``, the rows of ``coef_``, the posterior) then changed with the records, which no
+    noise covers (one record can be a class's only one). The message names no label: the labels are data."""
+    declared, previous = getattr(estimator, "classes", None), getattr(estimator, "classes_", None)
+    if not (isinstance(declared, str) and declared == OBSERVED) or previous is None:
+        return
+    if set(np.asarray(previous).tolist()) != set(np.asarray(classes).tolist()):
+        warnings.warn(
+            f"{type(estimator).__name__}: classes='observed' read labels off y that differ from the previous fit's "
+            "classes_ (a class appeared or went missing), so the released model's classes and shape changed "
+            "with the records, which no noise covers: a single record can add or remove a class. Declare the "
+            "public label domain, classes=[...], from the data's documentation.", PrivacyWarning, stacklevel=4)
 
 
 def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:

@@ -80,7 +80,8 @@ class OffPairStats(PairwiseEstimator):
         AUC). Without it the AUC task reads the two labels off ``y``, so which label values occur must itself
         be public (pass it when in doubt: a record that changed the label set would flip the positive class,
         which no noise covers). ``"observed"`` reads the domain off ``y`` for any task, knowingly (as
-        scikit-learn's own tools expect).
+        scikit-learn's own tools expect); a refit whose labels are not the previous fit's ``classes_`` (the
+        model's shape changes with the records) issues a ``PrivacyWarning``.
     private : bool, default True
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
