@@ -62,27 +62,24 @@ def river_output(kind, seed):
     return np.array(out)
 
 
-@pytest.mark.parametrize("name", sorted(LEARNERS))
-def test_a_learner_takes_a_seed_sequence_as_it_takes_an_int(name):
-    """check_seed accepts a SeedSequence: every learner builds with one (it raised a TypeError before), the
-    same sequence reproduces the model, the caller's sequence is not advanced, and two children of one
-    sequence draw differently."""
+#: What each model taking ``seed=`` outputs on a fixed stream, as a function of its seed.
+OUTPUTS = dict({name: (lambda seed, name=name: learned(name, seed)) for name in LEARNERS},
+               **{f"river {kind}": (lambda seed, kind=kind: river_output(kind, seed))
+                  for kind in ("binary", "multiclass", "scaler")})
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUTS))
+def test_a_model_takes_a_seed_sequence_as_it_takes_an_int(name):
+    """check_seed accepts a SeedSequence: every learner and river model builds with one (a learner raised a
+    TypeError before), the same sequence reproduces its output, the caller's sequence is not advanced, and two
+    children of one sequence draw differently."""
+    output = OUTPUTS[name]
     root = np.random.SeedSequence(2024)
-    first = learned(name, root)
+    first = output(root)
     assert root.n_children_spawned == 0
-    np.testing.assert_array_equal(first, learned(name, np.random.SeedSequence(2024)))
+    np.testing.assert_array_equal(first, output(np.random.SeedSequence(2024)))
     a, b = root.spawn(2)
-    assert not np.array_equal(learned(name, a), learned(name, b))
-
-
-@pytest.mark.parametrize("kind", ["binary", "multiclass", "scaler"])
-def test_a_river_model_takes_a_seed_sequence_as_it_takes_an_int(kind):
-    root = np.random.SeedSequence(7)
-    first = river_output(kind, root)
-    assert root.n_children_spawned == 0
-    np.testing.assert_array_equal(first, river_output(kind, np.random.SeedSequence(7)))
-    a, b = root.spawn(2)
-    assert not np.array_equal(river_output(kind, a), river_output(kind, b))
+    assert not np.array_equal(output(a), output(b))
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "a", True])
