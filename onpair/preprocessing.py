@@ -33,7 +33,7 @@ import numpy as np
 
 from .core._validation import SeedNameHint
 from .core.bounds import FeatureBounds, missing_bounds_message
-from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
+from .core.fitting import complex_dtype, fit_seeds, not_fitted_error, sklearn_feature_block
 from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
 from .privacy.gaussian import gaussian_rho, gaussian_sigma
@@ -110,11 +110,13 @@ class PrivateStandardScaler(SeedNameHint):
         Standardised values are clipped to [−clip, clip]: ``output_bounds_`` = (−clip, clip) are the
         public bounds to give the model.
     random_state : int, SeedSequence, Generator or None
-        The noise; None: fresh OS entropy.
+        The noise (as the estimators' ``random_state``: a SeedSequence gives each fit a fresh child, a
+        Generator is drawn from); None: fresh OS entropy.
     accountant : ZCDPAccountant, optional
         A budget shared with the model after the scaler (or any other): the release is charged to it too,
         and a fit it cannot pay for is refused (``PrivacyBudgetExceeded``, the scaler unchanged).
-        scikit-learn's ``clone`` shares it.
+        scikit-learn's ``clone`` shares it. Each fit charged to it draws noise of its own, even with the
+        same ``random_state`` (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     ``privacy_report_`` has the keys of every report (:func:`onpair.privacy.reports.build_report`: one
     :class:`onpair.privacy.events.GaussianRelease` row), the release's ``sensitivity`` and ``sigma``, and
@@ -190,7 +192,7 @@ class PrivateStandardScaler(SeedNameHint):
         event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, rho=min(gaussian_rho(sensitivity, sigma),
                                 rho_budget), what="per-feature sums and sums of squares")
         charge([accountant], [event])  # refused before the noise is drawn: nothing changes
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.Generator(np.random.PCG64(fit_seeds(self)))  # keyed by a shared accountant
         released = sums + sigma * rng.standard_normal(sums.size)
         mean, scale = moments_from_sums(n, released[:d], released[d:])
         # Fitted attributes only now: a failed fit leaves the scaler as it was.

@@ -378,6 +378,36 @@ def test_a_domain_read_off_y_is_curator_only():
     assert binary.privacy_report_["n_classes"] == 2  # two classes, whatever y holds: the AUC task's public count
 
 
+
+def test_a_refit_whose_observed_classes_change_warns_before_anything_changes():
+    """classes="observed": a refit on labels that add a class (or lose one) changes the released model's
+    classes_ and shape with the records, so it warns (a PrivacyWarning that names no label); under -W error
+    (this suite's setting for PrivacyWarning) the refit fails whole, the first fit kept. The same labels again,
+    a first fit and a declared domain do not warn."""
+    from onpair.privacy import PrivacyWarning, ZCDPAccountant
+
+    X, y = classes_stream(60, C=3)
+    shared = ZCDPAccountant(100.0)
+    est = OffPairStats(task="classify", classes="observed", bounds=(0, 1), random_state=0, accountant=shared)
+    est.fit(X[y < 2], y[y < 2])  # first fit: nothing to compare with, no warning
+    coef, events = est.coef_.copy(), len(shared.events)
+    est.fit(X[y < 2][::-1], y[y < 2][::-1])  # the same labels: no warning
+    assert est.classes_.tolist() == [0, 1]
+    coef, events = est.coef_.copy(), len(shared.events)
+    with pytest.raises(PrivacyWarning, match="a class appeared or went missing") as raised:
+        est.fit(X, y)  # label 2 appears
+    assert "2" not in str(raised.value)
+    assert est.classes_.tolist() == [0, 1] and np.array_equal(est.coef_, coef) and len(shared.events) == events
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert [w.category for w in caught if issubclass(w.category, PrivacyWarning)] == [PrivacyWarning]
+    assert est.classes_.tolist() == [0, 1, 2] and est.coef_.shape != coef.shape
+    with pytest.raises(PrivacyWarning):
+        est.fit(X[y > 0], y[y > 0])  # label 0 goes missing
+    declared = OffPairStats(task="classify", classes=[0, 1, 2], bounds=(0, 1), random_state=0)
+    declared.fit(X[y < 2], y[y < 2]).fit(X, y)  # a public domain: nothing read off y, no warning
+
 # -- calibration through the learners ----------------------------------------------------------------------
 def test_non_private_offline_probabilities_are_reliable():
     """Two and four Gaussian classes (shared covariance) well inside the box: the non-private twin's predicted

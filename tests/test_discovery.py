@@ -624,6 +624,31 @@ def test_the_multiclass_river_classifier_holds_predicts_the_prior_and_resumes(tm
     assert accuracy > np.mean([loose.predict_one(x) == label for x, label in rows[200:]]) + 0.2
 
 
+
+@pytest.mark.parametrize("C", [3, 5, 6, 7, 9, 10])
+def test_the_multiclass_prior_during_the_warm_up_is_exactly_one_over_c(C):
+    """During the warm-up (records held, nothing released) predict_proba_one and predict_proba_many give exactly
+    the float 1.0 / C for every class (exp(log(1/C)) of the empty release's posterior is not, for C = 7, 10, ...),
+    their sum 1 up to rounding; once the warm-up ends, predictions come from the release."""
+    pd = pytest.importorskip("pandas")
+    from onpair.river import PrivateClassifier
+    rng = np.random.default_rng(C)
+    names = ["u", "v", "w"]
+    classes = [f"k{c}" for c in range(C)]
+    model = PrivateClassifier(classes=classes, bounds=LOOSE, features=names, seed=1, discover_bounds=30)
+    rows = [(dict(zip(names, map(float, 400.0 + rng.standard_normal(3)))), classes[i % C]) for i in range(40)]
+    for x, label in rows[:29]:
+        model.learn_one(x, label)
+        p = model.predict_proba_one(x)
+        assert list(p) == classes and all(type(v) is float and v == 1.0 / C for v in p.values())
+        assert math.isclose(sum(p.values()), 1.0, rel_tol=0.0, abs_tol=C * 2.0 ** -52)
+    frame = pd.DataFrame([x for x, _ in rows[:4]])
+    assert (model.predict_proba_many(frame).to_numpy() == 1.0 / C).all()
+    for x, label in rows[29:]:
+        model.learn_one(x, label)
+    assert model.privacy_report()["range_discovery"]["done"]
+    assert any(v != 1.0 / C for v in model.predict_proba_one(rows[-1][0]).values())
+
 def test_offpairstats_classify_finds_the_box_and_spends_one_budget():
     X, labels = three_classes(3000, seed=1)
     est = OffPairStats(task="classify", classes=["a", "b", "c"], bounds=LOOSE, random_state=0,

@@ -162,7 +162,9 @@ class OutputPerturbedSGD(PairwiseEstimator):
         A budget shared with other models, with an (ε, δ) budget
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: this release is an (ε, δ) claim, not
         zCDP): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
     task : {"auc", "metric"}, default "auc"
         The metric task runs the same algorithm on Yang et al.'s metric hinge loss (11),
         ``(1 + τ h_W)₊`` with τ = +1 for a same-class pair, over symmetric d×d matrices (``coef_`` is W;

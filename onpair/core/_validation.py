@@ -301,9 +301,25 @@ def check_in_range(value, name: str, low: float, high: float) -> float:
 
 
 def check_seed(seed, name: str = "seed"):
-    """None, a non-negative int, or a SeedSequence (what numpy.random.SeedSequence accepts)."""
+    """None, a non-negative int, or a numpy SeedSequence (every learner's and river model's ``seed=``;
+    :func:`root_sequence` turns it into the learner's root sequence)."""
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be None or a non-negative integer, got {seed!r}")
+        raise ValueError(f"{name} must be None, a non-negative integer or a numpy SeedSequence, got {seed!r}")
     return int(seed)
+
+
+def root_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
+    """The root SeedSequence of a learner's random streams from its ``seed`` (checked by :func:`check_seed`).
+
+    An int is ``SeedSequence(seed)``; None draws fresh OS entropy; a SeedSequence acts as an int does, as in
+    ``numpy.random.default_rng(sequence)``: the root is a copy of it (its entropy, spawn key and pool size,
+    with no child spawned yet), so two learners given the same sequence draw the same streams and the
+    caller's sequence is not advanced. Give learners distinct children (``sequence.spawn(k)``) for
+    independent streams.
+    """
+    seed = check_seed(seed, name)
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+    return np.random.SeedSequence(seed)

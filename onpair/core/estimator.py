@@ -29,8 +29,8 @@ from ..metrics import roc_auc
 from ._validation import SeedNameHint, is_dask_collection
 from .bounds import FeatureBounds
 from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
-                      discovery_of, fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery,
-                      seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+                      discovery_of, fit_bounds, fit_seeds, is_metric_task, label_coding, not_fitted_error,
+                      refuse_discovery, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -104,7 +104,8 @@ class PairwiseEstimator(SeedNameHint):
         Any two distinct labels work; ``classes_[1]`` (the larger in sorted order) is the positive
         class. Each call spends the estimator's (ε, δ) budget again on the data it is given; with the same
         integer ``random_state`` two fits draw the *same* noise, which cancels in their difference, so a
-        seed is for reproducible experiments only.
+        seed is for reproducible experiments only (two fits charged to one shared ``accountant=`` draw
+        noise of their own: :meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
         ``X`` needs at least 2 records (the loss is over pairs): with 0 records (``fit([], [])``
         included) or 1, ``fit`` raises ``ValueError`` ("X has 0 records; fit needs at least 2") and the
@@ -151,7 +152,7 @@ class PairwiseEstimator(SeedNameHint):
         return is_metric_task(self)
 
     def _seed_sequence(self) -> np.random.SeedSequence:
-        return seed_sequence(getattr(self, "random_state", None))
+        return fit_seeds(self)
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
         return fit_bounds(self, n_features)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validation import as_feature_block, is_frame
-from ..privacy.exceptions import NoiseDominatedWarning
+from ..privacy.exceptions import NoiseDominatedWarning, PrivacyWarning
 from ..privacy.accountant import charge, check_accountant
 from ..privacy.reports import extend_report
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
@@ -133,6 +133,17 @@ def seed_sequence(state) -> np.random.SeedSequence:
     raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, got {state!r}")
 
 
+def fit_seeds(estimator) -> np.random.SeedSequence:
+    """The SeedSequence of one fit of ``estimator``: :func:`seed_sequence` of its ``random_state``, keyed by the
+    next noise key of its shared ``accountant=`` when it has one
+    (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`), so that no two fits charged to one accountant draw
+    the same noise (a grid search with a fixed ``random_state`` over overlapping folds would otherwise
+    release differences without noise). Called once per fit, after the checks of the parameters and data."""
+    seeds = seed_sequence(getattr(estimator, "random_state", None))
+    accountant = getattr(estimator, "accountant", None)
+    return seeds if accountant is None else accountant.noise_seed(seeds)
+
+
 def fit_bounds(estimator, n_features: int) -> FeatureBounds:
     """The public bounds map of an estimator's ``bounds``/``norm_bound``, built as the online learners
     build it, checked against the records' number of features."""
@@ -146,6 +157,7 @@ def fit_bounds(estimator, n_features: int) -> FeatureBounds:
 def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     """Assign the fitted attributes, all at once and only after the release: a failed fit leaves the
     estimator untouched. Returns the estimator."""
+    warn_changed_classes(estimator, classes)  # before anything changes: under -W error the fit fails whole
     # A shared accountant (accountant=) is charged the fit's events before anything changes: a refusal
     # (PrivacyBudgetExceeded) leaves the estimator as it was, and nothing was released.
     accountant = check_accountant(getattr(estimator, "accountant", None), type(estimator).__name__)
@@ -175,6 +187,22 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
         setattr(estimator, name, value)
     warn_noise_dominated(type(estimator).__name__, report, stacklevel=4)
     return estimator
+
+
+def warn_changed_classes(estimator, classes) -> None:
+    """The :class:`~onpair.privacy.exceptions.PrivacyWarning` of a fit with ``classes="observed"`` whose labels
+    read off ``y`` are not the previous fit's ``classes_`` (a class appeared, or one went missing): the released
+    model's shape (``classes_``, the rows of ``coef_``, the posterior) then changed with the records, which no
+    noise covers (one record can be a class's only one). The message names no label: the labels are data."""
+    declared, previous = getattr(estimator, "classes", None), getattr(estimator, "classes_", None)
+    if not (isinstance(declared, str) and declared == OBSERVED) or previous is None:
+        return
+    if set(np.asarray(previous).tolist()) != set(np.asarray(classes).tolist()):
+        warnings.warn(
+            f"{type(estimator).__name__}: classes='observed' read labels off y that differ from the previous fit's "
+            "classes_ (a class appeared or went missing), so the released model's classes and shape changed "
+            "with the records, which no noise covers: a single record can add or remove a class. Declare the "
+            "public label domain, classes=[...], from the data's documentation.", PrivacyWarning, stacklevel=4)
 
 
 def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:
@@ -514,7 +542,7 @@ def discovered_fit(estimator, setting, X, labels, classes):
     if ran:
         inner.epsilon, inner.delta = _rest(epsilon, epsilon_f), _rest(delta, delta_f)
     inner._check_params(n, d, classes)  # every parameter of the model's fit, before the finder runs
-    seeds = seed_sequence(getattr(estimator, "random_state", None))  # a Generator is drawn from: after the checks
+    seeds = fit_seeds(estimator)  # a Generator is drawn from, a noise key taken: after the checks
     finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seeds)))
     found = discover(setting, X[:m], declared, rho_whole, finder_rng)
     if found.rho > rho_f or (found.rho > 0.0) != ran:  # never: find_bounds follows the public plan

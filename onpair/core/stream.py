@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import SeedNameHint, as_feature_block, check_seed
+from ._validation import SeedNameHint, as_feature_block, root_sequence
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
 from .predictor import DirectionModel, Refresh, release_window
@@ -55,13 +55,16 @@ class StreamLearner(SeedNameHint):
 
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""
-        seed = check_seed(seed)
+        root = root_sequence(seed)
+        shared = getattr(self, "_shared", None)  # a private learner's accountant=, set before this call
+        if shared is not None:  # no two learners charging one accountant draw the same noise
+            root = shared.noise_seed(root)
         self._bounds = make_bounds(bounds, norm_bound, type(self).__name__)
         self._dim = self._initial_dimension(n_features, extra_dimension)
         # Independent random streams from one SeedSequence: the start/centre point, the release noise and
         # the reservoir's slots (public). Without a seed, SeedSequence() draws fresh OS entropy (a seed is
-        # for reproducible experiments only).
-        self._seed_sequence = np.random.SeedSequence(seed)
+        # for reproducible experiments only); with a shared accountant, the root is keyed by it.
+        self._seed_sequence = root
         init_seq, noise_seq, buffer_seq = self._seed_sequence.spawn(3)
         self._init_rng = np.random.Generator(np.random.PCG64(init_seq))
         self._noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
@@ -178,8 +181,9 @@ class StreamLearner(SeedNameHint):
 
         For a private learner that is a new mechanism with **its own budget**: a learner and its clone
         fed the same records spend ρ₁ + ρ₂ on them. With a ``seed`` the clone repeats the original's
-        noise (seeds are for experiments only). A shared ``accountant=`` is shared by the clone too (not
-        copied): both charge the one budget.
+        noise (seeds are for experiments only), unless it charges a shared ``accountant=``: that one is
+        shared by the clone too (not copied), both charge the one budget, and so the clone draws noise of its
+        own (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
         Examples
         --------

@@ -246,7 +246,9 @@ _COMMON_DOC = """
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 """
 
 

@@ -31,7 +31,7 @@ class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
     n_features : int, optional
         Number of features, if not fixed by the bounds or the first record.
     {task_parameters}
-    seed : int, optional
+    seed : int or SeedSequence, optional
         Seeds the reservoir buffer's slots (``buffer=("reservoir", s)``) and a random centre; no noise
         is drawn by the non-private learner.
 

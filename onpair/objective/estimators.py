@@ -252,7 +252,8 @@ _COMMON_PARAMETERS = """
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: objective perturbation's bound is an
         (ε, δ) one, not zCDP): each fit charges it its release events, and is refused
         (``PrivacyBudgetExceeded``, the estimator unchanged) when the budget cannot pay. scikit-learn's
-        ``clone`` shares it."""
+        ``clone`` shares it. Each fit charged to it draws noise of its own, even with a fixed
+        ``random_state`` (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`)."""
 
 _COMMON_ATTRIBUTES = """
     Attributes

@@ -14,10 +14,24 @@ budget; the shared one is charged every event too, and a spend that either would
 before anything changes. ``copy.copy``, ``copy.deepcopy`` and so scikit-learn's and river's ``clone()``
 return the accountant itself (sharing is the point); pickling is refused, since a pickled copy (e.g. a
 grid search with ``n_jobs > 1``) would split the budget without anyone noticing.
+
+**Seeds under a shared accountant.** Two fits with the same seed draw the same noise, which cancels in the
+difference of their releases: on neighbouring data sets that difference is a record, exactly. Charged to
+one accountant, they would be counted as independent releases while revealing that record, so no two
+models charging one accountant draw the same noise: each takes a **noise key** from it
+(:meth:`ZCDPAccountant.noise_seed`, a counter) and draws from its seed's sequence extended by that key.
+Seeds stay reproducible: the same script (the same seeds, the same order of models on the accountant)
+draws the same noise, and a model without a shared accountant still repeats its seed's noise. An online
+learner or river model takes its key when it is built (a river ``clone()`` is a new model: a new key), an
+offline estimator or scaler at each fit, once the parameters and the data are checked. A model built or a
+fit refused after it took its key leaves that key unused: harmless for privacy (no key is handed out twice,
+and an unused one released nothing), and the same script still skips the same keys.
 """
 
 import copy
 import math
+
+import numpy as np
 
 from .checks import check_delta, check_epsilon, check_rho
 from .conversions import METHODS, eps_from_rho, rho_from_dp
@@ -25,6 +39,11 @@ from .events import ApproxDPRelease, Composed, NonPrivate, PrivacyEvent, ZCDPRel
 from .exceptions import PrivacyBudgetExceeded
 
 __all__ = ["ZCDPAccountant", "AccountantView", "charge", "refusal", "check_accountant"]
+
+#: The spawn-key word that marks a sequence keyed by a shared accountant (:meth:`ZCDPAccountant.noise_seed`),
+#: followed by the key: far above any child a fit or learner spawns itself (at most a few), so a keyed root
+#: is never one of an unkeyed root's own streams.
+NOISE_SPAWN_KEY = 0xACC0_0000
 
 
 def _grow_partials(partials, x):
@@ -113,6 +132,7 @@ class ZCDPAccountant:
         self._approx = []
         self._partials = []
         self._spent = 0.0
+        self._noise_keys = 0  # noise keys handed out (noise_seed)
 
     @classmethod
     def from_dp(cls, epsilon, delta, method="gaussian"):
@@ -234,9 +254,48 @@ class ZCDPAccountant:
             self._events.append(part)
         return self
 
+    def noise_seed(self, sequence):
+        """The SeedSequence that a model charging this accountant draws from: ``sequence`` (the one its seed
+        gives) keyed by this accountant's next noise key, which is then used up.
+
+        Every learner, estimator, scaler and river model taking ``accountant=`` calls it (once per learner
+        or river model, when it is built; once per fit of an estimator or scaler), so no two of them draw the
+        same noise, even with the same seed, and the same script reproduces bit for bit (module docstring).
+
+        Parameters
+        ----------
+        sequence : numpy.random.SeedSequence
+            The model's root sequence from its seed (not changed).
+
+        Returns
+        -------
+        numpy.random.SeedSequence
+            ``sequence``'s entropy and pool size, its spawn key extended by
+            ``(NOISE_SPAWN_KEY, key)``, no child spawned yet.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> acc = ZCDPAccountant(1.0)
+        >>> first, second = acc.noise_seed(np.random.SeedSequence(0)), acc.noise_seed(np.random.SeedSequence(0))
+        >>> bool(first.generate_state(1)[0] != second.generate_state(1)[0]), acc.noise_keys
+        (True, 2)
+        """
+        if not isinstance(sequence, np.random.SeedSequence):
+            raise TypeError(f"sequence must be a numpy SeedSequence, got {sequence!r} ({type(sequence).__name__})")
+        key = self._noise_keys
+        self._noise_keys += 1
+        return np.random.SeedSequence(sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (NOISE_SPAWN_KEY, key),
+                                      pool_size=sequence.pool_size)
+
     # ------------------------------------------------------------------
     # read-only state
     # ------------------------------------------------------------------
+
+    @property
+    def noise_keys(self):
+        """int: how many noise keys :meth:`noise_seed` has handed out (the next one's number)."""
+        return self._noise_keys
 
     @property
     def rho_budget(self):
@@ -322,7 +381,9 @@ class ZCDPAccountant:
     # ------------------------------------------------------------------
 
     def to_dict(self):
-        """Plain JSON-able state: ``{"rho_budget": float, "history": [[label, rho], ...]}``.
+        """Plain JSON-able state: ``{"rho_budget": float, "history": [[label, rho], ...]}``, and
+        ``"noise_keys"`` once :meth:`noise_seed` has handed one out (an accountant rebuilt by :meth:`from_dict`
+        goes on with the next key: a model charged to it never repeats the noise of one charged before).
 
         Returns
         -------
@@ -341,6 +402,8 @@ class ZCDPAccountant:
             out["dp_budget"] = list(self._target)
         if self._approx:
             out["approx"] = [[e.label, e.epsilon, e.delta] for e in self._approx]
+        if self._noise_keys:
+            out["noise_keys"] = self._noise_keys
         return out
 
     @classmethod
@@ -355,8 +418,8 @@ class ZCDPAccountant:
         d : dict
             Mapping with keys ``"rho_budget"`` and ``"history"`` (a sequence
             of ``(label, rho)`` pairs), and optionally ``"dp_budget"`` ([ε, δ,
-            method] of :meth:`from_dp`) and ``"approx"`` ((label, ε, δ) of
-            the (ε, δ) events).
+            method] of :meth:`from_dp`), ``"approx"`` ((label, ε, δ) of
+            the (ε, δ) events) and ``"noise_keys"`` (a non-negative int).
 
         Returns
         -------
@@ -417,6 +480,10 @@ class ZCDPAccountant:
                 acc.spend(event)
             except PrivacyBudgetExceeded as exc:
                 raise ValueError(f"approx[{i}]: {exc}") from None
+        keys = d.get("noise_keys", 0)
+        if isinstance(keys, bool) or not isinstance(keys, int) or keys < 0:
+            raise ValueError(f"noise_keys must be a non-negative int, got {keys!r}")
+        acc._noise_keys = keys
         return acc
 
     # A shared accountant is one budget: copies (and so clone() in scikit-learn and river) are the accountant

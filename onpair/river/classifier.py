@@ -150,9 +150,9 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         schedule (64, 128, 256, …). "stats" releases after every record.
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
-    seed : int, optional
-        For reproducible experiments only; anyone who knows it can remove the noise. Without it the
-        noise comes from fresh OS entropy.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it
+        can remove the noise. Without it the noise comes from fresh OS entropy.
     half_life : float, optional
         Forgetting under concept drift (``learner="stats"``): a public half-life in records; the class
         statistics decay with it (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any
@@ -177,7 +177,9 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         A budget shared with other models (:mod:`onpair.privacy.accountant`: a pipeline, an ensemble, a
         model selection): every release is also charged to it, and a record it cannot pay for is refused
         before anything changes. river's ``clone()`` shares it (the clones then spend one budget, which
-        their ``lineage`` total shows). Private learners only; a model with one refuses ``save``.
+        their ``lineage`` total shows). Private learners only; a model with one refuses ``save``. A model
+        charging it draws noise of its own, even with a ``seed`` another model (a clone too) charging it has
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`); without one, a clone repeats its seed's noise.
 
     Examples
     --------

@@ -74,8 +74,9 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         ``PrivacyWarning``; the report then lists ``features`` and ``schedule`` as curator-only).
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
-    seed : int, optional
-        For reproducible experiments only; anyone who knows it can remove the noise.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can
+        remove the noise.
     learner_params : dict, optional
         Further arguments of :class:`onpair.OnPairStats`: ``mechanism``, ``covariance``, ``moments``, ``lam``,
         ``weights``, ``horizon``, ``band``, ``accounting``, ``private`` (False: the non-private twin).
@@ -83,13 +84,14 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         A budget shared with other models (:mod:`onpair.privacy.accountant`), as for
         :class:`onpair.river.PrivatePairwiseClassifier`: the release is also charged to it, and a record it
         cannot pay for is refused before anything changes; ``clone()`` shares it. A model with one refuses ``save``.
+        A model charging it (a clone too) draws noise of its own (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
     discover_bounds : bool, int or dict, default False
         Find the box privately inside the loose declared ``bounds`` from the first m records, with a share of the
         one budget (:class:`onpair.OnPairStats`, ``discover_bounds``; True: m = min(max(records_needed(d, 0.2ρ),
         500), 1,000), 20 % of ρ). Those records are held unreleased, and until the m-th ``predict_proba_one``
-        gives the data-independent prior (1/C for every class); later records outside the box found are clipped
-        to it. :meth:`finish_warmup` ends the warm-up of a stream shorter than m. Recommended whenever the
-        documentation gives no tight range (README, "Which bounds do I declare").
+        gives the data-independent prior (exactly ``1.0 / C`` for every class); later records outside the box
+        found are clipped to it. :meth:`finish_warmup` ends the warm-up of a stream shorter than m. Recommended
+        whenever the documentation gives no tight range (README, "Which bounds do I declare").
 
     Examples
     --------
@@ -187,10 +189,17 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     def _uniform(self) -> dict:
         return {label: 1.0 / len(self._domain) for label in self._domain}
 
+    def _prior_only(self) -> bool:
+        """Whether the model predicts the data-independent prior: no record yet, or nothing released yet (a
+        private learner's ``discover_bounds`` warm-up holds its records unreleased)."""
+        inner = self._inner
+        return self._records.order is None or inner.n_seen == 0 or (inner.private and inner.n_releases == 0)
+
     def predict_proba_one(self, x, **kwargs):
-        """``{label: P(label | x)}`` for every declared class, from the latest release read (exactly 1/C each
-        before the first record)."""
-        if self._records.order is None or self._inner.n_seen == 0:
+        """``{label: P(label | x)}`` for every declared class, from the latest release read; before the first
+        record and during a ``discover_bounds`` warm-up (nothing released) exactly ``1.0 / C`` each (the float
+        nearest 1/C: their sum is 1 up to rounding)."""
+        if self._prior_only():
             if not isinstance(x, dict):
                 raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return self._uniform()  # nothing released yet: the priors, exactly 1/C
@@ -201,7 +210,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
 
     def _proba_many(self, X):
         frame = as_frame(X)
-        if self._records.order is None or self._inner.n_seen == 0 or len(frame) == 0:
+        if self._prior_only() or len(frame) == 0:
             return frame, np.full((len(frame), len(self._domain)), 1.0 / len(self._domain))
         block, _, _ = self._records.block(frame, self._records.order, None)
         view = self._view()

@@ -26,7 +26,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
-from ..core._validation import SeedNameHint
+from ..core._validation import SeedNameHint, root_sequence
 from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import PrefixSumMechanism
@@ -53,15 +53,17 @@ class PrivateStandardScaler(SeedNameHint, base.Transformer):
         then warns: those keys are the record's, and they fix the output's keys and the sensitivity).
     clip : float, default 3.0
         Outputs are clipped to [−clip, clip].
-    seed : int, optional
-        For reproducible experiments only.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int: the same sequence, the
+        same noise; the caller's sequence is not advanced).
     mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
         The continual-release mechanism of the sums (as :class:`onpair.OnPairStats`'s ``mechanism``, without
         a horizon); "toeplitz" was the default before issue 22.
     accountant : ZCDPAccountant, optional
         A budget shared with other models (the classifier after the scaler, say): the stream's cost is
         charged to it with the first record, which is refused (nothing changes) when it cannot pay.
-        river's ``clone()`` shares it.
+        river's ``clone()`` shares it. A scaler charging it draws noise of its own, even with a ``seed`` another
+        model charging it has (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`; a clone too).
 
     Examples
     --------
@@ -109,7 +111,10 @@ class PrivateStandardScaler(SeedNameHint, base.Transformer):
         self._rho = rho_from_dp(epsilon, delta, method="gaussian")
         # The scaler's own record: the stream's cost, charged with the first record.
         self._own = ZCDPAccountant(self._rho, owner="PrivateStandardScaler")
-        self._rng = np.random.default_rng(seed)
+        root = root_sequence(seed)
+        if self.accountant is not None:  # no two models charging one accountant draw the same noise
+            root = self.accountant.noise_seed(root)
+        self._rng = np.random.Generator(np.random.PCG64(root))
         self._mechanism = None
         self._box = None
         self._cache = None  # (n_seen, mean, scale)

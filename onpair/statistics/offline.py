@@ -80,7 +80,8 @@ class OffPairStats(PairwiseEstimator):
         AUC). Without it the AUC task reads the two labels off ``y``, so which label values occur must itself
         be public (pass it when in doubt: a record that changed the label set would flip the positive class,
         which no noise covers). ``"observed"`` reads the domain off ``y`` for any task, knowingly (as
-        scikit-learn's own tools expect).
+        scikit-learn's own tools expect); a refit whose labels are not the previous fit's ``classes_`` (the
+        model's shape changes with the records) issues a ``PrivacyWarning``.
     private : bool, default True
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
@@ -96,7 +97,9 @@ class OffPairStats(PairwiseEstimator):
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     Examples
     --------

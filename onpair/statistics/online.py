@@ -141,8 +141,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
     private : bool, default True
         False gives the non-private twin: the exact statistics, no noise.
-    seed : int, optional
-        For reproducible experiments only.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int; it is not advanced).
     discover_bounds : bool, int or dict, default False
         Find the box privately inside the declared (loose) ``bounds`` from a warm-up of the stream, with a
         public share of the one budget (:mod:`onpair.core.discovery`): True (a warm-up of
@@ -154,9 +154,9 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         no warning). ``finish_warmup()`` ends a warm-up early (a stream shorter than m). Recommended whenever
         the documentation gives no tight range (docs/guide.md, "Which bounds do I declare"); needs a box.
     accountant : ZCDPAccountant, optional
-        A budget shared with other models (:mod:`onpair.privacy.accountant`): the release's cost is also
-        charged to it, with the first record, and a learner it cannot pay for refuses that record (nothing
-        changes). Not saved in snapshots: a learner with one refuses ``save``.
+        A budget shared with other models (:mod:`onpair.privacy.accountant`), charged the cost with the first
+        record (refused, nothing changed, when it cannot pay); a learner with one refuses ``save``. Its noise
+        is its own, even with another's ``seed`` (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     Examples
     --------
