@@ -198,3 +198,63 @@ def test_array_learner_answers_to_the_reference(params):
         many.learn_many(X[lo:hi], y[lo:hi])
     np.testing.assert_array_equal(many.predict_proba(Xq), one.predict_proba(Xq))
     np.testing.assert_array_equal(many._stats.estimate(), one._stats.estimate())
+
+
+# -- a snapshot's predictor is checked on restore (independent review of issue 31's change) ---------------------
+def _saved_model(tmp_path):
+    model = PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=BINARY_FEATURES, seed=3)
+    for i, (x, y) in enumerate(binary_stream(300, seed=5)):
+        model.predict_proba_one(x)
+        model.learn_one(x, y)
+    return model
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("stop", 10 ** 15, "refresh rule"),
+    ("variance", 0.0, "variance"),
+    ("index", 1, "index"),
+    ("extra", 1, "unexpected"),
+])
+def test_an_edited_predictor_is_refused(tmp_path, field, value, message):
+    model = _saved_model(tmp_path)
+    inner = model._inner
+    arrays = {}
+    state = inner._export_state(arrays)
+    state["predictor"][field] = value
+    from onpair.core.snapshot import SnapshotReader
+    fresh = OnPairStats(**{k: getattr(inner, k) for k in ("bounds", "seed")}, n_features=4)
+    with pytest.raises(ValueError, match=message):
+        fresh._restore_state(state, SnapshotReader("edited", dict(arrays)))
+
+
+def test_an_edited_predictor_estimate_is_refused(tmp_path):
+    model = _saved_model(tmp_path)
+    inner = model._inner
+    arrays = {}
+    state = inner._export_state(arrays)
+    arrays["predictor.estimate"] = arrays["predictor.estimate"] + 1e-3
+    from onpair.core.snapshot import SnapshotReader
+    fresh = OnPairStats(bounds=(0.0, 1.0), seed=3, n_features=4)
+    if state["predictor"]["index"] == inner.n_releases:
+        with pytest.raises(ValueError, match="estimate"):
+            fresh._restore_state(state, SnapshotReader("edited", dict(arrays)))
+    arrays["predictor.estimate"] = np.full_like(arrays["predictor.estimate"], 1e300)
+    with pytest.raises(ValueError, match="estimate"):
+        OnPairStats(bounds=(0.0, 1.0), seed=3, n_features=4)._restore_state(state, SnapshotReader("edited",
+                                                                                                   dict(arrays)))
+
+
+def test_an_edited_direction_model_is_refused():
+    model = PrivatePairwiseClassifier(learner="onpairstrc", bounds=(0.0, 1.0), features=BINARY_FEATURES,
+                                      buffer=("reservoir", 16), release_every=10, seed=3)
+    for x, y in binary_stream(200, seed=5):
+        model.predict_proba_one(x)
+        model.learn_one(x, y)
+    inner = model._inner
+    arrays = {}
+    state = inner._export_state(arrays)
+    arrays["predictor.model"] = arrays["predictor.model"] * 1.5 + 0.01
+    from onpair.core.snapshot import SnapshotReader
+    fresh = inner.clone()  # the same parameters, nothing learned
+    with pytest.raises(ValueError, match="predictor.model"):
+        fresh._restore_state(state, SnapshotReader("edited", dict(arrays)))

@@ -23,7 +23,7 @@ __all__ = ["release_window", "decayed_refresh_cap", "Refresh", "MappedModel", "D
 
 def release_window(count: int, private: bool, shift: int = 6, cap=None) -> tuple:
     """``[start, stop)``: the learner counts (releases of a private learner, records of a twin) that predict
-    with the model read at ``start``. A private learner that releases after every record is read at every
+    with the model read at the first of them that asks for a prediction. A private learner that releases after every record is read at every
     release up to release 2^(s+1), then at every 2^(⌊log₂ k⌋ − s)-th release k (s = ``shift``; 6: up to 128,
     then predictions use a release at most 1/64 of the stream old): post-processing of public releases, a
     public rule of the release count alone, at a fraction of the cost. ``cap`` (a decayed model's, from
@@ -59,12 +59,15 @@ def decayed_refresh_cap(half_life, shift: int = 6):
 
 
 class Refresh:
-    """Which view predictions read: the one read at ``start``, for every count in ``[start, stop)``."""
+    """Which view predictions read: the one read at the count ``read`` (the first count of the window that asked
+    for a prediction), for every count in ``[start, stop)`` = :func:`release_window` of ``read`` with the refresh
+    shift ``shift`` and step cap ``cap`` (kept so that a snapshot's window can be re-derived and checked)."""
 
-    __slots__ = ("start", "stop", "view")
+    __slots__ = ("start", "stop", "read", "shift", "cap", "view")
 
-    def __init__(self, start: int, stop: int, view):
+    def __init__(self, start: int, stop: int, view, read: int, shift: int, cap):
         self.start, self.stop, self.view = int(start), int(stop), view
+        self.read, self.shift, self.cap = int(read), int(shift), None if cap is None else int(cap)
 
     def covers(self, count: int) -> bool:
         return self.start <= count < self.stop

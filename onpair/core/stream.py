@@ -223,7 +223,9 @@ class StreamLearner(SeedNameHint):
         self._export_own(state, arrays)
         if self._refresh is not None:  # the model predictions read (public): a restored learner predicts with it
             scalars, views = self._refresh.view.to_state()
-            state["predictor"] = {"start": self._refresh.start, "stop": self._refresh.stop, **scalars}
+            refresh = self._refresh
+            state["predictor"] = {"start": refresh.start, "stop": refresh.stop, "read": refresh.read,
+                                  "shift": refresh.shift, "cap": refresh.cap, **scalars}
             arrays.update({f"predictor.{name}": value for name, value in views.items()})
         return state
 
@@ -277,19 +279,28 @@ class StreamLearner(SeedNameHint):
         self._warned_clipping = warned
         self._refresh = None if "predictor" not in state else self._restore_predictor(state["predictor"], reader)
 
-    def _restore_predictor(self, scalars, reader) -> Refresh:
-        """The refresh state of a snapshot: the window and the view it read (checked: a window that holds the
-        current count, a view of a release no later than it)."""
-        if not isinstance(scalars, dict) or self._dim is None:
-            raise reader.error("predictor must be a JSON object, and only in the snapshot of a learner with features")
-        start = reader.integer(scalars.get("start"), "predictor.start", low=0)
-        stop = reader.integer(scalars.get("stop"), "predictor.stop", low=start + 1)
-        index = reader.integer(scalars.get("index"), "predictor.index", low=0)
+    def _restore_predictor(self, scalars, reader):
+        """The refresh state of a snapshot, checked: exact keys; a window that :func:`release_window` derives from
+        the count it was read at, its shift and cap; a view that is the release (or released model) of that count
+        (:meth:`_view_from_state`). A window the learner's count has left since is dropped (the next prediction
+        reads the current release, as the saved learner's would have)."""
+        if self._dim is None:
+            raise reader.error("predictor in the snapshot of a learner without features")
+        reader.mapping(scalars, "predictor", ("start", "stop", "read", "shift", "cap") + self._VIEW_KEYS)
+        start = reader.integer(scalars["start"], "predictor.start", low=0)
+        stop = reader.integer(scalars["stop"], "predictor.stop", low=start + 1)
+        read = reader.integer(scalars["read"], "predictor.read", low=start, high=stop - 1)
+        shift = reader.integer(scalars["shift"], "predictor.shift", low=0, high=62)
+        cap = None if scalars["cap"] is None else reader.integer(scalars["cap"], "predictor.cap", low=1)
+        if release_window(read, self.private, shift, cap) != (start, stop):
+            raise reader.error(f"predictor: the window [{start}, {stop}) is not the refresh rule's at count {read}")
         count = self.n_releases if self.private else self._t
-        if not start <= index <= count or count < start:
-            raise reader.error(f"predictor: the window [{start}, {stop}) and the release {index} do not fit the "
-                               f"learner's count {count}")
-        return Refresh(start, stop, self._view_from_state(scalars, reader))
+        if read > count:
+            raise reader.error(f"predictor: read at count {read}, after the learner's count {count}")
+        view = self._view_from_state(scalars, reader, read)
+        if not start <= count < stop:
+            return None  # the saved learner would read the current release at its next prediction
+        return Refresh(start, stop, view, read, shift, cap)
 
     def _snapshot_written(self) -> None:
         """Called once a snapshot of this learner is on disk: a private learner without a seed detaches
@@ -389,17 +400,29 @@ class StreamLearner(SeedNameHint):
         refresh = self._refresh
         if refresh is None or not refresh.covers(count):
             start, stop = release_window(count, self.private, shift, cap)
-            refresh = self._refresh = Refresh(start, stop, self._released_view())
+            refresh = self._refresh = Refresh(start, stop, self._released_view(), count, shift, cap)
         return refresh.view
 
     def _released_view(self):
         """The view of the current release that :meth:`predictor` reads (the record-keeping learners': their model)."""
         return DirectionModel(self.n_releases, self.model, self._bounds)
 
-    def _view_from_state(self, scalars, reader):
-        """The view a snapshot's ``predictor`` holds, checked."""
+    #: The keys of a snapshot's ``predictor`` that describe the view (beside the window's).
+    _VIEW_KEYS = ("index",)
+
+    def _view_from_state(self, scalars, reader, read: int):
+        """The view a snapshot's ``predictor`` holds, checked: a private learner's must be the model it released at
+        the count ``read`` (its last one, or an earlier one of :attr:`released_models`)."""
+        index = reader.integer(scalars["index"], "predictor.index", low=0)
         model = reader.array("predictor.model", (self._task.param_size(self._dim),))
-        return DirectionModel(scalars["index"], model, self._bounds)
+        if self.private:
+            if index != read:
+                raise reader.error(f"predictor.index = {index}, but the model was read at release {read}")
+            expected = self._model_flat() if index == self.n_releases else (
+                np.asarray(self.released_models[index - 1], dtype=np.float64).reshape(-1) if index >= 1 else None)
+            if expected is None or not np.array_equal(model, expected):
+                raise reader.error(f"predictor.model is not the model released at release {index}")
+        return DirectionModel(index, model, self._bounds)
 
     def privacy_report(self, passes=1, order="same") -> dict:
         """What a non-private learner can say: it protects nothing.

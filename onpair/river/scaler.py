@@ -88,6 +88,9 @@ class PrivateStandardScaler(SeedNameHint, base.Transformer):
         self.seed = seed
         self.mechanism = mechanism
         self._mechanism_class = PrefixSumMechanism.for_option(mechanism)  # a ValueError names the choices
+        if mechanism == "blocks":  # its estimate covers the completed blocks' records only, not n_seen (review)
+            raise ValueError("mechanism='blocks' releases only at the ends of its blocks and is for OnPairStats; the "
+                             "scaler's moments need a release after every record: use 'blt', 'toeplitz', 'epochs' or 'tree'")
         self.accountant = check_accountant(accountant, "PrivateStandardScaler")
         check_epsilon(epsilon)
         check_delta(delta)

@@ -62,6 +62,9 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
         # first block (0 until it completes), and the releases repeat inside a block (a singular Σ): the
         # least-variance combination by the pseudo-inverse over the releases that carry noise.
         shift = np.array([mechanism.coefficient(t, 0) for t in range(1, n + 1)])
+        if not np.any(shift):
+            raise ValueError(f"no block of the mechanism completes within the audit's {n} records: nothing about "
+                             "the first record is released, and no test can be built (audit a longer stream)")
         g = np.linalg.pinv(covariance / samples, rcond=1e-10, hermitian=True) @ shift
         return g / (g @ shift)
     shift = getattr(mechanism, "workload_decay", 1.0) ** np.arange(n, dtype=np.float64)

@@ -448,19 +448,27 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
     def _released_view(self):
         return self.released_model()
 
-    def _view_from_state(self, scalars, reader):
-        """The view a snapshot's ``predictor`` holds (a release's sum, its variance), checked, on the current bounds."""
-        width = self._stats.width
-        estimate = reader.array("predictor.estimate", (width,))
-        variance = reader.number(scalars["variance"], "predictor.variance")
-        if not variance >= 0.0:
-            raise reader.error(f"predictor.variance = {variance!r} must be >= 0")
+    _VIEW_KEYS = ("index", "variance")
+
+    def _view_from_state(self, scalars, reader, read: int):
+        """The view a snapshot's ``predictor`` holds, checked: the release at ``index`` (the count ``read`` of a
+        private learner), whose noise variance is the mechanism's at that index, and whose released sum is the
+        current one when no release came since, else within what that many records and the noise can reach."""
         stats = self._stats
-        view = ReleasedModel(scalars["index"], estimate, variance,
-                             (stats.n_classes, stats.dim, stats.weight_array, stats.pooled), self._model_kind,
-                             self._lam, self.covariance, self._bounds)
-        view.source = None
-        return view
+        index = reader.integer(scalars["index"], "predictor.index", low=0, high=stats.n_seen)
+        if self.private and index != read:
+            raise reader.error(f"predictor.index = {index}, but the release was read at release {read}")
+        estimate = reader.array("predictor.estimate", (stats.width,))
+        variance = reader.number(scalars["variance"], "predictor.variance")
+        expected = float(stats.mechanism.variance(index)) if self.private else 0.0
+        if variance != expected:
+            raise reader.error(f"predictor.variance = {variance!r}, but the release {index} has variance {expected!r}")
+        if index == stats.n_seen and not np.array_equal(estimate, stats.estimate()):
+            raise reader.error(f"predictor.estimate is not the release {index}")
+        if not float(np.max(np.abs(estimate), initial=0.0)) <= stats.plausible_limit(index):
+            raise reader.error("predictor.estimate holds values no release of this learner can reach")
+        return ReleasedModel(index, estimate, variance, (stats.n_classes, stats.dim, stats.weight_array, stats.pooled),
+                             self._model_kind, self._lam, self.covariance, self._bounds)
 
     def class_statistics(self):
         """Counts, means and covariances decoded from the current release

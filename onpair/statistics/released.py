@@ -274,6 +274,15 @@ class ReleasedStatistics:
         """The largest entry of a row v(z) of a record in the unit ball: max(a, b, m) (|x_k|, |x_k x_l|·√2 ≤ 1)."""
         return max(self.weights)
 
+    def plausible_limit(self, n: int) -> float:
+        """The largest entry a release of ``n`` records of the unit ball can hold: n·max(a, b, m) plus 40 standard
+        deviations of the noise (probability below 10⁻³⁴⁷) with a margin of (n + 1)² for the noise's sums."""
+        if not self.private:
+            return n * self._record_bound() * (1 + 1e-9)
+        description = self.mechanism.describe()
+        sigma = max(description.get("sigmas") or [description["sigma"]])
+        return n * self._record_bound() + PLAUSIBLE_DEVIATIONS * max(sigma, 1.0) * (n + 1.0) ** 2
+
     def _check_plausible(self, reader, arrays: dict) -> None:
         """Every stored array and the release must be what n records of the unit ball and the mechanism's
         noise can produce: at most n·max(a, b, m) for the sums, plus 40 standard deviations of the noise
