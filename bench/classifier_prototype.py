@@ -208,7 +208,7 @@ def defaults(quick: bool):
 def captured_releases():
     """Record every ClassStatistics that OffPairStats decodes from its release (the estimator runs as it is; the
     decoded statistics are what it computes its own model from)."""
-    from onpair.estimators import statistics as module
+    from onpair.statistics import offline as module
 
     original, seen = module.class_statistics, []
 

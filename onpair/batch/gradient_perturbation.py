@@ -119,7 +119,7 @@ def default_step_size(loss, radius: float, lam: float) -> float:
     return float(radius) / (loss.lipschitz(radius) + float(lam) * float(radius))
 
 
-class GradientPerturbedGD(PairwiseEstimator):
+class GradientPerturbedGD(PairwiseEstimator, algorithm="gradient"):
     """Private full-batch pairwise gradient descent by gradient perturbation (Kang et al. 2021, Alg. 1).
 
     T projected gradient steps on the pairwise empirical risk (plus (λ/2)‖θ‖²) from θ_0 = 0, each with

@@ -119,7 +119,7 @@ def paper_sigma(n, T, eta, lipschitz, epsilon, delta):
     return math.sqrt(variance)
 
 
-class OutputPerturbedSGD(PairwiseEstimator):
+class OutputPerturbedSGD(PairwiseEstimator, algorithm="sgd"):
     """(ε, δ)-DP SGD for pairwise AUC learning with a non-smooth loss (Yang et al. 2021, Alg. 2).
 
     Runs T steps of SGD in which each step pairs a fresh uniform draw with every earlier draw, averages

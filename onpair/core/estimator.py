@@ -31,6 +31,7 @@ from .bounds import FeatureBounds
 from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
                       discovery_of, fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery,
                       seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .registry import register_algorithm
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -45,6 +46,13 @@ class PairwiseEstimator:
     """
 
     _estimator_type = "classifier"
+
+    def __init_subclass__(cls, *, algorithm=None, **kwargs):
+        """A public estimator registers itself with ``class X(..., algorithm="name")`` under the name users
+        choose it by (:mod:`onpair.core.registry`)."""
+        super().__init_subclass__(**kwargs)
+        if algorithm is not None:
+            register_algorithm(algorithm, cls)
 
     # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
     def _store_params(self, arguments: dict) -> None:

@@ -29,6 +29,7 @@ import numpy as np
 from ._validation import as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
+from .registry import register_algorithm
 from .snapshot import register_learner
 from ..privacy.events import NonPrivate
 from ..privacy.reports import build_report
@@ -45,12 +46,15 @@ class StreamLearner:
     #: Snapshot key naming the kind of the learner's own state.
     _STATE_KIND_KEY = "history"
 
-    def __init_subclass__(cls, *, saved=False, **kwargs):
+    def __init_subclass__(cls, *, saved=False, algorithm=None, **kwargs):
         """A public learner registers itself with ``class X(..., saved=True)``: snapshots may then name it
-        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses)."""
+        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses); and with
+        ``algorithm="name"`` under the name users choose it by (:mod:`onpair.core.registry`)."""
         super().__init_subclass__(**kwargs)
         if saved:
             register_learner(cls)
+        if algorithm is not None:
+            register_algorithm(algorithm, cls)
 
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""

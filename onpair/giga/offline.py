@@ -250,7 +250,7 @@ _COMMON_DOC = """
 """
 
 
-class OffPairStrC(_OffPair):
+class OffPairStrC(_OffPair, algorithm="offpairstrc"):
     __doc__ = """Offline (ε, δ)-DP pairwise learner for λ-strongly convex objectives (Huai et al. Alg. 3).
 
     Streams the data once through Pairwise GIGA on ``ℓ + (λ/2)‖w‖²`` (``(λ/2)‖W − W₀‖²`` with the scaled
@@ -284,7 +284,7 @@ class OffPairStrC(_OffPair):
         return loss.lipschitz(self.radius) + alpha * self.radius
 
 
-class OffPairC(_OffPair):
+class OffPairC(_OffPair, algorithm="offpairc"):
     __doc__ = """Offline (ε, δ)-DP pairwise learner for convex losses (Huai et al. Alg. 4).
 
     Alg. 3 on ``ℓ + (α/2)‖w − w₀‖²`` with α = c/√n. The paper leaves c open (α = O(1/√n)); the default

@@ -34,7 +34,7 @@ from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, cl
                     moment_layout, released_model, released_signal)
 
 
-class OffPairStats(PairwiseEstimator):
+class OffPairStats(PairwiseEstimator, algorithm="offstats"):
     """Offline (ε, δ)-DP pairwise learner from one release of the class statistics.
 
     One Gaussian release of the per-class counts, sums and second moments (sensitivity Δ of one record,
