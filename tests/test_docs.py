@@ -305,7 +305,7 @@ def test_make_and_a_plain_python_share_one_numba_cache():
     """The Makefile once pointed numba's cache at .venv/numba_cache, so a python started by hand (the README's
     .venv/bin/onpair, a script) recompiled every kernel: neither the Makefile nor .ci/run moves the cache, and
     every kernel caches (numba's default place, beside its source)."""
-    from onpair.core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+    from onpair._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
 
     for path in (ROOT / "Makefile", ROOT / ".ci" / "run"):
         code = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]

@@ -123,8 +123,79 @@ def test_the_circle_finder_finds_a_circle():
 
 def test_a_function_level_import_is_an_edge():
     graph = import_graph()
-    # core.stream imports persistence inside StreamLearner.save only
-    assert "onpair.persistence" in graph["onpair.core.stream"]
+    # core.estimator imports core.distributed inside PairwiseEstimator.fit only (it needs Dask)
+    assert "onpair.core.distributed" in graph["onpair.core.estimator"]
+
+
+def _package(module: str) -> str:
+    """The node of ``module`` in the package graph: its subpackage of onpair (``core``, ``privacy``,
+    ``statistics``, …), or the module itself for a module at the root (``metrics``, ``cli``, ``_config``; the
+    package's ``__init__`` is ``onpair``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "onpair"
+
+
+def package_graph(graph: dict) -> dict:
+    packages = {_package(name): set() for name in graph}
+    for name, targets in graph.items():
+        packages[_package(name)].update(_package(t) for t in targets if _package(t) != _package(name))
+    return packages
+
+
+def test_the_package_graph_has_no_circle_function_level_imports_included():
+    packages = package_graph(import_graph())
+    assert {"core", "privacy", "statistics", "giga", "batch", "objective", "river", "audit"} <= set(packages)
+    assert circles(packages) == []
+
+
+def test_the_package_graph_sees_a_circle_between_packages():
+    assert circles(package_graph({"onpair.core.a": {"onpair.privacy.b"}, "onpair.privacy.b": {"onpair.core.c"},
+                                  "onpair.core.c": set()})) == [["core", "privacy"]]
+
+
+def test_privacy_depends_on_nothing_in_onpair_but_the_leaf_configuration():
+    graph = import_graph()
+    assert {t for m in graph if _package(m) == "privacy" for t in graph[m] if _package(t) != "privacy"} == \
+        {"onpair._config"}
+    assert graph["onpair._config"] == set()  # a leaf
+
+
+#: The only function-level imports of onpair modules, each for an optional dependency: (module, module it
+#: imports) → why the import waits for the call.
+FUNCTION_LEVEL_IMPORTS = {
+    # core.distributed needs Dask (the optional extra onpair[dask]): imported only when fit is given Dask data
+    ("onpair.core.estimator", "onpair.core.distributed"),
+}
+
+
+def _function_level_imports(tree: ast.Module):
+    """The Import/ImportFrom nodes of ``tree`` inside a function or class (not at module level, where a
+    guard such as ``if``/``try`` still counts as module level)."""
+    module_level = set()
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        module_level.add(node)
+        if isinstance(node, (ast.If, ast.Try)):
+            stack += node.body + node.orelse + getattr(node, "finalbody", [])
+            stack += [n for handler in getattr(node, "handlers", []) for n in handler.body]
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in module_level]
+
+
+def test_function_level_imports_of_onpair_modules_are_only_for_optional_dependencies():
+    found = set()
+    for name, path in MODULES.items():
+        lines = {node.lineno for node in _function_level_imports(ast.parse(path.read_text(encoding="utf-8")))}
+        for line, source, names in _imports(name):
+            if line in lines and (source == "onpair" or source.startswith("onpair.")):
+                found |= {(name, _target(source, n)) for n in names or (None,)}
+    assert found == FUNCTION_LEVEL_IMPORTS
+
+
+def test_the_function_level_import_finder_sees_one():
+    tree = ast.parse("import a\ntry:\n    import b\nexcept ImportError:\n    b = None\n"
+                     "def f():\n    from . import c\nclass K:\n    import d\n")
+    assert sorted(node.lineno for node in _function_level_imports(tree)) == [7, 9]
 
 
 def test_core_imports_no_family_package():
@@ -246,7 +317,7 @@ def test_each_algorithm_name_gives_the_same_class_in_river_the_cli_the_experimen
 
 def test_every_distributed_estimator_implements_the_public_protocol():
     pytest.importorskip("dask")
-    from onpair.distributed import PartitionedFit
+    from onpair.core.distributed import PartitionedFit
 
     from public_api import OFFLINE
 

@@ -360,7 +360,7 @@ class GradientPerturbedGD(PairwiseEstimator, algorithm="gradient"):
         return self._descend(p, n, dim, theta_start, start_norm, gradient_sum, seed_sequence)
 
     #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input;
-    #: the protocol of :class:`onpair.distributed.PartitionedFit`).
+    #: the protocol of :class:`onpair.core.distributed.PartitionedFit`).
     partition_layout = "split"
 
     def check_partitioned_fit(self) -> dict:
@@ -372,7 +372,7 @@ class GradientPerturbedGD(PairwiseEstimator, algorithm="gradient"):
         return p
 
     def fit_partitions(self, partitions, seed_sequence):
-        """The distributed fit (:mod:`onpair.distributed`): at each step the workers compute the pairwise
+        """The distributed fit (:mod:`onpair.core.distributed`): at each step the workers compute the pairwise
         gradient sum from their partitions (:mod:`onpair.batch.distributed_gradient`: only scores,
         pair-weight sums and d-vectors cross the network) and the noise is drawn here, once per step,
         exactly as in :meth:`_fit_released`."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 #: What every message about bounds says: where public bounds come from, and what not to do.

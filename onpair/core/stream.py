@@ -11,7 +11,7 @@ validation of a block, snapshots, scoring.
   reservoir's slots);
 * ``learn_many`` (validated as a whole before anything changes), the clipping warning, and the
   ``n_seen``/``n_clipped`` counters;
-* the snapshot protocol that :mod:`onpair.persistence` drives: the constructor's parameters, the
+* the snapshot protocol that :mod:`onpair.core.persistence` drives: the constructor's parameters, the
   settings they resolve to, and the state (common part here, the learner's own objects through
   hooks), each part checked when it is read back;
 * ``model``-based scoring: ``decision_function`` (AUC task) and ``transform`` (metric task).
@@ -29,6 +29,7 @@ import numpy as np
 from ._validation import as_feature_block, check_seed
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
+from .persistence import save_learner
 from .registry import register_algorithm
 from .snapshot import register_learner
 from ..privacy.events import NonPrivate
@@ -141,13 +142,13 @@ class StreamLearner:
         for _, _, mark in pending:
             mark()
 
-    # -- snapshots (driven by onpair.persistence) --------------------------------------------------
+    # -- snapshots (driven by onpair.core.persistence) ---------------------------------------------
     def save(self, path) -> None:
         """Write the whole learner to ``path`` atomically; :func:`onpair.load` resumes it exactly.
 
         The file holds the internal state, the stored past, the random generators, the releases and
         the accountant's ledger, behind a format version and a SHA-256 digest
-        (:mod:`onpair.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
+        (:mod:`onpair.core.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
         once, because two learners resumed from it would reuse the same noise and budget.
 
         Parameters
@@ -164,8 +165,6 @@ class StreamLearner:
         >>> onpair.load(path).n_seen
         1
         """
-        from ..persistence import save_learner
-
         save_learner(self, path)
 
     @classmethod

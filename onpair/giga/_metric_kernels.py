@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ..core._metric_pair_kernels import _augmented_row, _metric_round_gradient, _project_parameter
 from ..core.metric_losses import _metric_pair_dloss
 

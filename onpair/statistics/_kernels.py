@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ..core.bounds import _clip_box_row
 from ..privacy.continual._blt_kernels import blt_record
 from ..privacy.continual.blt import NEED_NORMALS
@@ -652,7 +652,7 @@ def statistics_total(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights,
 
     The blocks' sums are added in order, so the result is a deterministic function of the records and
     their order. This is the sum that one partition of a distributed fit computes
-    (:mod:`onpair.distributed`), and the in-process fit computes it over the whole data set.
+    (:mod:`onpair.core.distributed`), and the in-process fit computes it over the whole data set.
 
     Examples
     --------

@@ -167,7 +167,7 @@ class OffPairStats(PairwiseEstimator, algorithm="offstats"):
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence, found=found, rho=rho)
 
     #: A distributed fit keeps each partition's records in order with their class codes (the protocol of
-    #: :class:`onpair.distributed.PartitionedFit`).
+    #: :class:`onpair.core.distributed.PartitionedFit`).
     partition_layout = "records"
 
     def check_partitioned_fit(self):
@@ -178,7 +178,7 @@ class OffPairStats(PairwiseEstimator, algorithm="offstats"):
                              "bounds as they are)")
 
     def fit_partitions(self, partitions, seed_sequence):
-        """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
+        """The distributed fit (:mod:`onpair.core.distributed`): each partition sums its records' statistics on
         its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
         plan = self._release_settings()
         if plan[3] is None:

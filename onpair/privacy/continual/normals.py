@@ -29,7 +29,7 @@ from numba import njit
 from numba.np.random._constants import (fi_double, ki_double, wi_double, ziggurat_nor_inv_r,  # NumPy's tables
                                         ziggurat_nor_r)
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
 
 __all__ = ["NormalBlock", "fill_standard_normal", "BLOCK_VALUES"]
 
