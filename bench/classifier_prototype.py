@@ -41,7 +41,7 @@ from onpair import FeatureBounds, OffPairStats, OnPairStats  # noqa: E402
 from onpair.statistics._kernels import statistics_total  # noqa: E402
 from onpair.statistics.discriminant import linear_discriminant, log_softmax  # noqa: E402
 from onpair.statistics.model import class_statistics  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa: E402
 

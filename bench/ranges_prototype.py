@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT.parent))
 
 from onpair import OnPairStats  # noqa: E402
 from onpair.statistics.model import ClassStatistics, auto_ridge, pairwise_square_model  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy import eps_from_rho, rho_from_dp  # noqa: E402
 from onpair.privacy.ranges import find_bounds, range_histograms  # noqa: E402
 

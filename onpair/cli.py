@@ -20,7 +20,7 @@ from .algorithms import ALGORITHMS, OFFLINE, ONLINE
 from .audit import main as audit_main
 from .core._progress import ProgressBar
 from .core.bounds import FeatureBounds
-from .metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
+from .evaluation import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 from .privacy.exceptions import NoiseDominatedWarning
 from .privacy.reports import mark_curator_only
 from .statistics import OffPairStats, OnPairStats

@@ -45,7 +45,7 @@ from .algorithms import ALGORITHMS, ONLINE
 from .core._io import atomic_path, atomic_write_text
 from .core.bounds import FeatureBounds
 from .core.matrix_geometry import metric_factor
-from .metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
+from .evaluation import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 from .privacy import NoiseDominatedWarning, PrivacyWarning
 
 EPSILONS = (0.5, 1.5, 2.5)

@@ -20,7 +20,7 @@ from onpair import OffPairStats, OnPairStats
 from onpair.statistics._kernels import statistics_rows
 from onpair.statistics.model import (BASE_RIDGE, COMPLEMENT_WEIGHT, ClassStatistics, class_statistics,
                                      discriminant_metric, discriminant_ridge, within_class_diagonal_sd)
-from onpair.metrics import knn_accuracy
+from onpair.evaluation import knn_accuracy
 from onpair.river import MetricTransformer
 from streams.synthetic import BOUNDS, LAYOUTS, noise_feature_classes
 

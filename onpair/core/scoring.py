@@ -1,6 +1,6 @@
 """The scores a fitted estimator reports (:meth:`onpair.core.estimator.PairwiseEstimator.score`): ROC AUC
 (Mann–Whitney, ties one half) and k-nearest-neighbour accuracy, plain or leave-one-out. The public path is
-:mod:`onpair.metrics` (docs/algorithms.md#evaluation)."""
+:mod:`onpair.evaluation` (docs/algorithms.md#evaluation)."""
 
 from __future__ import annotations
 

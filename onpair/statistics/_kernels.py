@@ -150,31 +150,6 @@ def _statistics_rows(Z, codes, weights, out):
 
 
 @njit(**NJIT_OPTIONS)
-def _unpack_vech(vech, d, out):
-    """The symmetric matrix whose orthonormal coordinates are ``vech`` (the inverse of the row map).
-
-    Parameters
-    ----------
-    vech : ndarray of float64, shape (d(d+1)/2,)
-        Diagonal entries as they are, off-diagonal entries times √2, upper triangle row by row; read only.
-    d : int
-        Matrix size.
-    out : ndarray of float64, shape (d, d)
-        Overwritten with the symmetric matrix.
-    """
-    inv_root2 = 1.0 / math.sqrt(2.0)
-    idx = 0
-    for k in range(d):
-        out[k, k] = vech[idx]
-        idx += 1
-        for l in range(k + 1, d):
-            value = vech[idx] * inv_root2
-            out[k, l] = value
-            out[l, k] = value
-            idx += 1
-
-
-@njit(**NJIT_OPTIONS)
 def _statistics_row(z, code, weights, row):
     """Write the contribution v(z) of one record into ``row`` (the single-record form of
     :func:`_statistics_rows`, the same arithmetic).

@@ -25,9 +25,13 @@ encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
   for its epoch's length with the whole ρ; a record lies in one epoch only (parallel composition), so
   the stream costs ρ for any length and the variance grows like (log t)² without a known horizon.
 
-Noise is drawn with NumPy from the caller's ``Generator`` (``rng.standard_normal``) in a fixed
-per-record order, so that a block equals its records fed one at a time, bit for bit; the compiled
-kernels (:mod:`onpair.privacy.continual._kernels`) only do the noise-free arithmetic.
+The noise's standard normals are NumPy's from the caller's ``Generator``: ``rng.standard_normal``'s numbers,
+or the same numbers drawn ahead by :class:`onpair.privacy.continual.normals.NormalBlock` (a compiled port of
+NumPy's ziggurat, bit for bit), consumed in a fixed per-record order, so that a block equals its records fed
+one at a time, bit for bit. Compiled kernels do add noise: the BLT step
+(:mod:`onpair.privacy.continual._blt_kernels`) and the statistics family's fused per-record kernels take the
+normals and add σ times their combination to the released sums. No kernel holds a random state of its own,
+and every σ is computed from public quantities before the kernel runs.
 
 Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
 set) is k positions: its cost is at most k²·ρ in zCDP (group privacy for a Gaussian mechanism:
