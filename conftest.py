@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-# onpair.distributed needs the optional dask extra (make install installs it); without it, its doctests
+# onpair.core.distributed needs the optional dask extra (make install installs it); without it, its doctests
 # are not collected rather than failing at import.
-collect_ignore = [] if importlib.util.find_spec("distributed") else ["onpair/distributed.py"]
+collect_ignore = [] if importlib.util.find_spec("distributed") else ["onpair/core/distributed.py"]
 
 #: Doctests that read UCI files, and the files they read.
 DATA_DOCTESTS = {

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from shared import gaussian_classes, river_stream, scores  # noqa: E402
 from onpair import FeatureBounds, OffPairStats, OnPairStats  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.continual import PrefixSumMechanism  # noqa: E402
 from onpair.privacy.conversions import rho_from_dp  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402

@@ -38,7 +38,7 @@ from onpair import OffPairStats, OnPairStats, PairwiseGIGA  # noqa: E402
 from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.statistics.model import between_noise_level, class_statistics, discriminant_metric, psd_projection  # noqa: E402,E501
 from onpair.core.matrix_geometry import metric_factor  # noqa: E402
-from onpair.metrics import knn_accuracy  # noqa: E402
+from onpair.evaluation import knn_accuracy  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.statistics._kernels import statistics_rows  # noqa: E402
 from onpair.statistics.online import DEFAULT_WEIGHTS, check_weights  # noqa: E402

@@ -30,7 +30,7 @@ from onpair import OnPairStrC, PairwiseGIGA  # noqa: E402
 from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.estimators import GradientPerturbedGD, OffPairStrC  # noqa: E402
 from onpair.core.metric_losses import get_metric_loss  # noqa: E402
-from onpair.metrics import knn_accuracy  # noqa: E402
+from onpair.evaluation import knn_accuracy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quick import add_quick, apply_quick  # noqa: E402

@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT.parent))
 from onpair import OnPairStats  # noqa: E402
 from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.core.discovery import discover, discovery_setting, found_bounds, model_rho  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy import eps_from_rho, rho_from_dp  # noqa: E402
 
 SECTION = "## Range discovery (issue 24)"

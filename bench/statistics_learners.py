@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from onpair import GradientPerturbedGD, OffPairStats, OnPairStats  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
 
 RIVER_SECTION = "## Continual release of class statistics: river progressive ROC AUC"
@@ -104,7 +104,7 @@ def river_readings(data, features, seeds: int) -> list[str]:
     AUC of the same progressive probabilities (predict, then learn, as ``progressive_val_score`` does)."""
     from river import linear_model, metrics, preprocessing
 
-    from onpair.metrics import roc_auc
+    from onpair.evaluation import roc_auc
     from onpair.river import PrivatePairwiseClassifier
 
     def readings(make, n_seeds):

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from onpair import FeatureBounds, OnPairC, OnPairStrC, PairwiseGIGA
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from onpair.privacy import gaussian_sigma
 from quick import add_quick, apply_quick
 

@@ -10,11 +10,6 @@ the class statistics), Huai et al.'s Alg. 3, 4
 Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
-from ._moved import install as _install_old_paths
-from ._moved import submodule as _moved_submodule
-
-_install_old_paths()  # the old paths of modules that moved into their family's package
-
 from .core.bounds import FeatureBounds
 from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA  # first: the order of savable learners
 from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
@@ -27,7 +22,3 @@ from ._version import __version__
 __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "ObjectivePerturbedLogistic",
            "ApproxMinimaPerturbedLogistic", "FeatureBounds", "PrivacyBudgetExceeded",
            "PrivacyWarning", "NoiseDominatedWarning", "load", "__version__"]
-
-
-def __getattr__(name):
-    return _moved_submodule(__name__, name)

@@ -7,6 +7,7 @@ a privacy parameter out of range), with the reason on stderr.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
@@ -14,9 +15,17 @@ import warnings
 
 import numpy as np
 
+from . import experiment
+from .algorithms import ALGORITHMS, OFFLINE, ONLINE
+from .audit import main as audit_main
+from .core._progress import ProgressBar
+from .core.bounds import FeatureBounds
+from .evaluation import knn_accuracy, metric_objective, pairwise_risk, roc_auc
+from .privacy.exceptions import NoiseDominatedWarning
+from .privacy.reports import mark_curator_only
+from .statistics import OffPairStats, OnPairStats
+
 DATASETS = ("phishing", "imagesegments", "hepatitis", "pima", "retinopathy", "wdbc")
-ONLINE = ("stats", "onpairstrc", "onpairc", "giga")
-OFFLINE = ("offstats", "offpairstrc", "offpairc", "gradient", "sgd")
 
 
 def _load(source: str, args):
@@ -300,43 +309,32 @@ def _class_domain(args):
 
 
 def _make_learner(args, n_train: int, bounds):
-    if args.algo in ("stats", "offstats"):
-        from onpair import OffPairStats, OnPairStats
-
+    """The learner ``--algo`` names (:data:`onpair.algorithms.ALGORITHMS`), built from the flags it takes."""
+    cls = ALGORITHMS[args.algo]
+    online = args.algo in ONLINE
+    seed = {"seed": args.seed} if online else {"random_state": args.seed}
+    if issubclass(cls, (OnPairStats, OffPairStats)):
         if args.release_every is not None or args.mode != "ledger":
             raise ValueError(f"--release-every and --mode are for the output-perturbation learners; --algo "
                              f"{args.algo} releases class statistics")
         classes = _class_domain(args) if args.task == "metric" else None
-        stats_common = dict(epsilon=args.epsilon, delta=args.delta, bounds=bounds, task=args.task, classes=classes)
-        if args.algo == "stats":
-            return OnPairStats(seed=args.seed, **stats_common)
-        return OffPairStats(random_state=args.seed, **stats_common)
-    common = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds)
+        return cls(epsilon=args.epsilon, delta=args.delta, bounds=bounds, task=args.task, classes=classes, **seed)
     task = dict(task=args.task, constraint=args.constraint) if args.task == "metric" else {}
-    common.update(task)
-    if args.algo == "giga":
-        from onpair import PairwiseGIGA
-
-        return PairwiseGIGA(loss=args.loss, bounds=bounds, **task)
-    if args.algo in ("onpairstrc", "onpairc"):
-        from onpair import OnPairC, OnPairStrC
-
-        cls = OnPairStrC if args.algo == "onpairstrc" else OnPairC
-        schedule = {"release_every": args.release_every} if args.release_every is not None else {}
-        return cls(n=n_train, seed=args.seed, mode=args.mode, **schedule, **common)
-    from onpair import estimators
-
-    # Paper mode releases the average iterate (Huai Alg. 3 line 8); the library mode the last one.
-    output = "average" if args.mode == "paper" else "last"
-    if args.algo == "offpairstrc":
-        return estimators.OffPairStrC(mode=args.mode, output=output, random_state=args.seed, **common)
-    if args.algo == "offpairc":
-        return estimators.OffPairC(mode=args.mode, output=output, random_state=args.seed, **common)
-    if args.algo == "gradient":
-        return estimators.GradientPerturbedGD(mode=args.mode, random_state=args.seed, **common)
-    if args.mode != "paper":
-        raise ValueError("--algo sgd is Yang et al.'s eq. (5) calibration only: pass --mode paper")
-    return estimators.OutputPerturbedSGD(random_state=args.seed, **common)
+    parameters = inspect.signature(cls).parameters
+    if "epsilon" not in parameters:  # the non-private twin (giga): no budget, no noise
+        return cls(loss=args.loss, bounds=bounds, **task)
+    kwargs = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds, **task, **seed)
+    if "mode" in parameters:
+        kwargs["mode"] = args.mode
+    elif args.mode != "paper":
+        raise ValueError(f"--algo {args.algo} has its paper's calibration only (Yang et al.'s eq. (5) for sgd): "
+                         "pass --mode paper")
+    if online:
+        kwargs.update(n=n_train, **({"release_every": args.release_every} if args.release_every is not None else {}))
+    elif "output" in parameters:
+        # Paper mode releases the average iterate (Huai Alg. 3 line 8); the library mode the last one.
+        kwargs["output"] = "average" if args.mode == "paper" else "last"
+    return cls(**kwargs)
 
 
 def _check_replay_args(args) -> None:
@@ -377,10 +375,6 @@ def _check_replay_args(args) -> None:
 
 
 def replay(args) -> dict:
-    from onpair.core._progress import ProgressBar
-    from onpair.core.bounds import FeatureBounds
-    from onpair.metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
-    from onpair.privacy.reports import mark_curator_only
 
     _check_replay_args(args)
     X, y, bounds, name = _load(args.source, args)
@@ -489,7 +483,6 @@ CLIPPED = "records lay outside the declared feature bounds"
 def _show_warnings(caught, args) -> None:
     """Each warning of a replay on stderr, once (a warning repeated by several models or records is one), the
     clipping warning in the command's terms (the flags that set the bounds, not the API's parameters)."""
-    from onpair.privacy.exceptions import NoiseDominatedWarning
 
     shown = set()
     for record in caught:
@@ -548,8 +541,6 @@ def _print_human(result: dict) -> None:
 
 
 def _experiment(args) -> int:
-    from onpair import experiment
-    from onpair.core._progress import ProgressBar
 
     try:
         try:
@@ -653,8 +644,6 @@ def main(argv=None) -> int:
 
         return fetch_main(argv[1:])
     if argv and argv[0] == "audit":
-        from onpair.audit import main as audit_main
-
         return audit_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "experiment":

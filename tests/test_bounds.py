@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from onpair import FeatureBounds
-from onpair.core.bounds import _clip_box_row, clip_box_dot
+from onpair.core.bounds import _clip_box_row
 
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=150)
 TOL = 1e-12
@@ -357,22 +357,3 @@ def test_norm_bound_is_the_explicit_unit_ball():
     assert make_bounds(None, 1.0).to_dict() == {"norm": 1.0}
     with pytest.raises(ValueError, match="OffPairStats needs the public bounds"):
         make_bounds(None, None, "OffPairStats")
-
-
-@pytest.mark.parametrize("d", [1, 3, 9])
-def test_clip_box_dot_matches_the_numpy_twin(d):
-    """wᵀφ(x) in one compiled call (the river wrapper's per-record score): the clipped box map of the NumPy
-    twin dotted with w, summed in index order (math.fsum bounds the rounding); NaN for a record holding NaN
-    or ±inf."""
-    rng = np.random.default_rng(90 + d)
-    lower, upper = rng.uniform(-3.0, 0.0, size=d), rng.uniform(0.1, 2.0, size=d)
-    box = FeatureBounds(lower=lower, upper=upper).box_rows(d)
-    for i in range(200):
-        x = rng.uniform(lower - 1.0, upper + 1.0) if i % 2 else rng.uniform(lower, upper)
-        w = rng.standard_normal(d)
-        z = (2.0 * np.minimum(np.maximum(x, lower), upper) - lower - upper) / ((upper - lower) * math.sqrt(d))
-        exact = math.fsum(z * w)
-        assert math.isclose(clip_box_dot(x, *box, w), exact, rel_tol=1e-12, abs_tol=1e-14 * float(np.abs(w).sum()))
-        broken = x.copy()
-        broken[i % d] = (np.nan, np.inf, -np.inf)[i % 3]
-        assert math.isnan(clip_box_dot(broken, *box, w))

@@ -27,6 +27,7 @@ from scipy import optimize
 
 import naive_statistics as naive
 import onpair
+import onpair.evaluation
 from learner_state import assert_same_state, state_of
 from naive_discriminant import naive_log_posterior
 from onpair import OffPairStats, OnPairStats
@@ -258,7 +259,7 @@ def test_the_auc_posterior_is_the_twin_along_the_released_model_and_ranks_as_it(
     order = np.argsort(learner.decision_function(X), kind="stable")
     odds = log_p[:, 1] - log_p[:, 0]
     assert np.all(np.diff(odds[order]) >= -1e-12)
-    assert onpair.metrics.roc_auc(y, odds) == pytest.approx(onpair.metrics.roc_auc(y, learner.decision_function(X)),
+    assert onpair.evaluation.roc_auc(y, odds) == pytest.approx(onpair.evaluation.roc_auc(y, learner.decision_function(X)),
                                                             abs=1e-12)
 
 
@@ -473,7 +474,7 @@ def test_the_offline_auc_posterior_is_scikit_learns_binary_classifier():
     np.testing.assert_allclose(odds, np.log(P[:, 1]) - np.log(P[:, 0]), rtol=1e-9, atol=1e-9)
     assert est.predict(X).tolist() == np.where(odds > 0, "yes", "no").tolist()
     Z, _ = est.bounds_.transform(X)
-    assert onpair.metrics.roc_auc(y == "yes", odds) == pytest.approx(onpair.metrics.roc_auc(y == "yes", Z @ est.coef_),
+    assert onpair.evaluation.roc_auc(y == "yes", odds) == pytest.approx(onpair.evaluation.roc_auc(y == "yes", Z @ est.coef_),
                                                                     abs=1e-12)
 
 

@@ -32,7 +32,7 @@ from onpair import OffPairStats, OnPairStats
 from onpair.core import discovery
 from onpair.core.discovery import (DEFAULT_SHARE, MAX_AUTO_WARMUP, MIN_AUTO_WARMUP, discovery_setting,
                                    range_seed_sequence)
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from onpair.privacy import ZCDPAccountant, eps_from_rho, rho_from_dp
 from onpair.privacy.events import ApproxDPRelease, GaussianRelease, leaves
 from onpair.privacy.ranges import find_bounds, planned_levels, records_needed

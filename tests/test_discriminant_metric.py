@@ -9,18 +9,16 @@ MetricTransformer with only released values.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import onpair
 from onpair import OffPairStats, OnPairStats
 from onpair.statistics._kernels import statistics_rows
 from onpair.statistics.model import (BASE_RIDGE, COMPLEMENT_WEIGHT, ClassStatistics, class_statistics,
                                      discriminant_metric, discriminant_ridge, within_class_diagonal_sd)
-from onpair.metrics import knn_accuracy
+from onpair.evaluation import knn_accuracy
 from onpair.river import MetricTransformer
 from streams.synthetic import BOUNDS, LAYOUTS, noise_feature_classes
 

@@ -20,7 +20,6 @@ import warnings
 
 import pytest
 
-from onpair._moved import MOVED
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "onpair"
@@ -53,7 +52,7 @@ MODULES = sorted(_module_name(p) for p in PACKAGE.rglob("*.py") if p.name != "__
 @functools.lru_cache(maxsize=None)
 def _module(name: str):
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # an old path is not a name that exists
+        warnings.simplefilter("error", DeprecationWarning)  # a deprecated module is not a name to cite
         return importlib.import_module(name)
 
 
@@ -99,8 +98,6 @@ def _instance_attributes(cls) -> frozenset:
 
 def _getattrs(obj, parts) -> bool:
     for i, part in enumerate(parts):
-        if inspect.ismodule(obj) and f"{obj.__name__}.{part}" in MOVED:
-            return False  # an old path: it still imports, but the docs must cite the new one
         if isinstance(obj, type) and part in {n for c in obj.__mro__ for n in vars(c)}:
             obj = next(vars(c)[part] for c in obj.__mro__ if part in vars(c))
             continue
@@ -185,8 +182,6 @@ def problems_in_text(text: str, where: str, context=None, backticks=True) -> lis
 def _docstrings():
     """(where, docstring, context objects) of every module, class and function of onpair."""
     for name in MODULES:
-        if name == "onpair._moved":
-            continue  # the table of old paths names them on purpose
         module = _module(name)
         path = pathlib.Path(module.__file__)
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -222,7 +217,7 @@ def test_the_docstrings_name_only_what_exists():
 
 @pytest.mark.parametrize("text, bad", [
     ("`_OnlinePairwiseLearner._smoothness`", True), ("`conversions._nudge`", True), ("`_plan_releases`", True),
-    ("`onpair.bounds.FeatureBounds`", True),  # an old path: it works, but the docs must cite the new one
+    ("`onpair.bounds.FeatureBounds`", True),  # an old path (core/bounds.py moved): gone
     ("onpair/learners/statistics.py", True), (":func:`onpair.privacy.no_such_function`", True),
     ("`conversions.nudge_until`", False), ("`FeatureBounds.transform`", False), ("`np.linalg.norm`", False),
     ("`onpair.core.bounds.FeatureBounds`", False), ("onpair/statistics/online.py", False),
@@ -317,7 +312,7 @@ def test_make_and_a_plain_python_share_one_numba_cache():
     """The Makefile once pointed numba's cache at .venv/numba_cache, so a python started by hand (the README's
     .venv/bin/onpair, a script) recompiled every kernel: neither the Makefile nor .ci/run moves the cache, and
     every kernel caches (numba's default place, beside its source)."""
-    from onpair.core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+    from onpair._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
 
     for path in (ROOT / "Makefile", ROOT / ".ci" / "run"):
         code = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]

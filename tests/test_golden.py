@@ -18,7 +18,7 @@ import pytest
 
 import onpair
 from golden_cases import (GOLDEN, N_FIRST, all_digests, digest, feed, learner_cases, report_fingerprint,
-                          river_cases, river_classifier_stream, river_outputs, stream_for, visible)
+                          river_classifier_stream, river_outputs, stream_for, visible)
 
 with open(os.path.join(GOLDEN, "expected.json")) as _handle:
     EXPECTED = json.load(_handle)

@@ -51,7 +51,7 @@ from onpair.cli import main as cli_main
 from learner_state import assert_same_state, state_of
 from public_api import OFFLINE, OFFLINE_CASES, ONLINE_CASES, make_offline, make_online
 from public_api import ONLINE as PUBLIC_ONLINE
-from onpair.metrics import pairwise_risk, roc_auc
+from onpair.evaluation import pairwise_risk, roc_auc
 from onpair.privacy import ReleaseSchedule, ZCDPAccountant, eps_from_rho, gaussian_sigma, rho_from_dp
 from onpair.privacy import sensitivity_ledger
 from streams import ArraySource, ChecksumError, CSVSource, RecordError, RiverSource, UCISource, get_spec, load

@@ -26,7 +26,7 @@ import onpair.preprocessing
 import onpair.river
 from onpair.privacy import PrivacyBudgetExceeded, ZCDPAccountant
 from onpair.privacy.continual import BandedToeplitz, EpochTrees, TreeAggregation
-from onpair.privacy.conversions import eps_from_rho, rho_from_dp
+from onpair.privacy.conversions import rho_from_dp
 from onpair.privacy.events import (ApproxDPRelease, Composed, ContinualRelease, GaussianRelease, NonPrivate,
                                    ZCDPRelease, epsilon_of, leaves, rho_of)
 from onpair.privacy.reports import COMMON_KEYS, RHO_KEYS

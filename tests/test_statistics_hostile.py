@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair.privacy.continual import BandedToeplitz, DecayedBLT, EpochTrees, PrefixSumMechanism, TreeAggregation
+from onpair.privacy.continual import DecayedBLT, PrefixSumMechanism
 from onpair.river import PrivatePairwiseClassifier
 
 NAN, INF = math.nan, math.inf

@@ -311,7 +311,7 @@ def test_snapshot_resumes_exactly(kwargs, tmp_path):
 
 
 def test_snapshot_with_edited_statistics_is_refused(tmp_path):
-    from onpair.persistence import _parse
+    from onpair.core.persistence import _parse
 
     learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
     learner.save(tmp_path / "s.onpair")
@@ -470,7 +470,7 @@ def test_a_learner_without_a_seed_drops_its_normals_after_a_save(tmp_path):
 ])
 def test_a_snapshot_with_implausible_normals_is_refused(edit, match, tmp_path):
     from onpair.core.snapshot import SnapshotReader
-    from onpair.persistence import _parse
+    from onpair.core.persistence import _parse
 
     learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
     learner.save(tmp_path / "s.onpair")

@@ -33,7 +33,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from scipy.special import ellipk
 
 from blt_optimise import _params, _tuple, add_slow_buffer, geometric_start, pack, polish, unpack, write_constants

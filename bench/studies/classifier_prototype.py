@@ -42,7 +42,7 @@ from onpair.statistics._kernels import statistics_total  # noqa: E402
 from onpair.statistics.discriminant import linear_discriminant, log_softmax  # noqa: E402
 from onpair.statistics.model import class_statistics  # noqa: E402
 from shared import gaussian_classes, river_stream, scores  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa: E402
 
@@ -161,7 +161,7 @@ def defaults(quick: bool):
 def captured_releases():
     """Record every ClassStatistics that OffPairStats decodes from its release (the estimator runs as it is; the
     decoded statistics are what it computes its own model from)."""
-    from onpair.estimators import statistics as module
+    from onpair.statistics import offline as module
 
     original, seen = module.class_statistics, []
 

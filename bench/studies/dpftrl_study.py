@@ -10,7 +10,7 @@ Protocols (the same streams, splits and noise seeds for every learner):
 * **Phishing** (river's bundled stream, 1,250 records, d = 9, public bounds (0, 1)), in river's order,
   progressive validation (score the record with the current public model, then learn it), ε ∈ {0.5, 1,
   2, 4}, δ = 1e-5, 10 noise seeds; one pass, and four passes (the stream replayed 4 times). The metric
-  is the **exact** ROC AUC (Mann–Whitney, ties ½: ``onpair.metrics.roc_auc``) of all the progressive
+  is the **exact** ROC AUC (Mann–Whitney, ties ½: ``onpair.evaluation.roc_auc``) of all the progressive
   scores s_t = ⟨φ(x_t), w_{t−1}⟩/‖w_{t−1}‖ (0 before the first non-zero model); the normalisation makes
   scores of different rounds comparable and equals the river wrapper's ``(1 + s/‖w‖)/2`` up to a
   monotone map. With four passes every learner protects a **record** (its 4 copies) at (ε, δ):
@@ -58,7 +58,7 @@ sys.path.insert(0, str(HERE))
 
 import dpftrl  # noqa: E402
 from onpair import OnPairStats, OnPairStrC, PairwiseGIGA  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.conversions import eps_from_rho, rho_from_dp  # noqa: E402
 
 SECTION = "## DP-FTRL for the online learners"

@@ -54,7 +54,7 @@ sys.path.insert(0, str(HERE.parent))  # bench: its shared modules
 sys.path.insert(0, str(HERE.parents[1]))  # the repository: streams
 
 from onpair import OnPairStats  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy import eps_from_rho, rho_from_dp  # noqa: E402
 from onpair.privacy.ranges import find_bounds, range_histograms  # noqa: E402
 from shared import one_vs_rest_models, ovr_auc, two_gaussian_classes  # noqa: E402

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import itertools
-import math
 import time
 import warnings
 from pathlib import Path

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench: its share
 from onpair import FeatureBounds, OnPairStats  # noqa: E402
 from onpair.statistics._kernels import statistics_rows  # noqa: E402
 from onpair.statistics.model import BASE_RIDGE, centroid_model, class_statistics, noise_ridge, pairwise_square_model
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
 from shared import two_gaussian_classes as synthetic  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402

@@ -216,7 +216,7 @@ def binary_label(value, index: int, stream_offset: int, name: str = "y") -> int:
 def label_array(y, name: str = "y") -> np.ndarray:
     """``y`` as a 1-D array (object dtype for Python sequences), or a ValueError naming ``name`` for a
     string, a scalar or another shape. The one entry point of every label block (AUC and metric task,
-    learners and :mod:`onpair.metrics`)."""
+    learners and :mod:`onpair.evaluation`)."""
     if isinstance(y, (str, bytes)):
         raise ValueError(f"{name} must be a sequence of labels, got a string {y!r}")
     arr = y if isinstance(y, np.ndarray) else np.asarray(y, dtype=object)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 #: What every message about bounds says: where public bounds come from, and what not to do.
@@ -110,38 +110,6 @@ def _clip_box_row(x, lower, upper, half_scale, out):
             status = 1
         out[k] = (2.0 * v - lower[k] - upper[k]) * half_scale[k]
     return status
-
-
-@njit(**NJIT_OPTIONS)
-def clip_box_dot(x, lower, upper, half_scale, w):
-    """wᵀφ(x): one record through the clipped box map (the operations of :func:`_clip_box_row`) and its dot
-    product with ``w``, summed in index order, in one call (a river model's per-record score).
-
-    Parameters
-    ----------
-    x : float64 array of shape (d,)
-        The raw record (read only).
-    lower, upper, half_scale : float64 arrays of shape (d,)
-        The public box and its half-scale, as :func:`_clip_box_row` (read only).
-    w : float64 array of shape (d,)
-        The model (read only).
-
-    Returns
-    -------
-    float
-        The score, or NaN when an entry of ``x`` is NaN or ±inf (the caller's general path reports it).
-    """
-    total = 0.0
-    for k in range(x.shape[0]):
-        v = x[k]
-        if not (abs(v) < np.inf):
-            return np.nan
-        if v < lower[k]:
-            v = lower[k]
-        elif v > upper[k]:
-            v = upper[k]
-        total += ((2.0 * v - lower[k] - upper[k]) * half_scale[k]) * w[k]
-    return total
 
 
 class FeatureBounds:

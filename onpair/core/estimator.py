@@ -25,12 +25,18 @@ import inspect
 import numpy as np
 from scipy.special import expit
 
-from ..metrics import roc_auc
+from ..privacy.events import NonPrivate
+from ..privacy.reports import build_report
+from ._metric_pair_kernels import _project_parameter
 from ._validation import SeedNameHint, is_dask_collection
 from .bounds import FeatureBounds
-from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
-                      discovery_of, fit_bounds, fit_seeds, is_metric_task, label_coding, not_fitted_error,
-                      refuse_discovery, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit, discovery_of,
+                      fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery, fit_seeds,
+                      set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .geometry import _project_l2_ball
+from .matrix_geometry import _project_matrix, metric_factor, symmetric_noise
+from .registry import register_algorithm
+from .scoring import leave_one_out_knn_accuracy, roc_auc
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -45,6 +51,13 @@ class PairwiseEstimator(SeedNameHint):
     """
 
     _estimator_type = "classifier"
+
+    def __init_subclass__(cls, *, algorithm=None, **kwargs):
+        """A public estimator registers itself with ``class X(..., algorithm="name")`` under the name users
+        choose it by (:mod:`onpair.core.registry`)."""
+        super().__init_subclass__(**kwargs)
+        if algorithm is not None:
+            register_algorithm(algorithm, cls)
 
     # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
     def _store_params(self, arguments: dict) -> None:
@@ -115,7 +128,7 @@ class PairwiseEstimator(SeedNameHint):
         ``X`` may also be a Dask array or DataFrame (with ``y`` a Dask array or Series of the same
         partitions) for the estimators with a distributed fit (:class:`onpair.OffPairStats`,
         :class:`onpair.GradientPerturbedGD`): the records stay on the workers and only noisy releases
-        leave them (:func:`onpair.distributed.fit`, docs/distributed.md).
+        leave them (:func:`onpair.core.distributed.fit`, docs/distributed.md).
 
         Returns
         -------
@@ -127,7 +140,7 @@ class PairwiseEstimator(SeedNameHint):
             if setting is not None:
                 raise ValueError("discover_bounds needs the records in memory (a fit on Dask data takes the "
                                  "declared bounds as they are)")
-            from ..distributed import fit as distributed_fit
+            from .distributed import fit as distributed_fit  # needs Dask (optional): only for Dask data
 
             return distributed_fit(self, X, y)
         if setting is not None:
@@ -144,7 +157,7 @@ class PairwiseEstimator(SeedNameHint):
         coef, report = self._fit_released(Z, signs, self._seed_sequence())
         return self._set_fitted(coef, report, classes, X.shape[1], bounds, n_clipped)
 
-    # The steps around the release (:mod:`onpair.core.fitting`, shared with onpair.distributed.fit).
+    # The steps around the release (:mod:`onpair.core.fitting`, shared with onpair.core.distributed.fit).
     def _set_fitted(self, coef, report, classes, n_features, bounds, n_clipped):
         return set_fitted(self, coef, report, classes, n_features, bounds, n_clipped)
 
@@ -206,8 +219,6 @@ class PairwiseEstimator(SeedNameHint):
         return self._transform
 
     def _transform(self, X) -> np.ndarray:
-        from .matrix_geometry import metric_factor
-
         self._check_fitted()
         X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
         Z, _ = self.bounds_.transform(X)
@@ -258,8 +269,6 @@ class PairwiseEstimator(SeedNameHint):
         """
         self._check_fitted()
         if getattr(self, "task", "auc") == "metric":
-            from ..metrics import leave_one_out_knn_accuracy
-
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
         scores = self.decision_function(X)
@@ -279,10 +288,6 @@ def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.nda
     threshold (``terms.learned``, w = (W, b)) one more standard normal for b, isotropic in ‖(W, b)‖, and
     b clipped into its interval.
     """
-    from ._metric_pair_kernels import _project_parameter
-    from .geometry import _project_l2_ball
-    from .matrix_geometry import _project_matrix, symmetric_noise
-
     if constraint is None:
         out = w + sigma * rng.standard_normal(dim)
         _project_l2_ball(out, float(radius))
@@ -301,9 +306,6 @@ def fit_report(estimator, events, *, n, mode, accounting="gaussian", rho_budget=
     (:func:`onpair.privacy.reports.build_report`, the builder of every report). A non-private fit
     (``private=False``) records :class:`onpair.privacy.events.NonPrivate` instead of ``events``: nothing
     released, ε ∞, no ρ keys. ``n`` records were fitted; ``rho_budget`` for a fit accounted in zCDP."""
-    from ..privacy.events import NonPrivate
-    from ..privacy.reports import build_report
-
     private = bool(getattr(estimator, "private", True))
     status = (f"released once: one fit of {n} records" if private else
               "not private: the non-private twin protects nothing")

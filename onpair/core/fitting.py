@@ -1,5 +1,5 @@
 """The steps of an offline fit around its release, shared by the in-process fit
-(:meth:`onpair.core.estimator.PairwiseEstimator.fit`) and the fit on Dask data (:func:`onpair.distributed.fit`):
+(:meth:`onpair.core.estimator.PairwiseEstimator.fit`) and the fit on Dask data (:func:`onpair.core.distributed.fit`):
 records and labels checked in the words scikit-learn's tools look for, the public label domain, the public
 bounds map, the fit's random seed, and the fitted attributes, assigned all at once after the release.
 
@@ -17,11 +17,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_feature_block, is_frame
+from ..privacy.accountant import charge, check_accountant, refusal
+from ..privacy.checks import check_delta, check_epsilon
+from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
+from ..privacy.events import NonPrivate, leaves, rho_of
 from ..privacy.exceptions import NoiseDominatedWarning, PrivacyWarning
-from ..privacy.accountant import charge, check_accountant
-from ..privacy.reports import extend_report
+from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report, extend_report
+from ._validation import as_feature_block, is_frame
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
+from .discovery import (RANGE_SPAWN_KEY, declared_box, discover, discovery_setting, found_bounds, range_events,
+                        range_seed_sequence)
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -434,9 +439,6 @@ def check_fit_accountant(estimator) -> None:
     (``private=False``) can be charged to no budget: both are refused here, naming the fix, instead of after
     the fit. Whether the budget left covers the fit is asked when the fit's events are known
     (:func:`set_fitted`: refused then, with nothing changed)."""
-    from ..privacy.accountant import refusal
-    from ..privacy.events import NonPrivate
-
     owner = type(estimator).__name__
     accountant = check_accountant(getattr(estimator, "accountant", None), owner)
     if accountant is None:
@@ -464,8 +466,6 @@ SPLIT_NOTE = ("planned by basic composition: the range finder gets (epsilon_f, d
 def discovery_of(estimator):
     """The resolved ``discover_bounds`` of an estimator (None: no discovery); a bad value is a ValueError
     (scikit-learn's convention for parameters)."""
-    from .discovery import discovery_setting
-
     try:
         return discovery_setting(getattr(estimator, "discover_bounds", False), type(estimator).__name__)
     except TypeError as exc:
@@ -517,13 +517,6 @@ def discovered_fit(estimator, setting, X, labels, classes):
     levels and the model spent. Nothing is set and nothing charged until the fit succeeded.
     """
     import copy
-
-    from ..privacy.checks import check_delta, check_epsilon
-    from ..privacy.conversions import eps_from_rho, rho_from_dp
-    from ..privacy.events import rho_of
-    from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report
-    from .discovery import (RANGE_SPAWN_KEY, declared_box, discover, found_bounds, range_events,
-                            range_seed_sequence)
 
     refuse_discovery(estimator)
     epsilon, delta = check_epsilon(estimator.epsilon), check_delta(estimator.delta)
@@ -589,9 +582,6 @@ def _combined_accounting(report, events, ran: bool) -> str:
     else "gaussian" when every event with a ρ is a Gaussian mechanism (the finder's levels always are: the
     conversion is exact for their composition), else the model's conversion if it is one
     (:data:`onpair.privacy.conversions.METHODS`), else "tight" (valid for any ρ-zCDP mechanism)."""
-    from ..privacy.conversions import METHODS
-    from ..privacy.events import leaves
-
     own = report["accounting"]
     if not ran:
         return own

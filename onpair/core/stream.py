@@ -11,7 +11,7 @@ validation of a block, snapshots, scoring.
   reservoir's slots);
 * ``learn_many`` (validated as a whole before anything changes), the clipping warning, and the
   ``n_seen``/``n_clipped`` counters;
-* the snapshot protocol that :mod:`onpair.persistence` drives: the constructor's parameters, the
+* the snapshot protocol that :mod:`onpair.core.persistence` drives: the constructor's parameters, the
   settings they resolve to, and the state (common part here, the learner's own objects through
   hooks), each part checked when it is read back;
 * ``model``-based scoring: ``decision_function`` (AUC task) and ``transform`` (metric task).
@@ -29,7 +29,9 @@ import numpy as np
 from ._validation import SeedNameHint, as_feature_block, root_sequence
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
+from .persistence import save_learner
 from .predictor import DirectionModel, Refresh, release_window
+from .registry import register_algorithm
 from .snapshot import register_learner
 from ..privacy.events import NonPrivate
 from ..privacy.reports import build_report
@@ -46,12 +48,15 @@ class StreamLearner(SeedNameHint):
     #: Snapshot key naming the kind of the learner's own state.
     _STATE_KIND_KEY = "history"
 
-    def __init_subclass__(cls, *, saved=False, **kwargs):
+    def __init_subclass__(cls, *, saved=False, algorithm=None, **kwargs):
         """A public learner registers itself with ``class X(..., saved=True)``: snapshots may then name it
-        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses)."""
+        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses); and with
+        ``algorithm="name"`` under the name users choose it by (:mod:`onpair.core.registry`)."""
         super().__init_subclass__(**kwargs)
         if saved:
             register_learner(cls)
+        if algorithm is not None:
+            register_algorithm(algorithm, cls)
 
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""
@@ -142,13 +147,13 @@ class StreamLearner(SeedNameHint):
         for _, _, mark in pending:
             mark()
 
-    # -- snapshots (driven by onpair.persistence) --------------------------------------------------
+    # -- snapshots (driven by onpair.core.persistence) ---------------------------------------------
     def save(self, path) -> None:
         """Write the whole learner to ``path`` atomically; :func:`onpair.load` resumes it exactly.
 
         The file holds the internal state, the stored past, the random generators, the releases and
         the accountant's ledger, behind a format version and a SHA-256 digest
-        (:mod:`onpair.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
+        (:mod:`onpair.core.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
         once, because two learners resumed from it would reuse the same noise and budget.
 
         Parameters
@@ -165,8 +170,6 @@ class StreamLearner(SeedNameHint):
         >>> onpair.load(path).n_seen
         1
         """
-        from ..persistence import save_learner
-
         save_learner(self, path)
 
     @classmethod

@@ -7,7 +7,7 @@ from .private import PrivateOnlineLearner
 
 
 @with_task_parameters
-class OnPairStrC(PrivateOnlineLearner, saved=True):
+class OnPairStrC(PrivateOnlineLearner, saved=True, algorithm="onpairstrc"):
     """Online (ε, δ)-differentially private pairwise learner for λ-strongly convex objectives.
 
     The learner runs Pairwise GIGA on ``ℓ(w; z, z') + (λ/2)‖w‖²`` over ``‖w‖₂ ≤ radius`` and, at the

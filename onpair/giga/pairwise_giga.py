@@ -6,7 +6,7 @@ from .online import OnlinePairwiseLearner, with_task_parameters
 
 
 @with_task_parameters
-class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
+class PairwiseGIGA(OnlinePairwiseLearner, saved=True, algorithm="giga"):
     """Online projected gradient descent on the pairwise online penalty, **without privacy**.
 
     At round t the learner steps on ``L̂_t(w) = 1/(t−1) Σ_{i<t} ℓ(w; z_t, z_i) + (λ/2)‖w‖²`` and

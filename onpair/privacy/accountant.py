@@ -37,6 +37,7 @@ from .checks import check_delta, check_epsilon, check_rho
 from .conversions import METHODS, eps_from_rho, rho_from_dp
 from .events import ApproxDPRelease, Composed, NonPrivate, PrivacyEvent, ZCDPRelease, epsilon_of, leaves
 from .exceptions import PrivacyBudgetExceeded
+from .reports import accountant_report
 
 __all__ = ["ZCDPAccountant", "AccountantView", "charge", "refusal", "check_accountant"]
 
@@ -372,8 +373,6 @@ class ZCDPAccountant:
         >>> r["rho_spent"], len(r["releases"]), r["epsilon_spent"] < 2.0
         (0.03125, 1, True)
         """
-        from .reports import accountant_report
-
         return accountant_report(self, delta, method)
 
     # ------------------------------------------------------------------

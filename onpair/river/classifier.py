@@ -69,12 +69,12 @@ it, and the ``lineage`` total (which assumes each member learned each record onc
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from river import base, utils
 
-from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
+from ..algorithms import ALGORITHMS, ONLINE
+from ..learners import PairwiseGIGA
 from ..persistence import load_learner
 from ..core.bounds import missing_bounds_message
 from .labels import check_classes, label_sign, persisted_classes
@@ -85,9 +85,10 @@ from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wr
 
 __all__ = ["PrivatePairwiseClassifier"]
 
-#: Name → learner class. "stats" (the default) learns from class statistics released after every record;
-#: "onpairstrc" and "onpairc" are Huai et al.'s output-perturbed learners; "giga" is their non-private twin.
-LEARNERS = {"stats": OnPairStats, "onpairstrc": OnPairStrC, "onpairc": OnPairC, "giga": PairwiseGIGA}
+#: Name → learner class: the online learners of the one registry (:data:`onpair.algorithms.ALGORITHMS`). "stats"
+#: (the default) learns from class statistics released after every record; "onpairstrc" and "onpairc" are Huai
+#: et al.'s output-perturbed learners; "giga" is their non-private twin.
+LEARNERS = {name: ALGORITHMS[name] for name in ONLINE}
 #: Learners that keep records (and so take ``buffer`` and ``release_every``).
 RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 #: The buffer the record-keeping learners get with ``buffer="auto"``: flat memory (river checks it).

@@ -13,7 +13,7 @@ import math
 
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

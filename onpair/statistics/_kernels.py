@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ..core.bounds import _clip_box_row
 from ..privacy.continual._blt_kernels import blt_record
 from ..privacy.continual.blt import NEED_NORMALS
@@ -147,31 +147,6 @@ def _statistics_rows(Z, codes, weights, out):
         Overwritten: row i is v(z_i), zero outside block ``codes[i]``.
     """
     _layout_rows(Z, codes, 0, weights, False, out)
-
-
-@njit(**NJIT_OPTIONS)
-def _unpack_vech(vech, d, out):
-    """The symmetric matrix whose orthonormal coordinates are ``vech`` (the inverse of the row map).
-
-    Parameters
-    ----------
-    vech : ndarray of float64, shape (d(d+1)/2,)
-        Diagonal entries as they are, off-diagonal entries times √2, upper triangle row by row; read only.
-    d : int
-        Matrix size.
-    out : ndarray of float64, shape (d, d)
-        Overwritten with the symmetric matrix.
-    """
-    inv_root2 = 1.0 / math.sqrt(2.0)
-    idx = 0
-    for k in range(d):
-        out[k, k] = vech[idx]
-        idx += 1
-        for l in range(k + 1, d):
-            value = vech[idx] * inv_root2
-            out[k, l] = value
-            out[l, k] = value
-            idx += 1
 
 
 @njit(**NJIT_OPTIONS)
@@ -652,7 +627,7 @@ def statistics_total(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights,
 
     The blocks' sums are added in order, so the result is a deterministic function of the records and
     their order. This is the sum that one partition of a distributed fit computes
-    (:mod:`onpair.distributed`), and the in-process fit computes it over the whole data set.
+    (:mod:`onpair.core.distributed`), and the in-process fit computes it over the whole data set.
 
     Examples
     --------

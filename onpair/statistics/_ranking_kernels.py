@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)

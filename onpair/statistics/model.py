@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy.signal import signal_fields
 from ..privacy.statistics_sensitivity import statistics_sensitivity
 from ._kernels import _cholesky_solve, _decode_pooled, _decode_statistics
 
@@ -249,8 +250,6 @@ def released_signal(stats: ClassStatistics) -> dict:
     >>> released_signal(stats)   # no noise
     {'expected_cosine': 1.0, 'noise_dominated': False}
     """
-    from ..privacy.signal import signal_fields
-
     w = stats.counts / stats.counts.sum()
     centred = np.sqrt(w)[:, None] * (stats.means - w @ stats.means)
     return signal_fields(centred, stats.means.shape[1] * between_noise_level(stats))

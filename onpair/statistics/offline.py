@@ -34,7 +34,7 @@ from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, cl
                     moment_layout, released_model, released_signal)
 
 
-class OffPairStats(PairwiseEstimator):
+class OffPairStats(PairwiseEstimator, algorithm="offstats"):
     """Offline (ε, δ)-DP pairwise learner from one release of the class statistics.
 
     One Gaussian release of the per-class counts, sums and second moments (sensitivity Δ of one record,
@@ -170,7 +170,7 @@ class OffPairStats(PairwiseEstimator):
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence, found=found, rho=rho)
 
     #: A distributed fit keeps each partition's records in order with their class codes (the protocol of
-    #: :class:`onpair.distributed.PartitionedFit`).
+    #: :class:`onpair.core.distributed.PartitionedFit`).
     partition_layout = "records"
 
     def check_partitioned_fit(self):
@@ -181,7 +181,7 @@ class OffPairStats(PairwiseEstimator):
                              "bounds as they are)")
 
     def fit_partitions(self, partitions, seed_sequence):
-        """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
+        """The distributed fit (:mod:`onpair.core.distributed`): each partition sums its records' statistics on
         its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
         plan = self._release_settings()
         if plan[3] is None:

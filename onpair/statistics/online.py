@@ -41,7 +41,7 @@ from .warmup import WarmupLearning
 NORMALS_ARRAY = "noise.normals"
 
 
-class OnPairStats(WarmupLearning, StreamLearner, saved=True):
+class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
     """Online (ε, δ)-DP pairwise learner on continually released class statistics.
 
     After every record the learner releases the prefix sum of the per-class statistics (counts, sums,

@@ -359,9 +359,3 @@ def _checked_width(dim: int, n_classes: int, pooled: bool = False) -> int:
         raise ValueError(f"{dim} features in {n_classes} classes make {width:,} statistics per record, more than "
                          f"MAX_STATE_FLOATS = 2**30 (the second moments grow like d²)")
     return width
-
-
-def n_classes_of(task_name: str, classes) -> int:
-    """C: 2 for the AUC task (negative, positive), the size of the public domain for the other tasks."""
-    return 2 if task_name == "auc" else len(classes)
-

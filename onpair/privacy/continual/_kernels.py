@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

@@ -84,7 +84,7 @@ import numbers
 import numpy as np
 from numba import njit
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
 from ..gaussian import gaussian_rho
 from ._blt_kernels import _blt_add_block, blt_record
 from ._kernels import _toeplitz_release

@@ -66,10 +66,10 @@ try:
     import dask.array as da
     from dask import delayed
 except ImportError as exc:  # pragma: no cover - the extra is installed by `make install`
-    raise ImportError("onpair.distributed needs Dask: pip install 'onpair[dask]'") from exc
+    raise ImportError("onpair.core.distributed needs Dask: pip install 'onpair[dask]'") from exc
 
-from .core._validation import is_dask_collection
-from .core.fitting import (OBSERVED, check_binary, fit_bounds, fit_seeds, label_coding, public_classes, set_fitted,
+from ._validation import is_dask_collection
+from .fitting import (OBSERVED, check_binary, fit_bounds, fit_seeds, label_coding, public_classes, set_fitted,
                            validate_training_data,
                            warn_clipped)
 
