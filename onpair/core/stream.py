@@ -415,7 +415,7 @@ class StreamLearner(SeedNameHint):
 
     def _view_from_state(self, scalars, reader, read: int):
         """The view a snapshot's ``predictor`` holds, checked: a private learner's must be the model it released at
-        the count ``read`` (its last one, or an earlier one of :attr:`released_models`)."""
+        the count ``read`` (its last one, or an earlier one of its released models)."""
         index = reader.integer(scalars["index"], "predictor.index", low=0)
         model = reader.array("predictor.model", (self._task.param_size(self._dim),))
         if self.private:
