@@ -55,6 +55,7 @@ ATOL = 1e-12
 
 _PAIR_PASS = ("the metric pair pass (onpair.core._metric_pair_kernels._fused_pass) is compiled with reassoc and "
               "contract: LLVM splits its sums and fuses multiply-adds as the host CPU allows")
+_POSTERIOR = "the calibrated probabilities' ranking posterior goes through OpenBLAS (covariance algebra)"
 _EIGH = "an eigendecomposition (LAPACK dsyevd in OpenBLAS, whose kernels depend on the CPU)"
 
 #: The cases compared within RTOL/ATOL instead of bit for bit, and why their bits depend on the machine.
@@ -72,9 +73,9 @@ PLATFORM_DEPENDENT = {
     "offpairstrc-metric": _PAIR_PASS,
     "offpairc-metric-psd": f"{_PAIR_PASS}; its PSD projection is {_EIGH} called from numba",
     "river-metric": f"{_PAIR_PASS}; the transform's factor of W is {_EIGH} in NumPy",
-    "river-classifier": "the calibrated probabilities' ranking posterior goes through OpenBLAS (covariance algebra)",
-    "river-classifier-giga": "the calibrated probabilities' ranking posterior goes through OpenBLAS (covariance algebra)",
-    "river-classifier-stats": "the calibrated probabilities' ranking posterior goes through OpenBLAS (covariance algebra)",
+    "river-classifier": _POSTERIOR,
+    "river-classifier-giga": _POSTERIOR,
+    "river-classifier-stats": _POSTERIOR,
 }
 
 
@@ -332,7 +333,8 @@ def release_mismatch(name, array, expected_digest, stored, snapshot=False):
     excess = np.abs(array - reference) - (ATOL + RTOL * np.abs(reference))
     if np.all(excess <= 0.0):  # also False where either side is NaN
         return None
-    return (f"{name}: released values moved beyond rounding (max |Δ| = {float(np.nanmax(np.abs(array - reference))):.3g}"
+    largest = float(np.nanmax(np.abs(array - reference)))
+    return (f"{name}: released values moved beyond rounding (max |Δ| = {largest:.3g}"
             f" at {int(np.sum(~(excess <= 0.0)))} of {array.size} entries)")
 
 

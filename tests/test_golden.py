@@ -14,15 +14,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import warnings
 
 import numpy as np
 import pytest
 
 import onpair
-from golden_cases import (ATOL, GOLDEN, continue_snapshot, N_FIRST, PLATFORM_DEPENDENT, RTOL, all_released, build, digest, feed,
-                          learner_cases, release_mismatch, report_fingerprint, river_cases, river_classifier_stream,
-                          river_outputs, run_case, snapshot_key, stored_arrays, stream_for, visible)
+from golden_cases import (ATOL, GOLDEN, N_FIRST, PLATFORM_DEPENDENT, RTOL, all_released, continue_snapshot, digest,
+                          feed, learner_cases, release_mismatch, report_fingerprint, run_case, snapshot_key,
+                          stored_arrays, stream_for, visible)
 
 with open(os.path.join(GOLDEN, "expected.json")) as _handle:
     EXPECTED = json.load(_handle)
