@@ -327,3 +327,18 @@ def test_every_json_key_is_documented(tmp_path, capsys):
     assert {"noise_dominated", "expected_cosine", "paper_epsilon", "n_clipped"} <= seen
     undocumented = sorted(k for k in seen if f"`{k}`" not in section)
     assert not undocumented, undocumented
+
+
+def test_the_command_and_its_help_import_neither_numba_nor_scipy_stats():
+    """``onpair --help`` answers before the kernels load: ``import onpair.cli`` (and ``import onpair``) import
+    neither numba nor scipy.stats; the public names still resolve (and then load them)."""
+    import subprocess
+    import sys
+
+    script = ("import sys, onpair.cli, onpair\n"
+              "heavy = sorted(m for m in ('numba', 'scipy.stats') if m in sys.modules)\n"
+              "assert not heavy, heavy\n"
+              "from onpair import OnPairStats, load\n"
+              "assert 'numba' in sys.modules and set(onpair.__all__) <= set(dir(onpair))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
