@@ -30,7 +30,8 @@ from ._validation import is_dask_collection
 from .bounds import FeatureBounds
 from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
                       discovery_of, fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery,
-                      seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+                      fitted_feature_block, recording_feature_names, seed_sequence, set_fitted,
+                      sklearn_feature_block, validate_training_data, warn_clipped)
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
@@ -45,6 +46,14 @@ class PairwiseEstimator:
     """
 
     _estimator_type = "classifier"
+
+    def __init_subclass__(cls, **kwargs):
+        # Every fit (a subclass's own included) sets feature_names_in_ from a data frame's column names, as
+        # scikit-learn does; the predictions refuse renamed or reordered columns (fitted_feature_block).
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "records_feature_names", False):
+            cls.fit = recording_feature_names(fit)
 
     # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
     def _store_params(self, arguments: dict) -> None:
@@ -143,6 +152,8 @@ class PairwiseEstimator:
         coef, report = self._fit_released(Z, signs, self._seed_sequence())
         return self._set_fitted(coef, report, classes, X.shape[1], bounds, n_clipped)
 
+    fit = recording_feature_names(fit)
+
     # The steps around the release (:mod:`onpair.core.fitting`, shared with onpair.distributed.fit).
     def _set_fitted(self, coef, report, classes, n_features, bounds, n_clipped):
         return set_fitted(self, coef, report, classes, n_features, bounds, n_clipped)
@@ -208,7 +219,7 @@ class PairwiseEstimator:
         from .matrix_geometry import metric_factor
 
         self._check_fitted()
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
+        X = fitted_feature_block(self, X, purpose="transform")
         Z, _ = self.bounds_.transform(X)
         return Z @ metric_factor(self.coef_).T
 
@@ -226,7 +237,7 @@ class PairwiseEstimator:
         self._refuse_metric(what)
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = fitted_feature_block(self, X)
         Z, _ = self.bounds_.transform(X)
         return Z
 
