@@ -81,7 +81,7 @@ from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
 from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
-                      restored_wrapper)
+                      restored_wrapper, warn_large_stream_delta)
 
 __all__ = ["PrivatePairwiseClassifier"]
 
@@ -234,6 +234,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
                 example="arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's Phishing"))
         self._records = RecordMapper(features, unknown_features, type(self).__name__)
         self._inner = self._make_inner(self._records.order)
+        warn_large_stream_delta(type(self).__name__, delta, self._inner, stacklevel=2)
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._refresh_shift = self.REFRESH_SHIFT

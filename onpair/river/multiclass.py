@@ -33,7 +33,7 @@ from .labels import check_domain, label_code
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
 from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
-                      restored_wrapper)
+                      restored_wrapper, warn_large_stream_delta)
 
 __all__ = ["PrivateClassifier"]
 
@@ -139,6 +139,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(
                 "PrivateClassifier needs the public bounds of the features: pass bounds=(lower, upper) (scalars or "
                 f"per-feature arrays with features=[...]), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
+        warn_large_stream_delta(type(self).__name__, delta, self._inner, stacklevel=2)
         self._cache = None  # (learner, start, stop, posterior, scratch row) of the release predictions read
         self._lineage = Lineage()
         self._lineage.add(self._inner)
