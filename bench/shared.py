@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from onpair.statistics.model import ClassStatistics, auto_ridge, pairwise_square_model
 
 

@@ -33,7 +33,8 @@ import numpy as np
 
 from .core._validation import SeedNameHint
 from .core.bounds import FeatureBounds, missing_bounds_message
-from .core.fitting import complex_dtype, fit_seeds, not_fitted_error, sklearn_feature_block
+from .core.fitting import (complex_dtype, fit_seeds, fitted_feature_block, not_fitted_error, recording_feature_names,
+                           sklearn_feature_block)
 from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
 from .privacy.gaussian import gaussian_rho, gaussian_sigma
@@ -207,13 +208,15 @@ class PrivateStandardScaler(SeedNameHint):
             curator={"n_clipped": int(np.count_nonzero(np.any((X < lower) | (X > upper), axis=1)))})
         return self
 
+    fit = recording_feature_names(fit)
+
     def transform(self, X):
         """Standardised records, clipped to ``output_bounds_``."""
         if not hasattr(self, "mean_"):
             raise not_fitted_error("this PrivateStandardScaler is not fitted yet: call fit(X) first")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner="PrivateStandardScaler", purpose="transform")
+        X = fitted_feature_block(self, X, purpose="transform")
         return standardise(unit_range(X, self.lower_, self.upper_), self.mean_, self.scale_, float(self.clip))
 
     def fit_transform(self, X, y=None):

@@ -388,3 +388,18 @@ def test_a_noise_dominated_release_is_explained_beside_the_test_auc(tmp_path, ca
         assert status == 0 and "dominated by noise" in out  # seeded: ε = 0.01 on 160 records
         assert "estimate's floor" in out and "not a measured angle" in out and "held-out score above" in out
         assert ("--algo offstats needs one release only" in out) == (algo != "offstats")
+
+
+def test_the_command_and_its_help_import_neither_numba_nor_scipy_stats():
+    """``onpair --help`` answers before the kernels load: ``import onpair.cli`` (and ``import onpair``) import
+    neither numba nor scipy.stats; the public names still resolve (and then load them)."""
+    import subprocess
+    import sys
+
+    script = ("import sys, onpair.cli, onpair\n"
+              "heavy = sorted(m for m in ('numba', 'scipy.stats') if m in sys.modules)\n"
+              "assert not heavy, heavy\n"
+              "from onpair import OnPairStats, load\n"
+              "assert 'numba' in sys.modules and set(onpair.__all__) <= set(dir(onpair))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -197,3 +197,37 @@ def test_every_public_family_that_takes_a_seed_is_covered():
     names = set(_seeded_classes())
     assert {"OnPairStats", "PairwiseGIGA", "OffPairStats", "OutputPerturbedSGD", "PrivatePairwiseClassifier",
             "PrivateClassifier", "PrivateStandardScaler", "preprocessing.PrivateStandardScaler"} <= names
+
+
+def _frame(X, columns):
+    pd = pytest.importorskip("pandas", reason="pandas is an optional dependency: data frames need it")
+    return pd.DataFrame(X, columns=columns)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS) + ["PrivateStandardScaler"])
+def test_a_data_frame_fit_sets_feature_names_in_and_predictions_refuse_other_columns(name):
+    """scikit-learn's convention: a fit on a data frame sets ``feature_names_in_``; a frame with the columns
+    renamed or reordered is a ValueError at prediction (reading it by position would swap features silently),
+    the same columns in the same order are read as the array; a refit on an array removes the names."""
+    from onpair.preprocessing import PrivateStandardScaler
+
+    X, y = _data(m=20, d=3)  # OutputPerturbedSGD's quick T = 20 needs n <= 20
+    make = (lambda: PrivateStandardScaler(bounds=(0, 1), random_state=0)) if name == "PrivateStandardScaler" \
+        else ESTIMATORS[name]
+    predict = "transform" if name == "PrivateStandardScaler" else "decision_function"
+    columns = ["age", "income", "score"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", onpair.NoiseDominatedWarning)
+        model = make().fit(_frame(X, columns), y)
+    assert list(model.feature_names_in_) == columns
+    expected = getattr(make().fit(X, y), predict)(X)
+    assert np.array_equal(getattr(model, predict)(_frame(X, columns)), expected)
+    for other, what in ((["score", "income", "age"], "same order"), (["age", "income", "rate"], "unseen")):
+        with pytest.raises(ValueError, match=what):
+            getattr(model, predict)(_frame(X[:, [columns.index(c) if c in columns else 2 for c in other]], other))
+    with pytest.warns(UserWarning, match="fitted with feature names"):
+        getattr(model, predict)(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", onpair.NoiseDominatedWarning)
+        model.fit(X, y)
+    assert not hasattr(model, "feature_names_in_")

@@ -27,7 +27,8 @@ import onpair
 from onpair import PrivacyWarning
 from onpair.persistence import save_learner
 from onpair.privacy.conversions import eps_from_rho
-from onpair.river import MetricTransformer, PrivatePairwiseClassifier, PrivateStandardScaler, pipeline_report
+from onpair.river import (MetricTransformer, PrivateClassifier, PrivatePairwiseClassifier, PrivateStandardScaler,
+                          pipeline_report)
 from onpair.river.classifier import SAVE_TAG
 from streams import PHISHING_FEATURES
 
@@ -331,3 +332,29 @@ def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):
     save_learner(model._inner, tmp_path / "bad.onpair", extra=extra, wrapper=SAVE_TAG)
     with pytest.raises(ValueError, match="refresh_shift"):
         PrivatePairwiseClassifier.load(tmp_path / "bad.onpair")
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=["a", "b"], **kw),
+    lambda **kw: PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], **kw),
+], ids=["PrivatePairwiseClassifier", "PrivateClassifier"])
+def test_the_river_classifiers_warn_on_a_large_delta(make):
+    """The offline estimators warn for δ ≥ 1/n; the river classifiers said nothing about any δ. On a stream of
+    unknown length they warn from δ ≥ 1e-3 (any stream of 1/δ records has δ ≥ 1/n), with a public horizon for
+    δ ≥ 1/horizon (the learner's own warning), and not for a non-private twin or the default δ."""
+    import warnings
+
+    from onpair.privacy.reports import STREAM_DELTA
+
+    with pytest.warns(PrivacyWarning, match=r"delta = 0.01 ≥ 0.001 on a stream of unknown length.*1/δ = 100 records"):
+        make(delta=0.01)
+    with pytest.warns(PrivacyWarning, match="unknown length"):
+        make(delta=STREAM_DELTA)
+    with pytest.warns(PrivacyWarning, match=r"≥ 1/horizon"):
+        make(delta=0.01, learner_params={"horizon": 500})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make()  # δ = 1e-5
+        make(delta=0.9 * STREAM_DELTA)
+        make(delta=0.001, learner_params={"horizon": 500})  # 1/horizon = 0.002: the stream's length is public
+        make(delta=0.01, learner_params={"private": False})

@@ -32,7 +32,7 @@ from ._validation import SeedNameHint, is_dask_collection
 from .bounds import FeatureBounds
 from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit, discovery_of,
                       fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery, fit_seeds,
-                      set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+                      fitted_feature_block, recording_feature_names, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
 from .geometry import _project_l2_ball
 from .matrix_geometry import _project_matrix, metric_factor, symmetric_noise
 from .registry import register_algorithm
@@ -54,10 +54,15 @@ class PairwiseEstimator(SeedNameHint):
 
     def __init_subclass__(cls, *, algorithm=None, **kwargs):
         """A public estimator registers itself with ``class X(..., algorithm="name")`` under the name users
-        choose it by (:mod:`onpair.core.registry`)."""
+        choose it by (:mod:`onpair.core.registry`). Every fit (a subclass's own included) sets
+        ``feature_names_in_`` from a data frame's column names, as scikit-learn does; the predictions refuse
+        renamed or reordered columns (``fitted_feature_block``)."""
         super().__init_subclass__(**kwargs)
         if algorithm is not None:
             register_algorithm(algorithm, cls)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "records_feature_names", False):
+            cls.fit = recording_feature_names(fit)
 
     # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
     def _store_params(self, arguments: dict) -> None:
@@ -157,6 +162,8 @@ class PairwiseEstimator(SeedNameHint):
         coef, report = self._fit_released(Z, signs, self._seed_sequence())
         return self._set_fitted(coef, report, classes, X.shape[1], bounds, n_clipped)
 
+    fit = recording_feature_names(fit)
+
     # The steps around the release (:mod:`onpair.core.fitting`, shared with onpair.core.distributed.fit).
     def _set_fitted(self, coef, report, classes, n_features, bounds, n_clipped):
         return set_fitted(self, coef, report, classes, n_features, bounds, n_clipped)
@@ -220,7 +227,7 @@ class PairwiseEstimator(SeedNameHint):
 
     def _transform(self, X) -> np.ndarray:
         self._check_fitted()
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
+        X = fitted_feature_block(self, X, purpose="transform")
         Z, _ = self.bounds_.transform(X)
         return Z @ metric_factor(self.coef_).T
 
@@ -238,7 +245,7 @@ class PairwiseEstimator(SeedNameHint):
         self._refuse_metric(what)
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = fitted_feature_block(self, X)
         Z, _ = self.bounds_.transform(X)
         return Z
 

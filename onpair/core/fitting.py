@@ -11,6 +11,7 @@ fitted attributes (``coef_``, ``classes_``, ``n_features_in_``, ``bounds_``, ``n
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -426,6 +427,71 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
         if "must be finite" in str(exc):  # say "NaN or infinity" in the words tools look for
             raise ValueError(f"{exc} (Input X contains NaN or infinity)") from None
         raise
+
+
+def feature_names(X):
+    """scikit-learn's ``feature_names_in_`` for ``X``: the column names of a data frame whose column names are all
+    strings (an object array), else None (an array; a frame with other names, as scikit-learn ignores them)."""
+    if not is_frame(X):
+        return None
+    names = list(X.columns)
+    if not names or not all(isinstance(name, str) for name in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def recording_feature_names(fit):
+    """``fit`` that sets ``feature_names_in_`` from ``X`` (or removes it when ``X`` has no string column names)
+    after a successful fit only, as scikit-learn does: a failed fit leaves the estimator as it was."""
+    @functools.wraps(fit)
+    def wrapped(self, X, *args, **kwargs):
+        names = feature_names(X)
+        result = fit(self, X, *args, **kwargs)
+        if names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = names
+        return result
+
+    wrapped.records_feature_names = True
+    return wrapped
+
+
+def check_feature_names(estimator, X) -> None:
+    """scikit-learn's rule at prediction: a data frame must carry the column names ``X`` had at fit, in the same
+    order (a ValueError naming what differs); a frame after a fit on an array, or an array after a fit on a
+    frame, is read by position with a UserWarning."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = feature_names(X)
+    owner = type(estimator).__name__
+    if fitted is None and names is None:
+        return
+    if fitted is None:
+        warnings.warn(f"X has feature names, but {owner} was fitted without feature names", UserWarning, stacklevel=3)
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {owner} was fitted with feature names", UserWarning,
+                      stacklevel=3)
+        return
+    if len(names) == len(fitted) and all(a == b for a, b in zip(names, fitted)):
+        return
+    unseen = [name for name in names if name not in set(fitted)]
+    missing = [name for name in fitted if name not in set(names)]
+    parts = ["The feature names should match those that were passed during fit."]
+    if unseen:
+        parts.append(f"Feature names unseen at fit time: {unseen}")
+    if missing:
+        parts.append(f"Feature names seen at fit time, yet now missing: {missing}")
+    if not unseen and not missing:
+        parts.append(f"Feature names must be in the same order as they were in fit: {list(fitted)}, got {list(names)}")
+    raise ValueError(" ".join(parts))
+
+
+def fitted_feature_block(estimator, X, purpose="prediction") -> np.ndarray:
+    """The records ``X`` given to a fitted estimator: its column names checked (:func:`check_feature_names`),
+    then :func:`sklearn_feature_block` with its number of features."""
+    check_feature_names(estimator, X)
+    return sklearn_feature_block(X, estimator.n_features_in_, owner=type(estimator).__name__, purpose=purpose)
 
 
 # -- the checks before a fit reads a record ------------------------------------------------------------------

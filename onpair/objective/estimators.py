@@ -44,7 +44,8 @@ from ..privacy.events import ApproxDPRelease, GaussianRelease
 from ..privacy.gaussian import gaussian_sigma
 from ..privacy.signal import signal_fields
 from ..privacy.reports import warn_large_delta
-from ..core.estimator import PairwiseEstimator, fit_report, sklearn_feature_block
+from ..core.estimator import PairwiseEstimator, fit_report
+from ..core.fitting import fitted_feature_block
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic"]
 
@@ -211,7 +212,7 @@ class _PerturbedLogistic(PairwiseEstimator):
         self._check_fitted()
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = fitted_feature_block(self, X)
         Z, _ = self.bounds_.transform(X)
         return Z @ self.coef_ + self.intercept_
 

@@ -170,7 +170,7 @@ class ZCDPAccountant:
         total = self._total_with(rho)
         if total > self._budget:
             return (f"spend {event.label!r} of rho={rho!r} refused: rho_spent={self._spent!r}, "
-                    f"rho_remaining={self.rho_remaining!r} of rho_budget={self._budget!r}")
+                    f"rho_remaining={self.rho_remaining!r} of rho_budget={self._budget!r}" + self._advice(rho))
         if self._approx or any(isinstance(e, ApproxDPRelease) for e in parts):
             if self._target is None:
                 raise ValueError(f"{event.label!r} is an (ε, δ) release: this accountant has a ρ budget only; "
@@ -181,6 +181,70 @@ class ZCDPAccountant:
                 return (f"spend {event.label!r} refused: the history would be ({spent!r}, {delta!r})-DP, more than "
                         f"the budget's epsilon={epsilon!r}")
         return None
+
+    #: The numbers of fits a refusal gives the per-fit share for.
+    ADVICE_FITS = (2, 4, 8, 16)
+
+    def _advice(self, rho):
+        """What a refusal advises: how many times the budget pays for ``rho``, and the per-fit share of it
+        for n fits (ρ divides between fits, ε does not), as the ε to pass at the budget's δ when it has one."""
+        times = math.floor(self._budget / rho) if rho > 0 else None
+        pays = "" if times is None else ("; it asks more than the whole budget" if times == 0 else
+                                         f"; the whole budget pays for it {times} times")
+        if self._target is None:
+            return (f"{pays}. To share it between n fits, give each rho_budget/n (ρ adds up, ε does not): "
+                    "epsilon_per_fit(n, delta) is the ε to pass (docs/guide.md, 'Splitting a budget')")
+        remains = self._rounded_down(eps_from_rho(self.rho_remaining, self._target[1], self._target[2]))
+        shares = ", ".join(f"{self.epsilon_per_fit(n):g} for n={n}" for n in self.ADVICE_FITS)
+        return (f"{pays}, and what remains one release of epsilon <= {remains:g}. To share the budget between n "
+                f"fits, give each rho_budget/n (ρ adds up, ε does not): at delta={self._target[1]!r}, "
+                f"epsilon={shares} (epsilon_per_fit(n); docs/guide.md, 'Splitting a budget')")
+
+    @staticmethod
+    def _rounded_down(epsilon, digits=4):
+        """``epsilon`` rounded down to ``digits`` significant digits (0 stays 0)."""
+        if epsilon <= 0:
+            return 0.0
+        scale = 10.0 ** (digits - 1 - math.floor(math.log10(epsilon)))
+        return math.floor(epsilon * scale) / scale
+
+    def epsilon_per_fit(self, fits, delta=None, method=None):
+        """The ε to give each of ``fits`` models (or fits) charged to this accountant so that all of them fit:
+        ``rho_budget / fits`` (zCDP composes by adding ρ: the budget divides in ρ, not in ε) as ε at ``delta``,
+        rounded down to 4 significant digits (so that ``fits`` fits at that ε, each charging
+        ``rho_from_dp(ε, delta)``, sum to no more than the budget).
+
+        Parameters
+        ----------
+        fits : int
+            How many fits share the whole budget, >= 1 (a ``GridSearchCV``: candidates × folds, plus 1 for
+            the refit).
+        delta, method : float and str, optional
+            The δ and the conversion of the models (the ε ↔ ρ conversion they charge with). Default: the
+            budget's (:meth:`from_dp`); an accountant built from a ρ needs ``delta``.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> budget = ZCDPAccountant.from_dp(4.0, 1e-5)
+        >>> budget.epsilon_per_fit(16)     # 3 candidates × 5 folds + the refit; not 4/16 = 0.25
+        0.8503
+        """
+        if isinstance(fits, bool) or not isinstance(fits, int):
+            raise TypeError(f"fits must be an int, got {fits!r} ({type(fits).__name__})")
+        if fits < 1:
+            raise ValueError(f"fits must be >= 1, got {fits!r}")
+        if delta is None:
+            if self._target is None:
+                raise ValueError("delta is needed: this accountant has a ρ budget only (ZCDPAccountant.from_dp "
+                                 "keeps a δ)")
+            delta = self._target[1]
+        if method is None:
+            method = "gaussian" if self._target is None else self._target[2]
+        return self._rounded_down(eps_from_rho(self._budget / fits, check_delta(delta), method))
 
     def can_spend(self, event):
         """Whether :meth:`spend` would accept ``event`` now (a dry run).
@@ -597,7 +661,7 @@ def charge(accountants, events):
     >>> charge([own, shared], [GaussianRelease(1.0, 1.0, 1)])
     Traceback (most recent call last):
     ...
-    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'release at round 1' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1
+    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'release at round 1' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1; it asks more than the whole budget. To share it between n fits, give each rho_budget/n (ρ adds up, ε does not): epsilon_per_fit(n, delta) is the ε to pass (docs/guide.md, 'Splitting a budget')
     >>> own.rho_spent
     0.0
     """

@@ -51,7 +51,8 @@ from .exceptions import PrivacyWarning
 from .replay import record_level
 
 __all__ = ["CURATOR_ONLY_FIELDS", "COMMON_KEYS", "RHO_KEYS", "PER_POSITION_KEYS", "PrivacyReport", "build_report",
-           "spent", "record_headline", "extend_report", "mark_curator_only", "public_report", "warn_large_delta", "accountant_report"]
+           "spent", "record_headline", "extend_report", "mark_curator_only", "public_report", "warn_large_delta",
+           "warn_stream_delta", "accountant_report", "STREAM_DELTA"]
 
 #: Fields that are never a function of the releases and the public inputs (name → why).
 CURATOR_ONLY_FIELDS = {
@@ -247,6 +248,34 @@ def warn_large_delta(owner, delta, n, what="n", stacklevel=3) -> None:
     if n is not None and n > 0 and delta >= 1.0 / n:
         warnings.warn(f"delta = {delta:g} ≥ 1/{what} = {1.0 / n:g}: a mechanism that publishes one random record in "
                       f"the clear satisfies such a δ. Prefer δ ≪ 1/n ({owner}).", PrivacyWarning,
+                      stacklevel=stacklevel + 1)
+
+
+#: The largest δ a stream of unknown length is built with in silence: δ ≥ 1/n as soon as the stream holds
+#: n ≥ 1/δ records, and river's own data sets hold 1,000 and more.
+STREAM_DELTA = 1e-3
+
+
+def warn_stream_delta(owner, delta, length, stacklevel=3) -> None:
+    """The PrivacyWarning for a large δ on a stream: δ ≥ 1/``length`` when its public length (horizon, n) is
+    known, else δ ≥ :data:`STREAM_DELTA` (any stream of 1/δ records or more has δ ≥ 1/n).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_stream_delta("Example", 0.01, None)
+    >>> str(caught[0].message).split(":")[0]
+    'delta = 0.01 ≥ 0.001 on a stream of unknown length'
+    """
+    if length is not None:
+        warn_large_delta(owner, delta, length, what="horizon", stacklevel=stacklevel + 1)
+    elif delta >= STREAM_DELTA:
+        warnings.warn(f"delta = {delta:g} ≥ {STREAM_DELTA:g} on a stream of unknown length: δ ≥ 1/n once the stream "
+                      f"holds n ≥ 1/δ = {1.0 / delta:,.0f} records, and a mechanism that publishes one random record "
+                      "in the clear satisfies such a δ. Prefer δ ≪ 1/n for the longest stream expected (the default "
+                      f"is 1e-5), or give the learner its public horizon ({owner}).", PrivacyWarning,
                       stacklevel=stacklevel + 1)
 
 

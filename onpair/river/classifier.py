@@ -81,7 +81,7 @@ from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
 from ..core.predictor import decayed_refresh_cap
-from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper
+from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper, warn_large_stream_delta
 
 __all__ = ["PrivatePairwiseClassifier"]
 
@@ -237,6 +237,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
                 example="arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's Phishing"))
         self._records = RecordMapper(features, unknown_features, type(self).__name__)
         self._inner = self._make_inner(self._records.order)
+        warn_large_stream_delta(type(self).__name__, delta, self._inner, stacklevel=2)
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
         self._refresh_shift = self.REFRESH_SHIFT
         self._refresh_cap = self._cap_of(half_life)

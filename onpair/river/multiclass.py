@@ -33,7 +33,7 @@ from .labels import check_domain, label_code
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
 from ..core.predictor import decayed_refresh_cap
-from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper
+from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper, warn_large_stream_delta
 
 __all__ = ["PrivateClassifier"]
 
@@ -43,7 +43,7 @@ SAVE_TAG = "onpair.river.multiclass:PrivateClassifier"
 _SAVE_VERSION = 1
 #: Learner arguments the wrapper sets itself.
 _OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "seed", "n_features", "task", "classes", "accountant",
-                  "discover_bounds")
+                  "discover_bounds", "half_life")
 
 
 class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
@@ -77,6 +77,11 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     seed : int or SeedSequence, optional
         For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can
         remove the noise.
+    half_life : float, optional
+        Forgetting under concept drift: a public half-life in records; the class statistics decay with it
+        (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any length), and predictions
+        use a model at most H/64 releases old (:func:`onpair.core.predictor.decayed_refresh_cap`). None
+        (default): no forgetting (docs/forgetting.md).
     learner_params : dict, optional
         Further arguments of :class:`onpair.OnPairStats`: ``mechanism``, ``covariance``, ``moments``, ``lam``,
         ``weights``, ``horizon``, ``band``, ``accounting``, ``private`` (False: the non-private twin).
@@ -109,7 +114,8 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     _multiclass = True
 
     def __init__(self, *, classes, epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None, features=None,
-                 unknown_features="ignore", seed=None, learner_params=None, accountant=None, discover_bounds=False):
+                 unknown_features="ignore", seed=None, half_life=None, learner_params=None, accountant=None,
+                 discover_bounds=False):
         self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
@@ -118,6 +124,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self.features = features
         self.unknown_features = unknown_features
         self.seed = seed
+        self.half_life = half_life
         self.learner_params = learner_params
         self.accountant = accountant
         self.discover_bounds = discover_bounds
@@ -134,6 +141,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(
                 "PrivateClassifier needs the public bounds of the features: pass bounds=(lower, upper) (scalars or "
                 f"per-feature arrays with features=[...]), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
+        warn_large_stream_delta(type(self).__name__, delta, self._inner, stacklevel=2)
         self._lineage = Lineage()
         self._lineage.add(self._inner)
 
@@ -144,7 +152,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         return OnPairStats(task="classify", classes=list(range(len(self._domain))), epsilon=self.epsilon,
                            delta=self.delta, bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                            n_features=None if order is None else len(order), accountant=self.accountant,
-                           discover_bounds=self.discover_bounds, **kwargs)
+                           discover_bounds=self.discover_bounds, half_life=self.half_life, **kwargs)
 
     # -- river's test hooks ------------------------------------------------------------------------
     @classmethod
@@ -181,8 +189,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     def _view(self):
         """The view of the released model predictions read now (:meth:`onpair.core.stream.StreamLearner.predictor`:
         the learner keeps it, on the refresh rule of :func:`onpair.core.predictor.release_window`; with a half-life,
-        ``learner_params={"half_life": H}``, a model at most H/64 releases old:
-        :func:`onpair.core.predictor.decayed_refresh_cap`)."""
+        ``half_life=H``, a model at most H/64 releases old: :func:`onpair.core.predictor.decayed_refresh_cap`)."""
         inner = self._inner
         return inner.predictor(cap=decayed_refresh_cap(getattr(inner, "half_life", None)))
 
@@ -284,7 +291,12 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(f"{where}: does not hold the classifier of {cls.__name__} over {classes!r}")
         if learner.private and (extra["epsilon"] != learner.epsilon or extra["delta"] != learner.delta):
             raise ValueError(f"{where}: the wrapper's epsilon or delta differ from the learner's")
+        names = extra["learner_params"]
+        if isinstance(names, list) and "half_life" in names:
+            # Saved when half_life went through learner_params: it is the wrapper's own parameter now.
+            extra = dict(extra, learner_params=[name for name in names if name != "half_life"] or None)
         return restored_wrapper(cls, {"classes": tuple(classes) if extra["classes_is_tuple"] else classes,
                                       "epsilon": extra["epsilon"], "delta": extra["delta"],
-                                      "discover_bounds": getattr(learner, "discover_bounds", False)},
+                                      "discover_bounds": getattr(learner, "discover_bounds", False),
+                                      "half_life": getattr(learner, "half_life", None)},
                                 learner, extra, where)

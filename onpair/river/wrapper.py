@@ -17,7 +17,7 @@ import warnings
 
 from ..core._validation import SeedNameHint
 from ..persistence import save_learner
-from ..privacy.reports import extend_report
+from ..privacy.reports import extend_report, warn_stream_delta
 from .lineage import Lineage
 from .records import as_frame, has_array_bounds, series_values, sorted_keys
 
@@ -230,6 +230,17 @@ def plain_value(value, what, path):
 def from_params(cls, params):
     """Unpickle an unfitted model: build it again from its parameters."""
     return cls(**params)
+
+
+def warn_large_stream_delta(owner: str, delta, learner, stacklevel: int = 3) -> None:
+    """The river model's warning for a large δ (the offline estimators warn for δ ≥ 1/n): none for a non-private
+    twin or where the ``learner`` knows its stream's public length (``horizon`` or ``n``: it warned for δ ≥ 1/length
+    itself), else :func:`onpair.privacy.reports.warn_stream_delta` for a stream of unknown length."""
+    if not learner.private:
+        return
+    if getattr(learner, "horizon", None) is not None or getattr(learner, "n", None) is not None:
+        return
+    warn_stream_delta(owner, delta, None, stacklevel=stacklevel + 1)
 
 
 def learner_arguments(owner: str, learner_params, own_arguments, why: str, order, bounds, learner=None,
