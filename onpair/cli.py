@@ -15,15 +15,37 @@ import warnings
 
 import numpy as np
 
-from . import experiment
-from .algorithms import ALGORITHMS, OFFLINE, ONLINE
-from .audit import main as audit_main
-from .core._progress import ProgressBar
-from .core.bounds import FeatureBounds
-from .evaluation import knn_accuracy, metric_objective, pairwise_risk, roc_auc
-from .privacy.exceptions import NoiseDominatedWarning
-from .privacy.reports import mark_curator_only
-from .statistics import OffPairStats, OnPairStats
+import importlib
+
+#: The names ``--algo`` takes, in the registry's order (:data:`onpair.algorithms.ALGORITHMS`: online learners, then
+#: offline estimators). Spelled here so that ``onpair --help`` answers before the families (numba, scipy) load;
+#: tests/test_cli.py checks that they are the registry's names, in its order.
+ALGORITHM_NAMES = ("giga", "onpairstrc", "onpairc", "stats", "offpairstrc", "offpairc", "gradient", "sgd", "offstats")
+
+#: What a command needs and ``--help`` does not: loaded by :func:`_load_commands` when a command runs.
+_HEAVY = {"experiment": (".experiment", None), "ALGORITHMS": (".algorithms", "ALGORITHMS"),
+          "OFFLINE": (".algorithms", "OFFLINE"), "ONLINE": (".algorithms", "ONLINE"),
+          "audit_main": (".audit", "main"), "ProgressBar": (".core._progress", "ProgressBar"),
+          "FeatureBounds": (".core.bounds", "FeatureBounds"), "knn_accuracy": (".evaluation", "knn_accuracy"),
+          "metric_objective": (".evaluation", "metric_objective"), "pairwise_risk": (".evaluation", "pairwise_risk"),
+          "roc_auc": (".evaluation", "roc_auc"), "NoiseDominatedWarning": (".privacy.exceptions", "NoiseDominatedWarning"),
+          "mark_curator_only": (".privacy.reports", "mark_curator_only"),
+          "OffPairStats": (".statistics", "OffPairStats"), "OnPairStats": (".statistics", "OnPairStats")}
+
+
+# Bound by _load_commands() before any command runs (None until then).
+experiment = ALGORITHMS = OFFLINE = ONLINE = audit_main = ProgressBar = FeatureBounds = None
+knn_accuracy = metric_objective = pairwise_risk = roc_auc = NoiseDominatedWarning = mark_curator_only = None
+OffPairStats = OnPairStats = None
+
+
+def _load_commands() -> None:
+    """Bind the names of :data:`_HEAVY` in this module (once): the families, the evaluation, the audit."""
+    if ALGORITHMS is not None:
+        return
+    for name, (module, attribute) in _HEAVY.items():
+        loaded = importlib.import_module(module, __package__)
+        globals()[name] = loaded if attribute is None else getattr(loaded, attribute)
 
 DATASETS = ("phishing", "imagesegments", "hepatitis", "pima", "retinopathy", "wdbc")
 
@@ -576,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a data set (or a CSV file) through a private pairwise learner. The split is a "
                     "public random permutation (--seed); the training part is streamed in blocks.")
     rp.add_argument("source", metavar="SOURCE", help=f"one of {', '.join(DATASETS)}, or a CSV path")
-    rp.add_argument("--algo", choices=ONLINE + OFFLINE, default="stats",
+    rp.add_argument("--algo", choices=ALGORITHM_NAMES, default="stats",
                     help="learner (default stats: class statistics released after every record)")
     rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default=None,
                     help="pairwise loss of the pair-loss learners (default logistic; hinge: giga and sgd only; sgd "
@@ -644,8 +666,10 @@ def main(argv=None) -> int:
 
         return fetch_main(argv[1:])
     if argv and argv[0] == "audit":
+        _load_commands()
         return audit_main(argv[1:])
     args = build_parser().parse_args(argv)
+    _load_commands()
     if args.command == "experiment":
         return _experiment(args)
     try:

@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from onpair.cli import OFFLINE, ONLINE, main
+from onpair.algorithms import OFFLINE, ONLINE
+from onpair.cli import main
 
 JSON_KEYS = {"dataset", "task", "algo", "n_train", "n_test", "d", "epsilon", "delta", "rho_budget", "rho_spent",
              "releases", "auc", "objective", "seconds", "records_per_second"}
@@ -403,3 +404,12 @@ def test_the_command_and_its_help_import_neither_numba_nor_scipy_stats():
               "assert 'numba' in sys.modules and set(onpair.__all__) <= set(dir(onpair))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_commands_algorithm_names_are_the_registrys():
+    """``--algo`` names are spelled in onpair.cli so that ``--help`` answers before the families load; they must be
+    the registry's, in its order."""
+    from onpair.algorithms import OFFLINE, ONLINE
+    from onpair.cli import ALGORITHM_NAMES
+
+    assert ALGORITHM_NAMES == ONLINE + OFFLINE

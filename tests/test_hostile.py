@@ -1176,7 +1176,7 @@ CLI_FAILURES = [
     ("empty CSV", ["replay", "{empty}", *BOUNDS], ["no records"]),
     ("header only, --header", ["replay", "{header}", *BOUNDS, "--header"], ["no records"]),
     ("header only, no --header", ["replay", "{header}", *BOUNDS], ["header.csv", "line 1"]),
-    ("one class", ["replay", "{one-class}", *BOUNDS], ["1 distinct"]),
+    ("one class", ["replay", "{one-class}", *BOUNDS], ["one class only", "both classes"]),
     ("three classes", ["replay", "{three-class}", *BOUNDS], ["3 distinct"]),
     ("non-finite value", ["replay", "{overflow}", *BOUNDS], ["overflow.csv", "line 1", "1e309"]),
     ("hinge for a private online learner", ["replay", "{good}", *BOUNDS, "--algo", "onpairstrc", "--loss", "hinge"],

@@ -165,6 +165,9 @@ def test_privacy_depends_on_nothing_in_onpair_but_the_leaf_configuration():
 FUNCTION_LEVEL_IMPORTS = {
     # core.distributed needs Dask (the optional extra onpair[dask]): imported only when fit is given Dask data
     ("onpair.core.estimator", "onpair.core.distributed"),
+    # the package's face imports its public names on first use (numba, scipy), so that `onpair --help` answers
+    # in a fraction of a second (issue 32): onpair.__init__._import_public
+    *(("onpair", f"onpair.{name}") for name in ("core.bounds", "learners", "estimators", "persistence", "privacy")),
 }
 
 
@@ -301,6 +304,7 @@ def test_each_algorithm_name_gives_the_same_class_in_river_the_cli_the_experimen
         assert name not in LEARNERS  # river wraps the online learners only
     args = cli.build_parser().parse_args(["replay", "phishing", "--algo", name, "--mode", "paper"][:6 if name == "sgd" else 4])
     args.loss = None if name in ("stats", "offstats") else "logistic"  # replay's default, set before the learner
+    cli._load_commands()  # what main() does before a command runs
     assert type(cli._make_learner(args, 100, (0.0, 1.0))) is cls
     figures = [figure for figure, (algorithm, *_) in experiment.FIGURES.items() if algorithm == name]
     for figure in figures:

@@ -111,7 +111,7 @@ def multiclass_configurations():
                                                          if k not in ("classes", "bounds")))
     yield pytest.param({"classes": MULTI_LABELS, "bounds": (-5000.0, 5000.0), "discover_bounds": 120,
                         "features": ["f0", "f1", "f2"]}, id="discovery-wide")
-    yield pytest.param({"classes": MULTI_LABELS, "bounds": (0.0, 1000.0), "learner_params": {"half_life": 100.0},
+    yield pytest.param({"classes": MULTI_LABELS, "bounds": (0.0, 1000.0), "half_life": 100.0,
                         "features": ["f0", "f1", "f2"]}, id="half_life")
 
 
