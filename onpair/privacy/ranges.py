@@ -137,6 +137,11 @@ DEFAULT_FINAL_MARGIN = 0
 #: standard deviations of its noise).
 DEFAULT_COVERAGE = 0.5
 DEFAULT_CERTIFY = 0.0
+#: How a level's run is formed: ``"significant"``, from the first to the last bin whose noisy count clears the
+#: anchor threshold (every value of a discrete feature that holds a resolvable share stays inside), or
+#: ``"anchor"``, the contiguous run around the densest bin (before issue 34: one atom of a discrete feature).
+DEFAULT_SPAN = "significant"
+SPANS = ("significant", "anchor")
 #: ``levels="auto"`` runs the most levels whose anchor threshold is at most this share of the block.
 ANCHOR_SHARE = 0.5
 #: The largest number of bins of one level (a guard against a plan that allocates absurd arrays).
@@ -367,7 +372,7 @@ def range_histograms(X: np.ndarray, lower: np.ndarray, upper: np.ndarray, n_bins
 
 def finder_settings(*, bins=DEFAULT_BINS, beta=DEFAULT_BETA, extend=DEFAULT_EXTEND, margin=DEFAULT_MARGIN,
                     final_margin=DEFAULT_FINAL_MARGIN, coverage=DEFAULT_COVERAGE, certify=DEFAULT_CERTIFY,
-                    levels="auto") -> dict:
+                    levels="auto", span=DEFAULT_SPAN) -> dict:
     """The finder's parameters checked (a TypeError or ValueError naming the bad one) and normalised, as
     :func:`find_bounds` takes them: a learner checks ``discover_bounds=`` with it when it is built.
 
@@ -382,12 +387,17 @@ def finder_settings(*, bins=DEFAULT_BINS, beta=DEFAULT_BETA, extend=DEFAULT_EXTE
             raise ValueError(f"levels must be 'auto' or an integer in [1, {len(bins)}], got {levels!r}")
     else:
         levels = _int_param(levels, "levels", 1, len(bins))
+    if not isinstance(span, str):
+        raise TypeError(f"span must be one of {SPANS}, got {span!r} ({type(span).__name__})")
+    if span not in SPANS:
+        raise ValueError(f"span must be one of {SPANS}, got {span!r}")
     return {"bins": bins, "beta": _real(beta, "beta", 0.0, 1.0, open_low=True, open_high=True),
             "extend": _real(extend, "extend", 0.0, math.inf, open_high=True),
             "margin": _int_param(margin, "margin", 0, MAX_BINS),
             "final_margin": _int_param(final_margin, "final_margin", 0, MAX_BINS),
             "coverage": _real(coverage, "coverage", 0.0, 1.0),
-            "certify": _real(certify, "certify", 0.0, math.inf, open_high=True), "levels": levels}
+            "certify": _real(certify, "certify", 0.0, math.inf, open_high=True), "levels": levels,
+            "span": span}
 
 
 def levels_to_run(n_records: int, n_features: int, rho: float, settings: dict) -> int:
@@ -425,8 +435,13 @@ def _representable(lower: float, upper: float, d: int) -> bool:
     return upper > lower and math.isfinite(2.0 / ((upper - lower) * math.sqrt(d)))
 
 
-def _select_run(noisy: np.ndarray, sigma: float, z_anchor: float, z_pair: float, extend: float):
-    """(first, last) bins of the accepted run of one feature's noisy counts, or None (no anchor)."""
+def _select_run(noisy: np.ndarray, sigma: float, z_anchor: float, z_pair: float, extend: float,
+                span: str = "significant"):
+    """(first, last) bins of the accepted run of one feature's noisy counts, or None (no anchor).
+
+    ``span="significant"``: the run reaches from the first to the last bin whose noisy count clears the
+    anchor threshold z_anchor·σ (and the anchor's pair), then extends; ``"anchor"``: the contiguous run
+    around the densest bin only."""
     b = noisy.shape[0]
     a = int(np.argmax(noisy))
     left = noisy[a - 1] if a > 0 else -math.inf
@@ -439,6 +454,10 @@ def _select_run(noisy: np.ndarray, sigma: float, z_anchor: float, z_pair: float,
             first = a - 1
         else:
             last = a + 1
+    if span == "significant":
+        significant = np.flatnonzero(noisy >= z_anchor * sigma)
+        if significant.size:
+            first, last = min(first, int(significant[0])), max(last, int(significant[-1]))
     threshold = extend * sigma
     while first > 0 and noisy[first - 1] >= threshold:
         first -= 1
@@ -449,7 +468,7 @@ def _select_run(noisy: np.ndarray, sigma: float, z_anchor: float, z_pair: float,
 
 def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, extend=DEFAULT_EXTEND,
                 margin=DEFAULT_MARGIN, final_margin=DEFAULT_FINAL_MARGIN, coverage=DEFAULT_COVERAGE, certify=DEFAULT_CERTIFY, levels="auto",
-                random_state=None) -> DiscoveredBounds:
+                span=DEFAULT_SPAN, random_state=None) -> DiscoveredBounds:
     """Per-feature bounds that hold the bulk of a block of records, found with ρ-zCDP inside a declared box.
 
     Parameters
@@ -481,6 +500,11 @@ def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, e
     levels : "auto" or int, default "auto"
         The number of levels to run: the public rule of :func:`planned_levels`, or a fixed number
         (1 … len(bins); the whole of ρ is spent on them even where no bin can clear its threshold).
+    span : {"significant", "anchor"}, default "significant"
+        How a level's run is formed: from the first to the last bin whose noisy count clears the anchor
+        threshold (then extended), so that every value of a discrete feature that holds a resolvable share of
+        the block stays inside the box (the guarantee of the module docstring); or ``"anchor"``, the contiguous
+        run around the densest bin only (the finder before issue 34).
     random_state : int, SeedSequence, Generator or None
         The noise; None draws fresh OS entropy (a seed is for reproducible experiments only).
 
@@ -512,7 +536,7 @@ def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, e
     lo0, hi0 = _box(lower, upper, d)
     rho = check_rho(rho, "rho", allow_zero=False)
     settings = finder_settings(bins=bins, beta=beta, extend=extend, margin=margin, final_margin=final_margin,
-                               coverage=coverage, certify=certify, levels=levels)
+                               coverage=coverage, certify=certify, levels=levels, span=span)
     bins, beta, extend = settings["bins"], settings["beta"], settings["extend"]
     margin, final_margin = settings["margin"], settings["final_margin"]
     coverage, certify = settings["coverage"], settings["certify"]
@@ -531,7 +555,7 @@ def find_bounds(X, lower, upper, rho, *, bins=DEFAULT_BINS, beta=DEFAULT_BETA, e
         noisy = range_histograms(Xc, lo, hi, b) + sigma * rng.standard_normal((d, b))  # every feature, always
         z_anchor, z_pair = _anchor_z(b, beta), _pair_z(b, beta)
         for k in np.flatnonzero(active):
-            run = _select_run(noisy[k], sigma, z_anchor, z_pair, extend)
+            run = _select_run(noisy[k], sigma, z_anchor, z_pair, extend, settings["span"])
             if run is None or (float(np.sum(noisy[k, run[0]:run[1] + 1]))
                                < coverage * m + certify * sigma * math.sqrt(run[1] - run[0] + 1)):
                 active[k] = False  # no anchor, or a run not certified to hold coverage·m records: keep the last box
