@@ -43,6 +43,15 @@ after the first m ("after m").
    PrivatePairwiseClassifier, and PrivatePairwiseClassifier's calibrated posterior on Shuttle; progressive
    ``Accuracy`` (and river's ROCAUC and the exact AUC for two classes).
 
+7. ``discrete`` (issue 34): ``discrete_stream`` (nine features of values 0 / 0.5 / 1 or 0 / 1, unequal class-
+   dependent shares; 4,000 records, 2,000 with --quick) in a ±20 box and a 1,000× off-centre box, the default
+   finder (``span="significant"``, three levels), the finder before issue 34 (``span="anchor"``) and the
+   default run with 2 or 1 levels; progressive AUC and the AUC after the warm-up against the tight [0, 1]
+   over the same records. The numbers that chose the default.
+8. ``phishing`` (issue 34): river's Phishing as in ``uci`` with a ±20 box and the 1,000× box, discovery by the
+   default finder and by ``span="anchor"``; the target: exact AUC after the warm-up within 0.03 of the
+   documented box's at ±20 (a reported set: measured, never tuned on).
+
 Results: printed, and written into the section ``## Range discovery (issue 24)`` of bench/results/ranges.md (a run
 of some sections replaces their subsections and keeps the others).
 
@@ -116,6 +125,73 @@ def binary_stream(seed, n):
     from streams.synthetic import BOUNDS, noise_feature_classes
     X, y = noise_feature_classes("binary", n, seed=seed)
     return X, np.where(y > 0, 1, -1), BOUNDS
+
+
+def discrete_stream(seed, n, d=9):
+    """A synthetic stream of discrete features (issue 34): nine features of values 0 / 0.5 / 1 or 0 / 1 with
+    unequal, class-dependent shares (45 % positives), three kinds in a fixed seeded layout: three values
+    (negatives 55/15/30 %, positives 25/15/60 %), binary 0 / 1 (80/20, 55/45) and three values with a
+    rare top value (30/60/10, 60/25/15); tight box [0, 1]."""
+    rng = np.random.default_rng([seed, 34])
+    y = np.where(rng.random(n) < 0.45, 1, -1)
+    kinds = [((0.0, 0.5, 1.0), (0.55, 0.15, 0.30), (0.25, 0.15, 0.60)), ((0.0, 1.0), (0.8, 0.2), (0.55, 0.45)),
+             ((0.0, 0.5, 1.0), (0.30, 0.60, 0.10), (0.60, 0.25, 0.15))]
+    layout = np.random.default_rng(340).permutation(d) % 3
+    X = np.empty((n, d))
+    for k in range(d):
+        values, negative, positive = (np.asarray(v) for v in kinds[layout[k]])
+        shares = np.where(y[:, None] > 0, positive, negative)
+        X[:, k] = values[(rng.random(n)[:, None] > np.cumsum(shares, axis=1)).sum(axis=1)]
+    return X, y, (0.0, 1.0)
+
+
+def discrete_table(seeds: int, quick: bool, summary: list) -> list:
+    """Discovery on discrete features (issue 34): the finder's run (``span``) and its number of levels, in a
+    ±20 box and a 1,000× off-centre box, against the tight [0, 1]; progressive AUC and the AUC after the
+    warm-up (the tight box: over the same records)."""
+    n = 2000 if quick else 4000
+    cases = [("default (span='significant', 3 levels)", True), ("span='anchor' (before issue 34)",
+                                                                 {"span": "anchor"}),
+             ("span='significant', 2 levels", {"levels": 2}), ("span='significant', 1 level", {"levels": 1})]
+    rows = {}
+    for seed in range(seeds):
+        X, y, (lo, hi) = discrete_stream(seed, n)
+        d = X.shape[1]
+        skip = discovery_setting(True).length(d, RHO)
+        scores = tight_scores(X, y, (lo, hi), seed)
+        rows.setdefault(("tight [0, 1]", "—"), []).append((roc_auc(y > 0, scores), roc_auc(y[skip:] > 0, scores[skip:])))
+        for box_name, box in (("±20", (np.full(d, -20.0), np.full(d, 20.0))),
+                              ("1,000× (off-centre)", loose_box(lo, hi, d, "off-centre", seed))):
+            loose = tight_scores(X, y, box, seed)
+            rows.setdefault((box_name, "no discovery"), []).append((roc_auc(y > 0, loose),
+                                                                    roc_auc(y[skip:] > 0, loose[skip:])))
+            for name, setting in cases:
+                rows.setdefault((box_name, name), []).append(progressive(X, y, box, seed, discover_bounds=setting)[:2])
+        print(f"  discrete: seed {seed} done", flush=True)
+    tight_after = np.mean([v[1] for v in rows[("tight [0, 1]", "—")]])
+    lines = [f"| discrete stream ({n:,} records, d = 9, {seeds} seeds) | box | discovery | progressive AUC | "
+             "AUC after the warm-up (500) | gap after the warm-up |", "|---|---|---|---|---|---|"]
+    for (box, name), values in rows.items():
+        v = np.asarray(values, dtype=float)
+        lines.append(f"| discrete | {box} | {name} | {_mean(v[:, 0])} | {_mean(v[:, 1])} | "
+                     f"{tight_after - v[:, 1].mean():+.3f} |")
+        if name.startswith("default"):
+            summary.append(("synthetic", f"discrete d = 9, {box}, discover_bounds=True (AUC after the warm-up)",
+                            tight_after, float(v[:, 1].mean()), 500))
+    print("\n".join(lines), flush=True)
+    return lines
+
+
+def tight_scores(X, y, bounds, seed):
+    """The progressive scores of OnPairStats in ``bounds`` without discovery (each record scored, then learned)."""
+    learner = OnPairStats(epsilon=EPSILON, delta=DELTA, bounds=bounds, seed=seed, n_features=X.shape[1])
+    scores = np.zeros(len(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(len(y)):
+            scores[i] = float(learner.feature_bounds.map_one(X[i]) @ learner.model)
+            learner.learn_one(X[i], int(y[i]))
+    return scores
 
 
 def _mean(values):
@@ -302,25 +378,33 @@ def phishing_rows(seeds: int, summary: list) -> list:
     d = len(PHISHING_FEATURES)
     skip = discovery_setting(True).length(d, RHO)  # the warm-up of discover_bounds=True: its prior predictions
     rows = {}
+    anchor = {"span": "anchor"}  # the finder before issue 34 (the contiguous run around the densest bin)
     for seed in range(seeds):
         def model(bounds, discover=False):
             return PrivatePairwiseClassifier(epsilon=EPSILON, delta=DELTA, bounds=bounds, features=PHISHING_FEATURES,
                                              seed=seed, discover_bounds=discover)
         rows.setdefault("documented (0, 1)", []).append(river_auc(data, model((0.0, 1.0)), skip))
-        box = loose_box(0.0, 1.0, d, "centred", seed)
-        rows.setdefault("1,000× (centred)", []).append(river_auc(data, model(box), skip))
-        for m in (True, 250):
-            rows.setdefault(f"1,000× (centred) + discover_bounds={m}", []).append(river_auc(data, model(box, m), skip))
+        for name, box in (("±20", (-20.0, 20.0)), ("1,000× (centred)", loose_box(0.0, 1.0, d, "centred", seed))):
+            rows.setdefault(name, []).append(river_auc(data, model(box), skip))
+            for m in (True, anchor) + ((250,) if name.startswith("1,000") else ()):
+                label = "{'span': 'anchor'} (before issue 34)" if m is anchor else m
+                rows.setdefault(f"{name} + discover_bounds={label}", []).append(river_auc(data, model(box, m), skip))
     tight = np.mean([v[1] for v in rows["documented (0, 1)"]])
     lines = ["", "| Phishing (1,250 records, d = 9; river's order; PrivatePairwiseClassifier; progressive_val_score) | "
              f"box | river ROCAUC | exact AUC | exact AUC after the first {skip} | gap to documented (exact) | m |",
              "|---|---|---|---|---|---|---|"]
+    tight_after = np.mean([v[2] for v in rows["documented (0, 1)"]])
+    lines[1] = lines[1].replace("| m |", f"| gap after the first {skip} | m |")
+    lines[2] += "---|"
     for box, values in rows.items():
-        m = "—" if "discover" not in box else (discovery_setting(True).length(d, RHO) if box.endswith("True") else 250)
+        m = "—" if "discover" not in box else (250 if box.endswith("250") else skip)
         exact = float(np.mean([v[1] for v in values]))
-        lines.append(f"| Phishing | {box} | {_pair(values)} | {tight - exact:+.3f} | {m} |")
+        after = float(np.mean([v[2] for v in values]))
+        lines.append(f"| Phishing | {box} | {_pair(values)} | {tight - exact:+.3f} | {tight_after - after:+.3f} | "
+                     f"{m} |")
         if "discover_bounds" in box:
             summary.append(("uci", f"Phishing, {box} (exact AUC)", tight, exact, m))
+            summary.append(("uci", f"Phishing, {box} (exact AUC after the first {skip})", tight_after, after, m))
     print("\n".join(lines), flush=True)
     return lines
 
@@ -629,7 +713,9 @@ def summary_lines(summary: list) -> list:
 SECTIONS = {"streams": "Synthetic streams", "uci": "UCI sets and river's Phishing", "anomaly": "river's Shuttle anomaly stream",
             "imagesegments": "ImageSegments", "scaler": "The private scaler against the model alone",
             "classifier": "Discovery with the calibrated classifiers (issue 23)",
-            "offline": "Every offline estimator with discovery (item 3)"}
+            "offline": "Every offline estimator with discovery (item 3)",
+            "discrete": "Discrete features (issue 34, item 3)",
+            "phishing": "river's Phishing with a ±20 and a 1,000× box (issue 34, item 3)"}
 
 
 def section_lines(section: str, args) -> list:
@@ -647,6 +733,10 @@ def section_lines(section: str, args) -> list:
         table = classifier_table(args.seeds, summary)
     elif section == "offline":
         table = offline_table(args.splits, summary)
+    elif section == "discrete":
+        table = discrete_table(args.seeds, args.quick, summary)
+    elif section == "phishing":
+        table = phishing_rows(args.seeds, summary)
     else:
         table = scaler_table(args.seeds)
     head = [f"### {SECTIONS[section]}", "",

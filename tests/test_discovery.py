@@ -238,6 +238,8 @@ def test_the_frozen_warning_is_issued_before_anything_changes():
     before = state_of(model)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # the 200-record warm-up at d = 3 runs 2 of 3 levels (224 needed): that warning is not this test's
+        warnings.simplefilter("ignore", onpair.NoiseDominatedWarning)
         with pytest.raises(onpair.PrivacyWarning):
             model.learn_many(X[150:300], y[150:300])
     assert_same_state(before, state_of(model))
@@ -1018,3 +1020,47 @@ def test_a_seed_sequence_random_state_never_hands_the_finders_stream_to_a_model(
     assert len(finder_keys) == 5 and len(set(finder_keys)) == 5
     assert not spawned & set(finder_keys)
     assert all(0 < seq.n_children_spawned <= 3 for seq in model_keys)
+
+
+# -- a warm-up too short for the finder's levels: a warning with the numbers (issue 34) ---------------------------
+
+def _records_for(levels, d, rho_range, bins=32, beta=0.05):
+    """The block the public rule needs for ``levels`` levels, derived here from the rule's statement: the
+    anchor threshold Φ⁻¹(1 − β/(2b))·σ at most m/2 (m for one level), σ = √(2d)·(1 + 10⁻⁹)/√(2ρ/L)."""
+    from scipy.stats import norm
+    sigma = math.sqrt(2 * d) * (1 + 1e-9) / math.sqrt(2 * rho_range / levels)
+    return math.ceil(norm.isf(beta / (2 * bins)) * sigma / (0.5 if levels > 1 else 1.0))
+
+
+@pytest.mark.parametrize("n, d, affordable", [(569, 30, "only 1 of its 3 levels runs"),
+                                              (155, 19, "no level can run")])
+def test_a_short_offline_warmup_warns_with_the_records_needed(n, d, affordable):
+    """WDBC's and Hepatitis's shapes (569 records, d = 30; 155, d = 19) with discover_bounds=True: the fit
+    warns (NoiseDominatedWarning) with m, d, what runs, and the records three levels and one level need."""
+    rng = np.random.default_rng(d)
+    X = 400.0 + rng.random((n, d))
+    y = np.where(rng.random(n) < 0.5, 1, 0)
+    with pytest.warns(onpair.NoiseDominatedWarning) as caught:
+        OffPairStats(epsilon=1.0, delta=1e-5, bounds=LOOSE, random_state=0, discover_bounds=True).fit(X, y)
+    message = " ".join(str(w.message) for w in caught if w.category is onpair.NoiseDominatedWarning)
+    rho_range = DEFAULT_SHARE * RHO
+    assert f"m = {n} records of d = {d} features" in message and affordable in message
+    assert f"3 levels need m ≥ {_records_for(3, d, rho_range)} records" in message
+    assert f"one level m ≥ {_records_for(1, d, rho_range)}" in message
+    assert "a longer warm-up" in message and "tighter declared bounds" in message
+
+
+def test_a_stream_ended_early_warns_and_a_long_enough_warmup_does_not():
+    X, y = stream(600, d=9)
+    with pytest.warns(onpair.NoiseDominatedWarning, match="m = 100 records of d = 9 features"):
+        learner(discover_bounds=True).learn_many(X[:100], y[:100]).finish_warmup()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = learner(discover_bounds=True).learn_many(X, y)
+    assert model.privacy_report()["range_discovery"]["levels_run"] == 3
+
+
+def test_fixed_levels_on_a_short_block_warn():
+    X, y = stream(60, d=4)
+    with pytest.warns(onpair.NoiseDominatedWarning, match="fixed levels spend the finder's share"):
+        learner(discover_bounds={"warmup": 60, "levels": 2}).learn_many(X, y)
