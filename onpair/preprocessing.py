@@ -47,8 +47,9 @@ DEFAULT_CLIP = 3.0
 #: Released variances (on the unit range) are floored here: a feature that the noise makes look
 #: constant is not blown up. The floor caps the rescaling at 1/√(1e-3) ≈ 32× the unit range, which is
 #: not what limits the scaler: where the data fill a small part of the box the released variances are
-#: mostly noise, and removing the floor changed nothing measurable (bench/results/ranges.md, "Range
-#: discovery (issue 24)", the scaler's table: 0.714 against 0.713 on Phishing). Loose bounds call for the learners'
+#: mostly noise, and removing the floor changed nothing measurable (bench/results/ranges.md, "Range discovery
+#: (issue 24)", the scaler's table: 0.657 either way on Phishing, re-measured on 2026-11-28 after the
+#: discovery fix of issue 31). Loose bounds call for the learners'
 #: ``discover_bounds=``, not a scaler.
 VARIANCE_FLOOR = 1e-3
 

@@ -445,6 +445,36 @@ def test_a_loose_box_with_discovery_gets_most_of_the_tight_box_back():
     assert scores["loose"] < 0.65 and scores["discovered"] > scores["tight"] - 0.05, scores
 
 
+@pytest.mark.parametrize("kind", ["pairwise", "multiclass"])
+def test_the_river_classifiers_predict_from_the_box_found_after_the_warm_up(kind):
+    """The README's promise for river (section "Which bounds do I declare"): the prior 0.5 during the warm-up,
+    then predictions read in the box found, so the progressive AUC of the records after the warm-up leaves
+    the loose box's chance level. Issue 31: the wrappers kept the declared box's rows after the warm-up and
+    predicted at chance (0.50) while the learner itself was right."""
+    from onpair.river import PrivateClassifier, PrivatePairwiseClassifier
+    X, y = stream(2000, d=3, seed=11)
+    names = ["a", "b", "c"]
+    rows = [(dict(zip(names, map(float, x))), bool(label > 0)) for x, label in zip(X, y)]
+    extra = {} if kind == "pairwise" else {"classes": [False, True]}
+    make = PrivatePairwiseClassifier if kind == "pairwise" else PrivateClassifier
+    auc = {}
+    for name, params in {"tight": {"bounds": (399.5, 401.5)}, "loose": {"bounds": LOOSE},
+                         "found": {"bounds": LOOSE, "discover_bounds": 200}}.items():
+        model = make(features=names, seed=0, **extra, **params)
+        scores = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for x, label in rows:
+                proba = model.predict_proba_one(x)
+                if name == "found" and len(scores) < 200:
+                    assert proba == {False: 0.5, True: 0.5}  # the prior while the records are held
+                scores.append(proba[True])
+                model.learn_one(x, label)
+        auc[name] = roc_auc(y[200:] > 0, np.array(scores[200:]))
+    assert auc["loose"] < 0.6 and auc["tight"] > 0.8, auc  # the stream: chance in the loose box, not in the tight
+    assert auc["found"] > 0.7 and auc["found"] > auc["loose"] + 0.15, auc
+
+
 # -- offline ----------------------------------------------------------------------------------------------------
 
 def test_offpairstats_finds_the_box_on_the_first_records():

@@ -12,8 +12,8 @@ holds the bulk of the data, and learns in that box with the rest of the budget. 
 * ``False`` (default): no discovery; the declared box is the box;
 * ``True``: a warm-up of m = min(max(records_needed(d, 0.2ρ), 500), 1,000) records (at least the fewest for
   which the finder runs all its levels at d features, :func:`onpair.privacy.ranges.records_needed`, and at
-  least 500: on the synthetic streams of bench/ranges.py the fewest lost 0.02–0.05 AUC against 500 at
-  d = 5), 20 % of ρ;
+  least 500: on the synthetic streams of bench/ranges.py the fewest lost 0.04–0.05 AUC against 500 at
+  d = 5, re-measured on 2026-11-28 after the discovery fix of issue 31), 20 % of ρ;
 * an integer m ≥ 1: that warm-up length, 20 % of ρ;
 * a dict: ``warmup`` (an integer or ``"auto"``), ``rho_share`` (in (0, 1), default 0.2) and any parameter
   of :func:`onpair.privacy.ranges.find_bounds` (``bins``, ``beta``, ``extend``, ``margin``,
@@ -56,8 +56,9 @@ DEFAULT_SHARE = 0.2
 #: ``discover_bounds=True`` holds at most this many records (at ε = 1 and 20 % of ρ: three levels up to d = 59,
 #: two up to 89, one up to 718, none from 719 on).
 MAX_AUTO_WARMUP = 1000
-#: It holds at least this many (bench/ranges.py: at d = 5, m = 500 gave progressive AUC 0.773 / 0.796 with
-#: the data centred / off-centre in a 1,000× box, the fewest records for three levels, 290, 0.755 / 0.746).
+#: It holds at least this many (bench/ranges.py: at d = 5, m = 500 gave progressive AUC 0.814 / 0.806 with
+#: the data centred / off-centre in a 1,000× box, the fewest records for three levels, 290, 0.766 / 0.762;
+#: 5 seeds, re-measured on 2026-11-28 after the discovery fix of issue 31).
 MIN_AUTO_WARMUP = 500
 #: The keys a ``discover_bounds`` dict may hold besides the finder's parameters.
 OWN_KEYS = ("warmup", "rho_share")

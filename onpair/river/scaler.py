@@ -13,9 +13,10 @@ is (0.5 + 1)-ish DP in total: the zCDP budgets add (``privacy_report()["rho_spen
 Before its first record the scaler maps the public box's centre to 0 and its edges to ±1.
 
 It is the private replacement for a ``StandardScaler`` habit, not a gain: measured, the pipeline loses to
-the model alone in every setting (river's Phishing at ε = 1 in all: 0.71 against 0.87 progressive ROCAUC;
-a box 1,000× wider than the data: 0.50 either way, where the model's own ``discover_bounds=True`` gives
-0.67; bench/results/ranges.md, "Range discovery (issue 24)"). For loose bounds use ``discover_bounds=``.
+the model alone in every setting (river's Phishing at ε = 1 in all: 0.66 against 0.86 progressive ROCAUC;
+a box 1,000× wider than the data: 0.49 either way, where the model's own ``discover_bounds=True`` gives
+0.67; bench/results/ranges.md, "Range discovery (issue 24)", re-measured on 2026-11-28 after the discovery fix of
+issue 31). For loose bounds use ``discover_bounds=``.
 """
 
 from __future__ import annotations
