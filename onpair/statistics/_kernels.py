@@ -497,6 +497,39 @@ def _cholesky_solve(A, rhs, out):
     return True
 
 
+#: The non-private twin's variance scale (:func:`_twin_scale`) falls back to the box's, 1, where the data's own
+#: within-class variance (in box coordinates, whose maximum total is 1) is at most this: no spread yet (one record
+#: per class), or a spread within the rounding of the decoded covariances (entries M̂/n̂ − μμᵀ with ‖μ‖ ≤ 1 carry
+#: errors of about 10⁻¹⁶ each).
+TWIN_SCALE_FLOOR = 1e-12
+
+
+@njit(**NJIT_OPTIONS)
+def _twin_scale(counts, covariances):
+    """The non-private twin's variance scale: tr(S_w) = Σ_c (n̂_c/Σ_k n̂_k)·tr(C_c), the total variance of the
+    count-pooled within-class covariance, where it exceeds :data:`TWIN_SCALE_FLOOR`; else 1 (the box's: a
+    box-mapped record's total variance is at most 1). The twin's base ridges are this times the private ones
+    (:func:`onpair.statistics.model.class_statistics`), so that its model and posterior do not depend on how wide
+    the declared box is. Reads the data: for the exact statistics of the twin only, never a private release's.
+
+    Parameters
+    ----------
+    counts : ndarray of float64, shape (C,)
+        The decoded (floored) counts. Read only.
+    covariances : ndarray of float64, shape (C, d, d)
+        The decoded class covariances (the pooled one in every slot for the pooled layout). Read only.
+    """
+    total = 0.0
+    for c in range(counts.shape[0]):
+        total += counts[c]
+    trace = 0.0
+    for c in range(counts.shape[0]):
+        weight = counts[c] / total
+        for k in range(covariances.shape[1]):
+            trace += weight * covariances[c, k, k]
+    return trace if trace > TWIN_SCALE_FLOOR else 1.0
+
+
 @njit(**NJIT_OPTIONS)
 def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, auto_factor, out):
     """The AUC task's pairwise square model from one release, fused (the per-record hot path).
@@ -520,8 +553,9 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
     lam : float
         The ridge λ when ``auto_base`` < 0; ignored otherwise.
     auto_base : float
-        ≥ 0: λ = auto_base + auto_factor·2√d·moment_sd·(1/n̂₋ + 1/n̂₊)
-        (:func:`onpair.statistics.model.auto_ridge`).
+        ≥ 0: λ = auto_base·s + auto_factor·2√d·moment_sd·(1/n̂₋ + 1/n̂₊)
+        (:func:`onpair.statistics.model.auto_ridge`), s the twin's variance scale (:func:`_twin_scale`) where the
+        release is exact (``moment_sd`` 0 with a moment block), else 1.
     auto_factor : float
         The noise-ridge factor of the automatic ridge.
     out : ndarray of float64, shape (d,)
@@ -537,11 +571,12 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
     means = np.empty((2, d))
     covariances = np.empty((2, d, d))
     _decode_statistics(estimate, 2, d, weights, floor, counts, means, covariances)
-    return _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out)
+    scale = _twin_scale(counts, covariances) if moment_sd == 0.0 and weights[2] > 0.0 else 1.0
+    return _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, scale, out)
 
 
 @njit(**NJIT_OPTIONS)
-def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out):
+def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, scale, out):
     """:func:`_auc_square_model` after its decoding (the same operations): the ridge and the square model from
     the decoded statistics of the two classes. Returns the ridge used, or −1.0 where C₊ + C₋ + (λ/2)I is not
     positive definite.
@@ -559,13 +594,15 @@ def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, 
     lam : float
         The ridge, used when ``auto_base`` < 0.
     auto_base, auto_factor : float
-        The automatic ridge auto_base + auto_factor·2√d·moment_sd·(1/n̂₀ + 1/n̂₁) when ``auto_base`` ≥ 0.
+        The automatic ridge auto_base·scale + auto_factor·2√d·moment_sd·(1/n̂₀ + 1/n̂₁) when ``auto_base`` ≥ 0.
+    scale : float
+        The variance scale of the base ridge: 1 for a private release, the twin's :func:`_twin_scale`.
     out : ndarray of float64, shape (d,)
         Overwritten with the square model w.
     """
     d = means.shape[1]
     if auto_base >= 0.0:
-        lam = auto_base + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
+        lam = auto_base * scale + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
     A = np.empty((d, d))
     diff = np.empty(d)
     for k in range(d):
@@ -575,11 +612,11 @@ def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, 
         A[k, k] += 0.5 * lam
     if not _cholesky_solve(A, diff, out):
         return -1.0
-    scale = 0.0
+    along = 0.0
     for k in range(d):
-        scale += diff[k] * out[k]
+        along += diff[k] * out[k]
     for k in range(d):
-        out[k] /= 1.0 + scale
+        out[k] /= 1.0 + along
     return lam
 
 
