@@ -497,28 +497,16 @@ def _cholesky_solve(A, rhs, out):
     return True
 
 
-#: The non-private twin's variance scale (:func:`_twin_scale`) falls back to the box's, 1, where the data's own
-#: within-class variance (in box coordinates, whose maximum total is 1) is at most this: no spread yet (one record
-#: per class), or a spread within the rounding of the decoded covariances (entries M̂/n̂ − μμᵀ with ‖μ‖ ≤ 1 carry
-#: errors of about 10⁻¹⁶ each).
+#: Where the twin's within-class variance is at most this (no spread yet, or one within the rounding of the decoded
+#: covariances M̂/n̂ − μμᵀ, ‖μ‖ ≤ 1), :func:`_twin_scale` gives the box's scale, 1.
 TWIN_SCALE_FLOOR = 1e-12
 
 
 @njit(**NJIT_OPTIONS)
 def _twin_scale(counts, covariances):
-    """The non-private twin's variance scale: tr(S_w) = Σ_c (n̂_c/Σ_k n̂_k)·tr(C_c), the total variance of the
-    count-pooled within-class covariance, where it exceeds :data:`TWIN_SCALE_FLOOR`; else 1 (the box's: a
-    box-mapped record's total variance is at most 1). The twin's base ridges are this times the private ones
-    (:func:`onpair.statistics.model.class_statistics`), so that its model and posterior do not depend on how wide
-    the declared box is. Reads the data: for the exact statistics of the twin only, never a private release's.
-
-    Parameters
-    ----------
-    counts : ndarray of float64, shape (C,)
-        The decoded (floored) counts. Read only.
-    covariances : ndarray of float64, shape (C, d, d)
-        The decoded class covariances (the pooled one in every slot for the pooled layout). Read only.
-    """
+    """The non-private twin's variance scale (:attr:`onpair.statistics.model.ClassStatistics.scale`): tr(S_w) =
+    Σ_c (n̂_c/Σ_k n̂_k)·tr(C_c) where it exceeds :data:`TWIN_SCALE_FLOOR`, else 1 (the box's). Reads the data: for
+    the twin's exact statistics only. ``counts`` (C,), ``covariances`` (C, d, d): decoded, read only."""
     total = 0.0
     for c in range(counts.shape[0]):
         total += counts[c]
