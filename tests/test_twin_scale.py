@@ -143,3 +143,27 @@ def test_scale_is_the_twins_within_class_variance():
     one_each = statistics_rows(Z[:2], codes[:2], 2, (0.8, 1.0, 0.6)).sum(axis=0)
     assert class_statistics(one_each, 2, 3, (0.8, 1.0, 0.6), 0.0).scale == 1.0
     assert math.isfinite(class_statistics(np.zeros(total.size), 2, 3, (0.8, 1.0, 0.6), 0.0).scale)
+
+
+def test_river_multiclass_twin_sums_to_one_in_a_wide_box():
+    """The multi-class twin in a box 1,000× too wide: its scores are large numbers (the ridge follows the data's
+    variance, ≈ 10⁻⁸ here), yet its probabilities sum to 1 to rounding (river's checks ask 1e-9), one at a time and
+    by blocks, and equal the tight box's."""
+    from onpair.river import PrivateClassifier
+
+    X, y = classes_stream(200, 4, 3, seed=13)
+    features = [f"f{k}" for k in range(4)]
+    models = [PrivateClassifier(classes=[0, 1, 2], bounds=box, features=features, learner_params={"private": False})
+              for box in (TIGHT, WIDE)]
+    for i, (row, label) in enumerate(zip(X, y)):
+        x = dict(zip(features, row.tolist()))
+        for model in models:
+            model.learn_one(x, int(label))
+        p = [model.predict_proba_one(x) for model in models]
+        assert math.isclose(sum(p[1].values()), 1.0, rel_tol=1e-12), i
+        if i >= SETTLED:
+            assert [p[1][c] for c in range(3)] == pytest.approx([p[0][c] for c in range(3)], abs=1e-6), i
+    import pandas as pd
+
+    block = models[1].predict_proba_many(pd.DataFrame(X[:50], columns=features))
+    np.testing.assert_allclose(block.to_numpy().sum(axis=1), 1.0, rtol=0, atol=1e-12)
