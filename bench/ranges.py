@@ -51,11 +51,18 @@ after the first m ("after m").
 8. ``phishing`` (issue 34): river's Phishing as in ``uci`` with a ±20 box and the 1,000× box, discovery by the
    default finder and by ``span="anchor"``; the target: exact AUC after the warm-up within 0.03 of the
    documented box's at ±20 (a reported set: measured, never tuned on).
+9. ``twin`` (issue 34, item 4): the non-private twin (``learner_params={"private": False}``, no noise, no budget) on
+   river's Shuttle in river's order, in the declared boxes of section 3 (±32,768, ±1,000) and the data's min–max
+   box, and river's ``StandardScaler | LogisticRegression``: progressive ``Accuracy``, river's ``ROCAUC`` and the
+   exact AUC; the twin's ``PrivateClassifier`` on ImageSegments (documented bounds and 1,000× centred): progressive
+   accuracy. Target: river's ROCAUC within 0.02 of the exact AUC in ±32,768, and the min–max box unchanged (within
+   0.005) against the run before the twin's scaled ridge (the numbers of main at d1c5169, in the section's note).
+   ``--quick``: the first 10,000 Shuttle records.
 
 Results: printed, and written into the section ``## Range discovery (issue 24)`` of bench/results/ranges.md (a run
 of some sections replaces their subsections and keeps the others).
 
-Run: ``.venv/bin/python bench/ranges.py [--sections streams,uci,anomaly,imagesegments,scaler,classifier] [--seeds 5]
+Run: ``.venv/bin/python bench/ranges.py [--sections streams,uci,anomaly,imagesegments,scaler,classifier,twin] [--seeds 5]
 [--quick] [--no-write]``.
 """
 
@@ -558,6 +565,68 @@ def classifier_table(seeds: int, summary: list) -> list:
     return lines
 
 
+#: The twin on Shuttle before its ridge followed the data's scale (main at d1c5169, this section's protocol, full
+#: stream): box → (progressive accuracy, river ROCAUC, exact AUC).
+TWIN_BEFORE = {"±32,768": (0.9284, 0.5765, 0.9762), "±1,000": (0.9954, 0.9728, 0.9881),
+               "the data's min–max (oracle)": (0.9961, 0.9739, 0.9837),
+               "ImageSegments documented": (0.8983,), "ImageSegments 1,000× (centred)": (0.7866,)}
+#: Issue 34's targets for the twin: river's ROCAUC within this of the exact AUC in a wide box; a tight box within
+#: TWIN_TIGHT_TOLERANCE of before.
+TWIN_ROCAUC_GAP, TWIN_TIGHT_TOLERANCE = 0.02, 0.005
+
+
+def twin_table(quick: bool) -> list:
+    """The non-private twin in boxes much wider than its data (issue 34, item 4): Shuttle and ImageSegments."""
+    from river import datasets, linear_model, preprocessing
+
+    from onpair.river import PrivateClassifier, PrivatePairwiseClassifier
+    from streams.image_segments import CLASSES, FEATURES, load_image_segments
+
+    shuttle = list(datasets.Shuttle())[: 10_000 if quick else None]
+    features = list(shuttle[0][0])
+    X = np.array([[x[f] for f in features] for x, _ in shuttle], dtype=float)
+    boxes = [("±32,768", (-32768.0, 32768.0)), ("±1,000", (-1000.0, 1000.0)),
+             ("the data's min–max (oracle)", (X.min(axis=0), X.max(axis=0)))]
+    rows = {}
+    for name, box in boxes:
+        model = PrivatePairwiseClassifier(bounds=box, features=features, learner_params={"private": False})
+        rows[name] = progressive_river(shuttle, model)
+        print(f"  twin: Shuttle {name} done", flush=True)
+    river_lr = progressive_river(shuttle, preprocessing.StandardScaler() | linear_model.LogisticRegression())
+    lines = [f"| Shuttle ({len(shuttle):,} records, river's order; PrivatePairwiseClassifier, private=False) | box | "
+             "progressive accuracy | river ROCAUC | exact AUC | ROCAUC − exact | before: accuracy / ROCAUC / exact |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        before = TWIN_BEFORE.get(name) if not quick else None
+        was = " / ".join(f"{v:.3f}" for v in before) if before else "—"
+        lines.append(f"| Shuttle | {name} | {r['accuracy']:.4f} | {r['rocauc']:.4f} | {r['exact']:.4f} | "
+                     f"{r['rocauc'] - r['exact']:+.4f} | {was} |")
+    lines.append(f"| Shuttle | river's StandardScaler → LogisticRegression (no box) | {river_lr['accuracy']:.4f} | "
+                 f"{river_lr['rocauc']:.4f} | {river_lr['exact']:.4f} | {river_lr['rocauc'] - river_lr['exact']:+.4f} | — |")
+    wide = rows["±32,768"]
+    verdict = [f"* ±32,768: river's ROCAUC {wide['rocauc']:.3f} against the exact AUC {wide['exact']:.3f}: "
+               f"{'within' if abs(wide['rocauc'] - wide['exact']) <= TWIN_ROCAUC_GAP else 'NOT within'} "
+               f"{TWIN_ROCAUC_GAP} (target)."]
+    if not quick:
+        tight, before = rows["the data's min–max (oracle)"], TWIN_BEFORE["the data's min–max (oracle)"]
+        moved = max(abs(tight[k] - b) for k, b in zip(("accuracy", "rocauc", "exact"), before))
+        verdict.append(f"* The min–max box: the largest change against before is {moved:.4f} "
+                       f"({'within' if moved <= TWIN_TIGHT_TOLERANCE else 'NOT within'} {TWIN_TIGHT_TOLERANCE}).")
+    # ImageSegments: the multi-class twin, documented bounds and 1,000× wider
+    _, _, (lower, upper) = load_image_segments()
+    segments = list(datasets.ImageSegments())
+    lines += ["", "| ImageSegments (2,310 records, d = 18, 7 classes; PrivateClassifier, private=False) | box | "
+              "progressive accuracy | before |", "|---|---|---|---|"]
+    for name, box in (("documented", (lower, upper)),
+                      ("1,000× (centred)", loose_box(lower, upper, len(FEATURES), "centred", 0))):
+        model = PrivateClassifier(classes=list(CLASSES), bounds=box, features=list(FEATURES),
+                                  learner_params={"private": False})
+        before = TWIN_BEFORE[f"ImageSegments {name}"][0]
+        lines.append(f"| ImageSegments | {name} | {progressive_river(segments, model)['accuracy']:.4f} | {before:.4f} |")
+    print("\n".join(lines + [""] + verdict), flush=True)
+    return verdict + [""] + lines
+
+
 def imagesegments_table(seeds: int, splits: int, summary: list) -> list:
     from onpair.privacy.gaussian import sigma_for_rho
     from onpair.privacy.statistics_sensitivity import statistics_sensitivity
@@ -715,7 +784,8 @@ SECTIONS = {"streams": "Synthetic streams", "uci": "UCI sets and river's Phishin
             "classifier": "Discovery with the calibrated classifiers (issue 23)",
             "offline": "Every offline estimator with discovery (item 3)",
             "discrete": "Discrete features (issue 34, item 3)",
-            "phishing": "river's Phishing with a ±20 and a 1,000× box (issue 34, item 3)"}
+            "phishing": "river's Phishing with a ±20 and a 1,000× box (issue 34, item 3)",
+            "twin": "The non-private twin in a wide box (issue 34, item 4)"}
 
 
 def section_lines(section: str, args) -> list:
@@ -737,11 +807,13 @@ def section_lines(section: str, args) -> list:
         table = discrete_table(args.seeds, args.quick, summary)
     elif section == "phishing":
         table = phishing_rows(args.seeds, summary)
+    elif section == "twin":
+        table = twin_table(args.quick)
     else:
         table = scaler_table(args.seeds)
     head = [f"### {SECTIONS[section]}", "",
             f"Written by `bench/ranges.py --sections {section}` on {datetime.date.today().isoformat()} "
-            f"({f'{args.splits} splits' if section == 'offline' else f'{args.seeds} seeds'}"
+            f"({f'{args.splits} splits' if section == 'offline' else 'no noise: no seeds' if section == 'twin' else f'{args.seeds} seeds'}"
             f"{', --quick' if args.quick else ''}).", ""]
     targets = summary_lines(summary) + [""] if summary else []
     return head + targets + table + [""]

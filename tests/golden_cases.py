@@ -12,7 +12,7 @@ Bit for bit only where the bits are ours. The cases in :data:`PLATFORM_DEPENDENT
 pass through arithmetic whose last bits depend on the machine, not on onpair: LAPACK and BLAS in the
 OpenBLAS that NumPy and SciPy ship (it picks its kernels for the CPU at run time: ``SkylakeX`` on an
 AVX-512 machine, ``Haswell`` on an AVX2 one) and the two numba pair passes compiled with ``reassoc`` and
-``contract`` (``onpair.core._config.NJIT_REDUCTION_OPTIONS``), which LLVM vectorises for the host CPU.
+``contract`` (``onpair._config.NJIT_REDUCTION_OPTIONS``), which LLVM vectorises for the host CPU.
 For those cases ``released.npz`` holds the released arrays themselves and the tests compare with
 :data:`RTOL`/:data:`ATOL`; every other case must still match its digest exactly. ``released.npz`` (every
 case from scratch, and every snapshot continued) was written with ``--arrays`` on an AVX-512 machine made

@@ -203,8 +203,9 @@ def test_online_posterior_equals_the_twin(moments, private):
         covariances = np.stack([pooled] * 3)
     else:
         counts, means, covariances = naive.decode(estimate, 3, 4, WEIGHTS, floor)
+    scale = 1.0 if private else naive.twin_scale(counts, covariances)  # the twin's ridge follows its data's scale
     expected = naive_log_posterior(counts, means, covariances, stats.count_sd, stats.sum_sd, stats.moment_sd, Z,
-                                   pooled_moment=moments == "pooled")["log_proba"]
+                                   pooled_moment=moments == "pooled", scale=scale)["log_proba"]
     np.testing.assert_allclose(np.log(learner.predict_proba(X[:40])), expected, rtol=1e-7, atol=1e-8)
     np.testing.assert_array_equal(learner.predict(X[:40]), np.argmax(expected, axis=1))
 

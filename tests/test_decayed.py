@@ -451,7 +451,7 @@ def test_the_multiclass_river_classifier_forgets_with_a_half_life():
     the public H (a model at most H/64 releases old), so a stream long after the half-life still reads a recent
     release."""
     from onpair.river import PrivateClassifier
-    from onpair.river.wrapper import decayed_refresh_cap, release_window
+    from onpair.core.predictor import decayed_refresh_cap, release_window
 
     model = PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], seed=3, half_life=256)
     assert model._inner.half_life == 256 and model.half_life == 256

@@ -211,7 +211,9 @@ def test_the_non_private_twin_computes_the_exact_statistics():
     exact = sum(naive.contribution(z, int(label), 2, WEIGHTS) for z, label in zip(Z, y))
     counts, means, covs = naive.decode(exact, 2, 4, WEIGHTS, 1.0)
     np.testing.assert_allclose(learner.class_statistics().means, means, rtol=1e-10)
-    np.testing.assert_allclose(learner.model, naive.square_model(means, covs, 1e-3), rtol=1e-8)
+    # the automatic ridge: 10⁻³ relative to the data's own within-class variance (the twin's scale)
+    np.testing.assert_allclose(learner.model, naive.square_model(means, covs, 1e-3 * naive.twin_scale(counts, covs)),
+                               rtol=1e-8)
     assert learner.privacy_report()["private"] is False
 
 

@@ -221,7 +221,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             return frame, np.full((len(frame), len(self._domain)), 1.0 / len(self._domain))
         block, _, _ = self._records.block(frame, self._records.order, None)
         view = self._view()
-        return frame, np.exp(view.posterior.log_proba(view.map_block(block)))
+        return frame, np.exp(view.log_proba(block))
 
     def predict_proba_many(self, X):
         """A frame with one column per declared class, as ``predict_proba_one`` per row."""

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from .._config import NJIT_OPTIONS
-from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded
+from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded, _twin_scale
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
 from .model import BASE_RIDGE, NOISE_RIDGE_FACTOR
@@ -114,7 +114,7 @@ def _well_conditioned_inverse(S, shift, out):
 
 
 @njit(**NJIT_OPTIONS)
-def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam,
+def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam, scale,
                        base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, spread_noise_factor, coef,
                        intercept, log_priors):
     """Fills coef (2, d), intercept (2,), log_priors (2,); returns (κ, κ_JS, α, ridge, status), status 0 when
@@ -133,6 +133,9 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         Whether the second moments were released pooled (one block for both classes).
     kind : int
         The AUC model: 0 "square", 1 "centroid".
+    scale : float
+        The variance scale of the base ridge (:attr:`onpair.statistics.model.ClassStatistics.scale`: 1 for a
+        private release).
     lam, base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, spread_noise_factor : float
         The model's ridge and the discriminant's public constants.
     coef : ndarray of float64, shape (2, d)
@@ -177,7 +180,7 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         noise_sd = moment_sd / total
     else:
         noise_sd = moment_sd * math.sqrt((weights[0] / counts[0]) ** 2 + (weights[1] / counts[1]) ** 2)
-    ridge = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
+    ridge = base * scale / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
     # covariance model Σ̃ (PSD, without ridge)
     sigma = np.zeros((d, d))
     if alpha == 1.0:
@@ -320,7 +323,8 @@ def fast_ranking_discriminant(stats, kind: str, lam: float) -> LinearDiscriminan
     kappa, agreement, alpha, ridge, status = _ranking_posterior(
         np.ascontiguousarray(stats.counts, dtype=np.float64), np.ascontiguousarray(stats.means, dtype=np.float64),
         np.ascontiguousarray(stats.covariances, dtype=np.float64), float(stats.count_sd), float(stats.sum_sd),
-        float(stats.moment_sd), bool(stats.pooled), code, float(lam), BASE_RIDGE_PER_FEATURE, RIDGE_FACTOR,
+        float(stats.moment_sd), bool(stats.pooled), code, float(lam), float(stats.scale), BASE_RIDGE_PER_FEATURE,
+        RIDGE_FACTOR,
         MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, SPREAD_NOISE_FACTOR, coef, intercept, log_priors)
     if status != 0:
         return ranking_discriminant(stats, kind, lam)
@@ -363,12 +367,13 @@ def _square_refresh(estimate, weights, sd, lam, auto_base, auto_factor, constant
     means = np.empty((2, d))
     covariances = np.empty((2, d, d))
     _decode_statistics(estimate, 2, d, weights, max(1.0, 2.0 * sd / a), counts, means, covariances)
+    scale = _twin_scale(counts, covariances) if sd == 0.0 and m > 0.0 else 1.0
     used = _square_from_decoded(counts, means, covariances, sd / m if m > 0 else 0.0, lam, auto_base, auto_factor,
-                                model)
+                                scale, model)
     if used < 0.0:
         return 1
     kappa, agreement, alpha, ridge, status = _ranking_posterior(
-        counts, means, covariances, sd / a, sd / b, sd / m if m > 0 else math.inf, False, 0, used, constants[0],
+        counts, means, covariances, sd / a, sd / b, sd / m if m > 0 else math.inf, False, 0, used, scale, constants[0],
         constants[1], constants[2], constants[3], constants[4], constants[5], coef, intercept, log_priors)
     if status != 0:
         return 2

@@ -67,7 +67,8 @@ COVARIANCES = ("auto", "full", "diagonal")
 #: How the per-class covariances are pooled.
 POOLINGS = ("counts", "equal")
 #: The data-independent part of the ridge, per feature: a box-mapped feature has variance at most 1/d, so
-#: the base ridge is ``BASE_RIDGE_PER_FEATURE/d``.
+#: the base ridge is ``BASE_RIDGE_PER_FEATURE/d`` (the non-private twin's: times its own within-class variance,
+#: :attr:`onpair.statistics.model.ClassStatistics.scale`).
 BASE_RIDGE_PER_FEATURE = 1e-4
 #: The ridge adds this many times the expected spectral norm of the pooled covariance's privacy noise
 #: (:func:`covariance_noise_norm`). Chosen on synthetic streams only (bench/studies/classifier_prototype.py
@@ -286,9 +287,11 @@ def covariance_noise_norm(stats: ClassStatistics, weights: np.ndarray, alpha: fl
 
 def discriminant_ridge(stats: ClassStatistics, weights: np.ndarray, alpha: float,
                        factor: float = RIDGE_FACTOR, base: float = BASE_RIDGE_PER_FEATURE) -> float:
-    """The automatic ridge: base/d + factor·:func:`covariance_noise_norm` (public quantities only)."""
+    """The automatic ridge: base·scale/d + factor·:func:`covariance_noise_norm` (public quantities only for a private
+    release, whose :attr:`~onpair.statistics.model.ClassStatistics.scale` is 1; the non-private twin's scale is its
+    own within-class variance)."""
     d = stats.means.shape[1]
-    return base / d + factor * covariance_noise_norm(stats, weights, alpha)
+    return base * stats.scale / d + factor * covariance_noise_norm(stats, weights, alpha)
 
 
 def _check_covariance(covariance) -> None:

@@ -476,7 +476,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
         return self.released_model().statistics
 
     def ridge(self) -> float:
-        """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public): the expected
+        """λ used by the current model: ``lam``, or for "auto" 10⁻³ (the non-private twin's: times its own within-class
+        variance, :attr:`onpair.statistics.model.ClassStatistics.scale`) plus the noise ridge (public): the expected
         spectral norm of the covariances' noise (AUC and ``"whitening"``), or the noise standard deviation of
         one diagonal entry of the pooled within-class covariance (``"discriminant"``); the classifier's is
         :func:`onpair.statistics.discriminant.discriminant_ridge`."""

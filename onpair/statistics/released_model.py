@@ -145,7 +145,21 @@ class ReleasedModel(MappedModel):
 
     def log_proba_one(self, vector: np.ndarray) -> np.ndarray:
         """log P(c | x) of one raw record for every class (the posterior's per-record path)."""
-        return self.posterior.log_proba_one(self.map_one(vector))
+        return self._normalised(self.posterior.log_proba_one(self.map_one(vector)))
+
+    def log_proba(self, X: np.ndarray) -> np.ndarray:
+        """log P(c | x) of raw records (rows of ``X``) for every class, row by row as :meth:`log_proba_one`."""
+        return self._normalised(self.posterior.log_proba(self.map_block(X)))
+
+    def _normalised(self, log_p: np.ndarray) -> np.ndarray:
+        """The non-private twin's log-posteriors normalised once more (a private release's as they are). The twin's
+        ridge follows its data's scale, so in a box much wider than its data its scores are differences of numbers
+        up to 10⁸ or more, whose log-softmax loses the normaliser's last digits (probabilities summing to 1 ± 10⁻⁸);
+        the scores are then moderate and a second log-softmax restores the sum to rounding."""
+        if self.variance > 0.0:
+            return log_p
+        top = np.max(log_p, axis=-1, keepdims=True)
+        return log_p - (top + np.log(np.sum(np.exp(log_p - top), axis=-1, keepdims=True)))
 
     # -- snapshots ---------------------------------------------------------------------------------
     def to_state(self) -> tuple:
