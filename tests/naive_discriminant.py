@@ -88,7 +88,8 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
         released = sum(pi[c] * u[c] @ pooled @ u[c] for c in range(C))
         floor = spread_noise_factor * noise_sd * sum(pi[c] * (u[c] @ u[c]) for c in range(C))
         spread = max(released, floor)
-        if separation <= 0:
+        scale = sum(pi[c] * means[c] @ W @ means[c] for c in range(C))  # equal means: rounding only
+        if separation <= 1e-20 * scale:
             kappa = 0.0
         else:
             js = max(1.0 - noise / separation, min_shrinkage)

@@ -26,6 +26,7 @@ from numba import njit
 from .._config import NJIT_OPTIONS
 from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded, _twin_scale
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
+                           SEPARATION_FLOOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
 from .model import BASE_RIDGE, NOISE_RIDGE_FACTOR
 
@@ -259,6 +260,11 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
     released = 0.0
     reach = 0.0
     noise = 0.0
+    scale = 0.0  # Σ_c π_c μ̂_cᵀWμ̂_c: the floor of the separation (discriminant.SEPARATION_FLOOR)
+    for c in range(2):
+        for i in range(d):
+            for j in range(d):
+                scale += weights[c] * means[c, i] * W[i, j] * means[c, j]
     for c in range(2):
         centred = means[c] - centre
         projected = np.zeros(d)
@@ -277,7 +283,7 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         released += weights[c] * quad
         reach += weights[c] * length
         noise += weights[c] * (1.0 - weights[c]) * trace[c]
-    if not separation > 0.0:
+    if not separation > SEPARATION_FLOOR * scale:
         agreement, undo = 0.0, 1.0
     else:
         agreement = max(1.0 - noise / separation, min_shrinkage)

@@ -105,6 +105,12 @@ MIN_SHRINKAGE = 0.01
 #: (−0.035 to +0.016), equal priors (factor ∞) lose 0.009 on average (−0.080 to +0.028).
 PRIOR_NOISE_FACTOR = 4.0
 
+#: Released class means whose centred separation Σ_c π_c μ̃_cᵀWμ̃_c is at most this share of Σ_c π_c μ̂_cᵀWμ̂_c do not
+#: differ beyond the rounding of their centring (equal means leave ~1e-32 of it): :func:`calibration_factor` then
+#: returns (0, 1), the "no difference" answer, instead of a ratio of two rounding errors (which the compiled and
+#: the NumPy paths round differently). A real difference of relative size 1e-10 leaves 1e-20.
+SEPARATION_FLOOR = 1e-20
+
 
 @dataclass(frozen=True)
 class LinearDiscriminant:
@@ -407,13 +413,14 @@ def calibration_factor(W: np.ndarray, means: np.ndarray, priors: np.ndarray, err
     -------
     (float, float)
         (κ_JS, κ_ridge): κ_JS ∈ [min_shrinkage, 1] and κ_ridge ∈ [1, max_undo], or (0, 1) where the released
-        means do not differ at all; κ = κ_JS·κ_ridge.
+        means do not differ beyond rounding (:data:`SEPARATION_FLOOR`); κ = κ_JS·κ_ridge.
     """
     centred = means - priors @ means
     projected = centred @ W  # rows Wμ̃_c (W symmetric)
     separation = float(np.sum(priors * np.einsum("cd,cd->c", centred, projected)))
     noise = float(np.sum(priors * (1.0 - priors) * np.einsum("de,ced->c", W, error_covariances)))
-    if not separation > 0.0:
+    scale = float(np.sum(priors * np.einsum("cd,de,ce->c", means, W, means)))
+    if not separation > SEPARATION_FLOOR * scale:  # the means do not differ beyond rounding: nothing to calibrate
         return 0.0, 1.0
     agreement = max(1.0 - noise / separation, float(min_shrinkage))
     if spread_noise_factor is None or pooled is None:
