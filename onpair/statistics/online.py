@@ -530,7 +530,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
 
     @property
     def n_releases(self) -> int:
-        """Releases so far: one per record learned (none while a warm-up holds records; up to the horizon)."""
+        """The release count the refresh rule reads: the records learned (none while a warm-up holds records; up to the
+        horizon). With ``mechanism="blocks"`` the released statistics change only at the end of a block."""
         return self._learned() if self.private else 0
 
     # -- snapshots ---------------------------------------------------------------------------------
@@ -661,7 +662,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
         signal = self._signal()
         noise_dominated = signal["noise_dominated"]
         status = (f"frozen: the horizon of {horizon} records is reached" if frozen else
-                  self._warmup_status() or "learning; a release after every record")
+                  self._warmup_status() or ("learning; a release at the end of each public block"
+                                                    if self.mechanism == "blocks" else "learning; a release after every record"))
         if noise_dominated:
             status += (f"; the released statistics are dominated by noise (expected cosine "
                        f"{signal['expected_cosine']:.2f} between their direction and the noiseless one): more records "
