@@ -337,8 +337,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
         label = y if type(y) is int and (y == 1 or y == -1) and self._classes is None else \
             self._task.label_one(y, self._t)
         stats, box = self._stats, self._box
-        if (box is not None and stats.fused and type(x) is np.ndarray and x.dtype == np.float64
-                and x.shape == box[0].shape and not self._read_only and not self._holding
+        if (box is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == box[0].shape
+                and not self._read_only and not self._holding and stats.fused
                 and (self._horizon is None or self._t < self._horizon)
                 and (self._budget_committed or self._shared is None)):
             # A BLT release, box bounds, no warm-up holding records, below the horizon (then t records were

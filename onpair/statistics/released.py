@@ -21,7 +21,7 @@ import numpy as np
 from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, DecayedBLT, PrefixSumMechanism
 from ..privacy.continual.decayed import decay_of
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import (NEED_NORMALS, STATISTICS_BLOCK, _add_decayed_rows, _add_rows, _box_blt_record,
+from ._kernels import (NEED_NORMALS, _add_decayed_rows, _add_rows, _box_blt_record,
                        box_blt_constants, layout_width, statistics_rows)
 from .model import class_statistics
 
@@ -32,6 +32,12 @@ MECHANISMS = ("blt", "toeplitz", "epochs", "tree", "blocks")
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
 PLAUSIBLE_DEVIATIONS = 40.0
+
+#: Records whose rows :meth:`ReleasedStatistics.add` builds and hands to the mechanism at once: a block of rows
+#: that stays in cache (256 × 462 doubles at d = 20, two classes: 0.9 MB); measured faster than 4,096 records
+#: (learn_many at d = 20: 216 k against 189 k records/s of CPU time, interleaved in one process). The bits do not
+#: depend on it (a mechanism's blocks add up to its records one at a time).
+ROWS_PER_BLOCK = 256
 
 
 class ExactSums:
@@ -162,12 +168,11 @@ class ReleasedStatistics:
 
     def add(self, Z: np.ndarray, codes: np.ndarray, rng) -> None:
         """Add mapped records (rows of ``Z``, inside the unit ball) with their class codes: their rows v(z)
-        (:func:`onpair.statistics._kernels.statistics_rows`, in blocks of
-        :data:`~onpair.statistics._kernels.STATISTICS_BLOCK` records) through the mechanism's ``add_block`` (a
-        record is a block of one); the mechanism draws its noise from ``rng`` (the learner's own generator).
-        Checked by the caller."""
-        for start in range(0, Z.shape[0], STATISTICS_BLOCK):
-            stop = start + STATISTICS_BLOCK
+        (:func:`onpair.statistics._kernels.statistics_rows`, in blocks of :data:`ROWS_PER_BLOCK` records)
+        through the mechanism's ``add_block`` (a record is a block of one); the mechanism draws its noise from
+        ``rng`` (the learner's own generator). Checked by the caller."""
+        for start in range(0, Z.shape[0], ROWS_PER_BLOCK):
+            stop = start + ROWS_PER_BLOCK
             self.mechanism.add_block(statistics_rows(Z[start:stop], codes[start:stop], self.n_classes,
                                                      self.weight_array, self.pooled), rng)
 
