@@ -31,9 +31,8 @@ import onpair.evaluation
 from learner_state import assert_same_state, state_of
 from naive_discriminant import naive_log_posterior
 from onpair import OffPairStats, OnPairStats
-from onpair.core.bounds import FeatureBounds
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity
-from onpair.statistics._kernels import _box_layout_row, layout_width, statistics_rows
+from onpair.statistics._kernels import layout_width, statistics_rows
 from onpair.statistics.model import class_statistics
 from public_api import OFFLINE, make_offline
 from test_discriminant_classifier import _assert_reliable, _recalibration_slope
@@ -76,23 +75,6 @@ def test_pooled_rows_and_decoding_match_the_numpy_twin(d, C):
     for c in range(C):
         np.testing.assert_allclose(stats.covariances[c], pooled, rtol=1e-9, atol=1e-13)
     assert stats.pooled and stats.moment_sd == 1.0 / WEIGHTS[2]
-
-
-@pytest.mark.parametrize("pooled", [False, True])
-def test_the_fused_single_record_row_equals_the_block_row_bit_for_bit(pooled):
-    rng = np.random.default_rng(4)
-    d, C = 3, 4
-    bounds = FeatureBounds(lower=np.zeros(d), upper=np.ones(d))
-    box = bounds.box_rows(d)
-    for i in range(40):
-        x = rng.uniform(-0.2, 1.2, d)
-        code = int(rng.integers(0, C))
-        z, row = np.empty(d), np.full(layout_width(d, C, pooled), np.nan)
-        status = _box_layout_row(x, *box, code, C, np.array(WEIGHTS), pooled, z, row)
-        mapped, clipped = bounds.transform(x[None, :])
-        assert status == int(clipped[0])
-        block = statistics_rows(mapped, np.array([code]), C, WEIGHTS, pooled=pooled)[0]
-        assert row.tobytes() == block.tobytes()
 
 
 @pytest.mark.parametrize("weights", [(0.8, 1.0, 0.6), (1.0, 1.0, 1.0), (0.3, 1.0, 2.0), (0.8, 1.0, 14.0),

@@ -160,6 +160,32 @@ def test_privacy_depends_on_nothing_in_onpair_but_the_leaf_configuration():
     assert graph["onpair._config"] == set()  # a leaf
 
 
+def _kernel_parameters(source: str) -> list:
+    """(line, function, parameter) of every parameter named ``kernel`` or ``*_kernel`` in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+                if arg is not None and (arg.arg == "kernel" or arg.arg.endswith("_kernel")):
+                    found.append((node.lineno, getattr(node, "name", "<lambda>"), arg.arg))
+    return found
+
+
+def test_privacy_takes_no_kernel_from_statistics():
+    """One mechanism step protocol (issue 33): data enters a continual mechanism as rows (``add_block``); no
+    function of onpair/privacy takes a kernel to run (the statistics family's fused call runs privacy's
+    compiled step itself), and privacy imports nothing of statistics (the test above)."""
+    found = [(name, *hit) for name, path in MODULES.items() if _package(name) == "privacy"
+             for hit in _kernel_parameters(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_kernel_parameter_finder_sees_one():
+    source = "def f(v, kernel):\n    pass\nclass M:\n    def g(self, *, row_kernel=None):\n        pass\n"
+    assert _kernel_parameters(source) == [(1, "f", "kernel"), (4, "g", "row_kernel")]
+
+
 #: The only function-level imports of onpair modules, each for an optional dependency: (module, module it
 #: imports) → why the import waits for the call.
 FUNCTION_LEVEL_IMPORTS = {

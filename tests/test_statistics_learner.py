@@ -21,9 +21,11 @@ import naive_statistics as naive
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair.statistics._kernels import (_auc_square_model, _box_statistics_row, _cholesky_solve, _decode_statistics,
-                                        _statistics_row, block_length, statistics_rows)
-from onpair.core.bounds import FeatureBounds
+from onpair.core.bounds import FeatureBounds, _clip_box_row
+from onpair.privacy.continual.normals import NormalBlock
+from onpair.privacy.exceptions import PrivacyBudgetExceeded
+from onpair.statistics.released import ReleasedStatistics
+from onpair.statistics._kernels import _auc_square_model, _cholesky_solve, _decode_statistics, block_length, statistics_rows
 from onpair.statistics.model import auto_ridge, class_statistics, pairwise_square_model, within_class_metric
 from onpair.privacy.statistics_sensitivity import same_label_sensitivity_squared, statistics_sensitivity
 
@@ -81,37 +83,74 @@ def test_sensitivity_refuses_bad_weights():
 
 # -- kernels against their twins ----------------------------------------------------------------------
 @pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (6, 3)])
-def test_box_statistics_row_matches_the_numpy_twin(d, C):
-    """The fused single-record kernel: the box map (clipping a record outside the box) then v(z), as the twin
-    computes them, and as FeatureBounds.transform and the row kernel compute them, bit for bit; a record
-    holding NaN or ±inf is refused with the row left as it was."""
+def test_box_map_and_row_match_the_numpy_twin(d, C):
+    """The compiled box map of the fused record step (clipping a record outside the box) then the one row
+    builder: as the twin computes them, and as FeatureBounds.transform computes the map, bit for bit; a record
+    holding NaN or ±inf is refused."""
     rng = np.random.default_rng(40 + d)
     lower, upper = rng.uniform(-2.0, 0.0, size=d), rng.uniform(0.5, 3.0, size=d)
     bounds = FeatureBounds(lower=lower, upper=upper)
     box = bounds.box_rows(d)
-    weights = np.array(WEIGHTS)
     for i in range(60):
         x = rng.uniform(lower, upper)
         if i % 2:
             x[i % d] = [upper[i % d] + 1e-9, lower[i % d] - 1.0, 1e300, -1e300][i % 4]
         code = int(rng.integers(0, C))
-        z, row = np.empty(d), np.full(C * block_length(d), np.nan)
-        assert _box_statistics_row(x, *box, code, weights, z, row) == i % 2
+        z = np.empty(d)
+        assert _clip_box_row(x, *box, z) == i % 2
+        row = statistics_rows(z[None, :], np.array([code]), C, WEIGHTS)[0]
         clipped = np.minimum(np.maximum(x, lower), upper)
         twin_z = (2.0 * clipped - lower - upper) / ((upper - lower) * np.sqrt(d))  # the documented map, in NumPy
         np.testing.assert_allclose(z, twin_z, rtol=1e-13, atol=1e-15)
         np.testing.assert_allclose(row, naive.contribution(twin_z, code, C, WEIGHTS), rtol=1e-12, atol=1e-14)
         mapped, was_clipped = bounds.transform(x[None, :])
         assert z.tobytes() == mapped[0].tobytes() == bounds.map_one(x).tobytes() and was_clipped[0] == i % 2
-        expected = np.empty_like(row)
-        _statistics_row(mapped[0], code, weights, expected)
-        assert row.tobytes() == expected.tobytes()
         for bad in (np.nan, np.inf, -np.inf):
             broken = x.copy()
             broken[i % d] = bad
-            untouched = row.copy()
-            assert _box_statistics_row(broken, *box, code, weights, z, row) == -1
-            assert row.tobytes() == untouched.tobytes()
+            assert _clip_box_row(broken, *box, z) == -1
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+@pytest.mark.parametrize("options", [{}, {"horizon": 37, "final_share": 0.2}, {"half_life": 16.0}],
+                         ids=["blt", "final-share", "decayed"])
+def test_the_fused_record_step_equals_the_block_path_bit_for_bit(pooled, options):
+    """ReleasedStatistics.add_record (box map, row and the BLT's compiled step in one call) against the block
+    path (FeatureBounds.transform, then ReleasedStatistics.add: the row builder and the mechanism's add_block)
+    with the same normals: the same status, state, release and normals left, bit for bit, record after record
+    (the normal block refilled on the way: k = 4·(1 + d) + d(d+1)/2 or 4·q does not divide its size), across
+    the horizon's final release; a record not finite, or outside the box without clip, changes nothing."""
+    d, C = 3, 4
+    bounds = FeatureBounds(lower=np.zeros(d), upper=np.ones(d))
+    box = bounds.box_rows(d)
+    build = dict(dim=d, n_classes=C, weights=WEIGHTS, rho=0.5, pooled=pooled, **options)
+    fused, plain = ReleasedStatistics.build(**build), ReleasedStatistics.build(**build)
+    assert fused.fused
+    fused_block = NormalBlock(np.random.default_rng(8), block=1000)
+    plain_block = NormalBlock(np.random.default_rng(8), block=1000)
+    rng = np.random.default_rng(9)
+    for i in range(options.get("horizon", 60)):
+        x = rng.uniform(-0.2, 1.2, d)
+        code = int(rng.integers(0, C))
+        if i % 7 == 3:
+            broken = x.copy()
+            broken[1] = np.nan
+            assert fused.add_record(broken, box, code, fused_block, clip=True) == -1
+        mapped, clipped = bounds.transform(x[None, :])
+        if clipped[0]:
+            assert fused.add_record(x, box, code, fused_block, clip=False) == 1  # refused: nothing changed
+            assert fused.mechanism.n_seen == plain.mechanism.n_seen
+        assert fused.add_record(x, box, code, fused_block, clip=True) == int(clipped[0])
+        plain.add(mapped, np.array([code]), plain_block)
+        a, b = fused.mechanism.to_state()[1], plain.mechanism.to_state()[1]
+        assert all(a[name].tobytes() == b[name].tobytes() for name in b)
+        assert fused.estimate().tobytes() == plain.estimate().tobytes()
+        assert fused.n_seen == plain.n_seen == i + 1
+        assert fused_block.unconsumed().tobytes() == plain_block.unconsumed().tobytes()
+    if "horizon" in options:
+        assert fused.mechanism.describe()["final_released"]
+        with pytest.raises(PrivacyBudgetExceeded):
+            fused.add_record(x, box, code, fused_block, clip=True)
 
 
 @pytest.mark.parametrize("d, C", [(1, 2), (3, 2), (5, 4)])

@@ -28,7 +28,6 @@ from numba import njit
 from .._config import NJIT_OPTIONS
 from ..core.bounds import _clip_box_row
 from ..privacy.continual._blt_kernels import blt_record
-from ..privacy.continual.blt import NEED_NORMALS
 
 
 def block_length(d: int) -> int:
@@ -80,37 +79,10 @@ def _fill_row(z, sum_base, moment_base, weights, row):
 
 
 @njit(**NJIT_OPTIONS)
-def _layout_row(z, code, n_classes, weights, pooled, row):
-    """Write the contribution v(z) of one record into ``row`` (zeros elsewhere), in the per-class layout or,
-    with ``pooled``, the pooled one (module docstring).
-
-    Parameters
-    ----------
-    z : ndarray of float64, shape (d,)
-        The record mapped into the unit ball; read only.
-    code : int
-        Its class code, in [0, C).
-    n_classes : int
-        C (read by the pooled layout only).
-    weights : ndarray of float64, shape (3,)
-        (a, b, m); read only.
-    pooled : bool
-        The pooled layout (one second moment for all classes) or the per-class one.
-    row : ndarray of float64, shape (layout width,)
-        Written in place (every entry).
-    """
-    d = z.shape[0]
-    row[:] = 0.0
-    if pooled:
-        _fill_row(z, code * (1 + d), n_classes * (1 + d), weights, row)
-    else:
-        q = 1 + d + d * (d + 1) // 2
-        _fill_row(z, code * q, code * q + 1 + d, weights, row)
-
-
-@njit(**NJIT_OPTIONS)
 def _layout_rows(Z, codes, n_classes, weights, pooled, out):
-    """:func:`_layout_row` of every record into the rows of ``out`` (the same arithmetic, row by row).
+    """Write the contribution v(z) of every record into the rows of ``out`` (zeros elsewhere), in the per-class
+    layout or, with ``pooled``, the pooled one (module docstring): the one row builder of the statistics family
+    (a record is a block of one).
 
     Parameters
     ----------
@@ -119,124 +91,37 @@ def _layout_rows(Z, codes, n_classes, weights, pooled, out):
     codes : ndarray of int64, shape (m,)
         Class codes, in [0, C); read only.
     n_classes : int
-        C.
-    weights : ndarray of float64, shape (3,)
-        (a, b, m); read only.
-    pooled : bool
-        The layout (:func:`_layout_row`).
-    out : ndarray of float64, shape (m, layout width)
-        Written in place (every entry).
-    """
-    for i in range(Z.shape[0]):
-        _layout_row(Z[i], codes[i], n_classes, weights, pooled, out[i])
-
-
-@njit(**NJIT_OPTIONS)
-def _statistics_rows(Z, codes, weights, out):
-    """Write the contribution v(z) of every record into ``out``.
-
-    Parameters
-    ----------
-    Z : ndarray of float64, shape (m, d)
-        Records mapped into the unit ball; read only.
-    codes : ndarray of int64, shape (m,)
-        Class code of each record, in [0, C); read only.
-    weights : ndarray of float64, shape (3,)
-        The public block weights (a, b, m) of counts, sums and second moments; read only.
-    out : ndarray of float64, shape (m, C·q)
-        Overwritten: row i is v(z_i), zero outside block ``codes[i]``.
-    """
-    _layout_rows(Z, codes, 0, weights, False, out)
-
-
-@njit(**NJIT_OPTIONS)
-def _statistics_row(z, code, weights, row):
-    """Write the contribution v(z) of one record into ``row`` (the single-record form of
-    :func:`_statistics_rows`, the same arithmetic).
-
-    Parameters
-    ----------
-    z : ndarray of float64, shape (d,)
-        The mapped record; read only.
-    code : int
-        Its class code.
-    weights : ndarray of float64, shape (3,)
-        (a, b, m); read only.
-    row : ndarray of float64, shape (C·q,)
-        Overwritten: v(z), zero outside block ``code``.
-    """
-    _layout_row(z, code, 0, weights, False, row)
-
-
-@njit(**NJIT_OPTIONS)
-def _box_statistics_row(x, lower, upper, half_scale, code, weights, z, row):
-    """One raw record through the public box map (clipped to the box) and into its contribution v(z): the
-    compiled :func:`onpair.core.bounds._clip_box_row` then :func:`_statistics_row`, in one call (the learners'
-    single-record path; the same arithmetic as the two, so the same row bit for bit).
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (d,)
-        The raw record; read only.
-    lower, upper : ndarray of float64, shape (d,)
-        The public box; read only.
-    half_scale : ndarray of float64, shape (d,)
-        1/((upper − lower)·√d); read only.
-    code : int
-        The record's class code, in [0, C).
-    weights : ndarray of float64, shape (3,)
-        (a, b, m); read only.
-    z : ndarray of float64, shape (d,)
-        Scratch, overwritten with the mapped record.
-    row : ndarray of float64, shape (C·q,)
-        Overwritten with v(z) unless −1 is returned (then left as it was).
-
-    Returns
-    -------
-    int
-        0 for a record inside the box, 1 for one clipped to it, −1 for one holding NaN or ±inf (nothing
-        written to ``row``: the caller's general path reports it).
-    """
-    return _box_layout_row(x, lower, upper, half_scale, code, 0, weights, False, z, row)
-
-
-@njit(**NJIT_OPTIONS)
-def _box_layout_row(x, lower, upper, half_scale, code, n_classes, weights, pooled, z, row):
-    """:func:`_box_statistics_row` in either layout (:func:`_layout_row`; ``n_classes`` is read by the pooled
-    one only): the same status, the same arithmetic.
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (d,)
-        The raw record; read only.
-    lower, upper, half_scale : ndarray of float64, shape (d,)
-        The public box and its map (:func:`_clip_box_row`); read only.
-    code : int
-        The record's class code, in [0, C).
-    n_classes : int
         C (read by the pooled layout only).
     weights : ndarray of float64, shape (3,)
         (a, b, m); read only.
     pooled : bool
-        The layout.
-    z : ndarray of float64, shape (d,)
-        Written in place: the mapped (clipped) record.
-    row : ndarray of float64, shape (layout width,)
-        Written in place when the status is ≥ 0.
+        The pooled layout (one second moment for all classes) or the per-class one.
+    out : ndarray of float64, shape (m, layout width)
+        Written in place (every entry).
     """
-    status = _clip_box_row(x, lower, upper, half_scale, z)
-    if status >= 0:
-        _layout_row(z, code, n_classes, weights, pooled, row)
-    return status
+    d = Z.shape[1]
+    q = 1 + d + d * (d + 1) // 2
+    for i in range(Z.shape[0]):
+        row = out[i]
+        row[:] = 0.0
+        code = codes[i]
+        if pooled:
+            _fill_row(Z[i], code * (1 + d), n_classes * (1 + d), weights, row)
+        else:
+            _fill_row(Z[i], code * q, code * q + 1 + d, weights, row)
+
+
+#: What :func:`_box_blt_record` returns when the normal block holds fewer than k normals (nothing changed).
+NEED_NORMALS = -3
 
 
 @njit(**NJIT_OPTIONS)
-def _box_blt_record(x, constants, code, clip, normals, pos, end, state):
-    """One raw record through the box map, into its row v(z) and through the BLT's per-record step, in one
-    compiled call (the default learner's single-record path,
-    :meth:`onpair.privacy.continual.BufferedToeplitz.add_one_compiled`): :func:`_box_statistics_row` then
-    :func:`onpair.privacy.continual._blt_kernels.blt_record` with the k normals ``normals[pos:pos + k]``, the
-    same arithmetic as the two calls.
+def _box_blt_record(x, constants, code, clip, n_classes, pooled, normals, pos, end, state):
+    """The fused single-record path of a BLT release (:meth:`onpair.statistics.released.ReleasedStatistics.add_record`):
+    one raw record through the box map (:func:`onpair.core.bounds._clip_box_row`), into its row v(z) (the
+    arithmetic of :func:`_layout_rows`) and through the mechanism's compiled step
+    :func:`onpair.privacy.continual._blt_kernels.blt_record` with the k normals ``normals[pos:pos + k]``, in one
+    call: the same operations as the block path (map, :func:`_layout_rows`, ``add_block``), so the same bits.
 
     Parameters
     ----------
@@ -249,77 +134,49 @@ def _box_blt_record(x, constants, code, clip, normals, pos, end, state):
         The class code.
     clip : bool
         Whether a record outside the box is added (clipped); otherwise it is left to the caller.
+    n_classes : int
+        C (read by the pooled layout only).
+    pooled : bool
+        The layout.
     normals : ndarray of float64
         The normal block; the k values from ``pos`` are consumed (overwritten) when the record is added.
     pos, end : int
         normals[pos:end] are the block's unconsumed values.
     state : ndarray of float64, shape (m + 2, k)
-        The mechanism's buffers, data sums and noise sums.
+        The mechanism's buffers, data sums and noise sums
+        (:meth:`onpair.privacy.continual.BufferedToeplitz.step_arrays`).
 
     Returns
     -------
     int
         0 (added, inside the box), 1 (added, clipped), −1 (NaN or ±inf: nothing changed), −2 (outside the
-        box and ``clip`` false: nothing changed), NEED_NORMALS (a record to add, but fewer than k normals
-        left in the block: nothing changed; the caller refills the block and calls again).
+        box and ``clip`` false: nothing changed), :data:`NEED_NORMALS` (a record to add, but fewer than k
+        normals left in the block: nothing changed; the caller refills the block and calls again).
     """
     d = x.shape[0]
     k = state.shape[1]
     m = state.shape[0] - 2
-    z = np.empty(d)
-    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z)
+    z = np.empty((1, d))
+    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z[0])
     if status < 0:
         return -1
     if status > 0 and not clip:
         return -2
     if end - pos < k:
         return NEED_NORMALS
-    row = np.empty(k)
-    _statistics_row(z, code, constants[3 * d:3 * d + 3], row)
+    row = np.empty((1, k))
+    codes = np.empty(1, dtype=np.int64)
+    codes[0] = code
+    _layout_rows(z, codes, n_classes, constants[3 * d:3 * d + 3], pooled, row)
     at = 3 * d + 3
-    blt_record(row, normals[pos:pos + k], constants[at:at + m], constants[at + m:at + 2 * m],
+    blt_record(row[0], normals[pos:pos + k], constants[at:at + m], constants[at + m:at + 2 * m],
                constants[at + 2 * m], state[:m], state[m], state[m + 1])
     return status
 
 
 def box_blt_constants(box, weights, omega, theta, decay) -> np.ndarray:
-    """The ``constants`` of :func:`_box_blt_record`: public numbers, concatenated once per learner."""
+    """The ``constants`` of :func:`_box_blt_record`: public numbers, concatenated once per box."""
     return np.ascontiguousarray(np.concatenate([*box, weights, omega, theta, [decay]]), dtype=np.float64)
-
-
-@njit(**NJIT_OPTIONS)
-def _rows_blt_block(Z, codes, weights, lo, hi, normals, coefficients, decay, state):
-    """Records lo … hi − 1 of the mapped block Z into their rows v(z) and through the BLT's per-record step
-    with the rows of ``normals`` (one per record), one row at a time in a scratch row: the arithmetic of
-    :func:`_statistics_rows` then the mechanism's block kernel, without the (m, k) block of rows (the
-    default learner's block path, :meth:`onpair.privacy.continual.BufferedToeplitz.add_block_compiled`).
-
-    Parameters
-    ----------
-    Z : float64 array of shape (n, d)
-        The mapped records (read only).
-    codes : int64 array of shape (n,)
-        Their class codes (read only).
-    weights : float64 array of shape (3,)
-        (a, b, m) (read only).
-    lo, hi : int
-        The records to feed.
-    normals : float64 array of shape (hi − lo, k)
-        One row of standard normals per record (overwritten with the rows Y_t).
-    coefficients : float64 array of shape (2, m)
-        ω and θ (read only).
-    decay : float
-        γ.
-    state : float64 array of shape (m + 2, k)
-        The mechanism's buffers, data sums and noise sums (updated in place).
-    """
-    k = state.shape[1]
-    m = coefficients.shape[1]
-    row = np.empty(k)
-    for r in range(lo, hi):
-        _statistics_row(Z[r], codes[r], weights, row)
-        blt_record(row, normals[r - lo], coefficients[0], coefficients[1], decay, state[:m], state[m],
-                   state[m + 1])
 
 
 @njit(**NJIT_OPTIONS)

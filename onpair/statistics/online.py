@@ -336,29 +336,26 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
         # ±1 as given (the wrapper's labels) is valid as it is; anything else goes through the task's checks
         label = y if type(y) is int and (y == 1 or y == -1) and self._classes is None else \
             self._task.label_one(y, self._t)
-        stats = self._stats
-        box = self._box
+        stats, box = self._stats, self._box
         if (box is not None and type(x) is np.ndarray and x.dtype == np.float64 and x.shape == box[0].shape
-                and not self._read_only and not self._holding and (self._horizon is None or self._t < self._horizon)
+                and not self._read_only and not self._holding and stats.fused
+                and (self._horizon is None or self._t < self._horizon)
                 and (self._budget_committed or self._shared is None)):
-            # The common round without the block machinery (box bounds, no warm-up holding records, the state built, below the horizon:
-            # then t records were learned; the budget committed unless no shared accountant must be asked): a
-            # finite record (clipped to the box once the clipping warning has been issued: the first clipped
-            # record takes the general path, which warns), a known class; the same row and the same noise as
-            # the block path, bit for bit.
+            # A BLT release, box bounds, no warm-up holding records, below the horizon (then t records were
+            # learned; the budget committed unless a shared accountant must be asked): a finite record of a
+            # known class (clipped to the box once the clipping warning has been issued: the first clipped
+            # record takes the block path, which warns) takes the one fused call, the block path's bits.
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
             if code is not None:
                 clip = self._warned_clipping or self._silent_clip
-                block = self._normal_block
-                if block is None or block.rng is not self._noise_rng:
-                    block = self._noise_source()
-                status = stats.add_box_one(x, box, code, block, clip)
+                status = stats.add_record(x, box, code, self._noise_source(), clip)
                 if status == 0 or (status == 1 and clip):
                     self._t += 1
                     self._n_clipped += status
                     if not self._budget_committed:
                         self._commit_budget()
                     return self
+        # anything else: validated, mapped and learned as a block of one (learn_many's path)
         X = as_feature_vector(x, self._dim, self._t, name="x")
         return self._learn_block(X, self._task.single_block(label))
 

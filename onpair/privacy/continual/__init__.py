@@ -32,9 +32,10 @@ encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
 The noise's standard normals are NumPy's from the caller's ``Generator``: ``rng.standard_normal``'s numbers,
 or the same numbers drawn ahead by :class:`onpair.privacy.continual.normals.NormalBlock` (a compiled port of
 NumPy's ziggurat, bit for bit), consumed in a fixed per-record order, so that a block equals its records fed
-one at a time, bit for bit. Compiled kernels do add noise: the BLT step
-(:mod:`onpair.privacy.continual._blt_kernels`) and the statistics family's fused per-record kernels take the
-normals and add σ times their combination to the released sums. No kernel holds a random state of its own,
+one at a time, bit for bit. Data enters every mechanism by one method, ``add_block`` (a record is a block of
+one). Compiled kernels do add noise: the BLT step (:mod:`onpair.privacy.continual._blt_kernels`, which the
+statistics family's fused single-record call also runs, on ``BufferedToeplitz.step_arrays``) takes the normals
+and adds σ times their combination to the released sums. No kernel holds a random state of its own,
 and every σ is computed from public quantities before the kernel runs.
 
 Privacy unit: a record is a stream position. A record replayed k times (several passes over a data

@@ -25,7 +25,7 @@ from numba import njit
 from ..._config import NJIT_OPTIONS
 
 #: The per-record step is the entry point other packages' compiled kernels call (the statistics family's
-#: single-record path fuses its row and this step in one call: BufferedToeplitz.add_one_compiled).
+#: single-record path computes its row and runs this step in one call, on BufferedToeplitz.step_arrays).
 __all__ = ["blt_record"]
 
 

@@ -46,27 +46,6 @@ def _first_row_beyond(V, limit):
     return -1
 
 
-@njit(**NJIT_OPTIONS)
-def _row_within(v, limit):
-    """Whether every entry of ``v`` is a number (not NaN) of magnitude at most ``limit``.
-
-    Parameters
-    ----------
-    v : float64 (k,)
-        The row; read only.
-    limit : float
-        The largest magnitude allowed.
-
-    Returns
-    -------
-    bool
-    """
-    for q in range(v.shape[0]):
-        if not (abs(v[q]) <= limit):
-            return False
-    return True
-
-
 # Row helpers: loops over one contiguous row, which LLVM vectorises (the 2-D indexing of a whole
 # kernel in one body is not). Each is elementwise, so the rounding does not depend on the layout.
 @njit(**NJIT_OPTIONS)

@@ -15,10 +15,9 @@ import numpy as np
 
 from ..checks import check_positive, check_rho
 from ..exceptions import PrivacyBudgetExceeded
-from ._kernels import _first_row_beyond, _row_within
+from ._kernels import _first_row_beyond
 from ._noise import CHUNK_VALUES, draw_normals, noise_executor
 from .limits import MAX_ENTRY, MAX_RECORDS, check_int, check_real, check_rng, is_int
-from .normals import NormalBlock
 
 
 class PrefixSumMechanism(abc.ABC):
@@ -204,14 +203,13 @@ class PrefixSumMechanism(abc.ABC):
             )
 
     def add_one(self, v, rng) -> None:
-        """Add one record: exactly ``add_block(v[None, :], rng)`` (the same normals, the same state), with
-        the per-call overhead of a learner's single-record path.
+        """Add one record: :meth:`add_block` of a block of one (the same checks, naming ``v``, the same
+        normals, the same state), for callers that hold one vector.
 
         Parameters
         ----------
         v : array_like of real numbers, shape (k,)
-            The record (float64 and C-contiguous takes the fast path; other real arrays are converted).
-            Another shape is a ValueError, a block of records included: that is :meth:`add_block`.
+            The record. Another shape is a ValueError, a block of records included: that is :meth:`add_block`.
         rng : numpy.random.Generator or NormalBlock
             The caller's generator (or a learner's block of normals drawn ahead from it).
 
@@ -220,22 +218,9 @@ class PrefixSumMechanism(abc.ABC):
         TypeError, ValueError
             As :meth:`add_block` (naming ``v``), before any state changes or noise is drawn.
         """
-        if not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (self._dim,)
-                and v.flags.c_contiguous and _row_within(v, MAX_ENTRY)
-                and self._n_seen < (MAX_RECORDS if self._horizon is None else self._horizon)
-                and isinstance(rng, (np.random.Generator, NormalBlock))):
-            V = self._check_block(v, name="v")  # raises with the reason (a vector of another shape included)
-            check_rng(rng)
-            self._feed(np.ascontiguousarray(V), rng, None)
-            return
-        self._add_checked_one(v, rng)
-
-    def _add_checked_one(self, v, rng) -> None:
-        """:meth:`add_one` of a record that passed its checks (float64, C-contiguous, within ±MAX_ENTRY,
-        below the capacity). Subclasses may feed it without building a block of one."""
-        Z = np.empty((self._noise_rows(self._n_seen, 1), self._dim))
-        draw_normals(rng, Z)
-        self._apply(v[None, :], Z)
+        V = self._check_block(v, name="v")
+        check_rng(rng)
+        self._feed(V, rng, None)
 
     def _feed(self, V, rng, out) -> None:
         def apply(lo, hi, Z):

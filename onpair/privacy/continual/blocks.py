@@ -62,8 +62,7 @@ import math
 import numpy as np
 
 from ..gaussian import gaussian_rho
-from ._kernels import _add_row, _add_rows_in_order
-from ._noise import draw_normals
+from ._kernels import _add_rows_in_order
 from .base import PrefixSumMechanism
 from .limits import check_int, check_real, check_state_size, noise_scales
 
@@ -150,7 +149,6 @@ class BlockRelease(PrefixSumMechanism):
         self._squares = squares
         self._current = np.zeros(self.dim)   # the current block's noiseless sum (secret)
         self._weighted = np.zeros(self.dim)  # Σ_j w_j r_j over the completed blocks (released values)
-        self._z = np.empty(self.dim)         # one block's normals (scratch)
 
     # -- public parameters --------------------------------------------------------------------------
     @property
@@ -218,13 +216,6 @@ class BlockRelease(PrefixSumMechanism):
                 if out is not None:
                     out[hi - 1] = self.estimate()
             lo = hi
-
-    def _add_checked_one(self, v, rng) -> None:
-        _add_row(v, self._current)
-        self._n_seen += 1
-        if self._n_seen == self._ends[bisect.bisect_left(self._ends, self._n_seen)]:
-            draw_normals(rng, self._z)
-            self._complete(self._z)
 
     def _complete(self, z) -> None:
         """Release the block that record ``n_seen`` completes: r = S + σz, folded into Σ_j w_j r_j."""

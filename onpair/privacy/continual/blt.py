@@ -86,12 +86,12 @@ from numba import njit
 
 from ..._config import NJIT_OPTIONS
 from ..gaussian import gaussian_rho
-from ._blt_kernels import _blt_add_block, blt_record
+from ._blt_kernels import _blt_add_block
 from ._kernels import _toeplitz_release
 from ._noise import draw_normals
 from .base import PrefixSumMechanism
 from .blt_fits import FIT_LOSS, FIT_MAX_BUFFERS, FIT_TOLERANCE, HORIZON_FITS, UNBOUNDED_FIT, UNBOUNDED_LOSS
-from .limits import MAX_RECORDS, check_real, check_state_size, noise_scales
+from .limits import check_real, check_state_size, noise_scales
 
 __all__ = [
     "BLTParameters",
@@ -103,12 +103,8 @@ __all__ = [
     "FIT_TOLERANCE",
     "FIT_MAX_BUFFERS",
     "MAX_BUFFERS",
-    "NEED_NORMALS",
     "fitted_parameters",
 ]
-
-#: What a kernel of :meth:`BufferedToeplitz.add_one_compiled` returns when the block holds fewer than k normals.
-NEED_NORMALS = -3
 
 #: The most buffers a BLT may have (the closed forms are O(m²); the fits use at most FIT_MAX_BUFFERS).
 MAX_BUFFERS = 32
@@ -448,13 +444,11 @@ class BufferedToeplitz(PrefixSumMechanism):
                                                self.sensitivity, self.rho)[0]) if share > 0.0 else math.inf
         self._final = np.zeros(self.dim) if share > 0.0 else None  # S_T + σ_f·z, once record T is in
         self._sigma = self._sigma_nominal  # what the kernel adds (tests set it to 0)
-        # (2, m): ω and θ; the state in one (m + 2, k) array: rows 0 … m−1 the buffers, m the data's running
+        # ω and θ; the state in one (m + 2, k) array: rows 0 … m−1 the buffers, m the data's running
         # sums S, m + 1 the noise's running sums N (views below), so that a compiled caller takes it whole
-        self._coefficients = np.stack([params.output_scales, params.decays])
-        self._omega, self._theta = self._coefficients
+        self._omega, self._theta = params.output_scales, params.decays
         self._state = np.zeros((m + 2, self.dim))
         self._buffers, self._prefix_sum, self._noise_sum = self._state[:m], self._state[m], self._state[m + 1]
-        self._normals = np.empty(self.dim)  # scratch: one record's normals (add_one), not state
         self._variance_sums = _closed_form_terms(params, self._workload_decay)
 
     @property
@@ -502,6 +496,22 @@ class BufferedToeplitz(PrefixSumMechanism):
         if out is not None and self._final is not None and self._n_seen == self._horizon:
             out[-1] = self.estimate()  # the release at T is the combination (as estimate() after add_one)
 
+    def step_arrays(self):
+        """What the compiled step :func:`~onpair.privacy.continual._blt_kernels.blt_record` of this mechanism
+        reads and updates, for a caller that computes a record's row in the same compiled call (the statistics
+        family's single-record path): ``(ω, θ, γ, state)``, the public output scales, decays and workload decay
+        and the state, float64 (m + 2, k), updated in place (rows 0 … m−1 the buffers, m the data's running
+        sums, m + 1 the noise's). The caller checks the capacity first (:attr:`n_seen` < :attr:`capacity`),
+        gives the step the k next normals of its source, then calls :meth:`count_step`: the same arithmetic,
+        normals and state as :meth:`add_block` of the record's row, bit for bit."""
+        return self._omega, self._theta, self._workload_decay, self._state
+
+    def count_step(self, rng) -> None:
+        """Count one record fed through :meth:`step_arrays` (its k normals taken from ``rng``); with a final
+        share, the release of the total at the horizon, as :meth:`add_block` does after it."""
+        self._n_seen += 1
+        self._release_final(rng)
+
     def _release_final(self, rng) -> None:
         """With a final share, once record T (the horizon) is in: the one release of the total, S_T + σ_f·z,
         its k normals the next ones of ``rng`` (right after record T's, in every path)."""
@@ -509,86 +519,6 @@ class BufferedToeplitz(PrefixSumMechanism):
             z = np.empty(self._dim)
             draw_normals(rng, z)
             self._final = self._prefix_sum + self._final_sigma * z
-
-    def _add_checked_one(self, v, rng) -> None:
-        # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
-        # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
-        normals = self._normals
-        draw_normals(rng, normals)
-        blt_record(v, normals, self._omega, self._theta, self._workload_decay, self._buffers,
-                    self._prefix_sum, self._noise_sum)
-        self._n_seen += 1
-        self._release_final(rng)
-
-    def add_one_compiled(self, kernel, args, block) -> int:
-        """Add one record in one compiled call: ``kernel(*args, normals, pos, end, state)``.
-
-        The protocol of the learners' single-record path
-        (:meth:`onpair.statistics.released.ReleasedStatistics.add_box_one`): the ``kernel`` computes the
-        record's row v from its own ``args`` (a raw record, the public map, the class, and the public
-        ω = ``parameters.output_scales``, θ = ``parameters.decays`` and γ = :attr:`workload_decay`) and calls
-        :func:`~onpair.privacy.continual._blt_kernels.blt_record` with v, the k normals ``normals[pos:pos + k]``
-        (the block's next ones, unconsumed up to ``end``), ω, θ, γ and the views state[:m], state[m],
-        state[m + 1] (buffers, data sums, noise sums); it returns a status, negative when it changed nothing
-        (no row: the caller's general path decides), :data:`NEED_NORMALS` when it would add the record but
-        fewer than k normals are left (the block is then refilled and the kernel called again: a record that
-        is not added never makes the block draw). The same arithmetic as :meth:`add_one` of v with the same
-        normals, so the same state bit for bit. The caller guarantees what :meth:`add_one` checks of v
-        (finite, within ±MAX_ENTRY; a row of the public map is).
-
-        Parameters
-        ----------
-        kernel : numba dispatcher
-        args : tuple
-        block : NormalBlock
-            The source of the normals (k of them consumed when the record is added).
-
-        Returns
-        -------
-        int
-            The kernel's status.
-
-        Raises
-        ------
-        PrivacyBudgetExceeded
-            The horizon is reached (nothing changed).
-        """
-        if self._n_seen >= (MAX_RECORDS if self._horizon is None else self._horizon):
-            self._check_capacity(1)  # raises, naming the horizon
-        status = kernel(*args, block.values, block.pos, block.end, self._state)
-        if status == NEED_NORMALS:  # a record to add, fewer than k normals left: refill (nothing else changed)
-            block.ensure(self._dim)
-            status = kernel(*args, block.values, block.pos, block.end, self._state)
-        if status >= 0:
-            block.pos += self._dim
-            self._n_seen += 1
-            if self._final is not None:
-                self._release_final(block)
-        return status
-
-    def add_block_compiled(self, kernel, args, m, source) -> None:
-        """Add m records whose rows a compiled ``kernel`` computes: ``kernel(*args, lo, hi, Z, coefficients,
-        decay, state)`` feeds records lo … hi − 1 (rows computed from its own ``args``) through
-        :func:`~onpair.privacy.continual._blt_kernels.blt_record` with the rows of Z as their normals, in
-        the chunks and the noise pipeline of :meth:`add_block`, without building the (m, k) block of rows.
-        The same arithmetic as :meth:`add_block` of those rows, so the same state bit for bit (the learners'
-        block path; the caller guarantees the rows' checks, as for :meth:`add_one_compiled`).
-
-        Raises
-        ------
-        PrivacyBudgetExceeded
-            The block would pass the horizon (nothing changed).
-        """
-        self._check_capacity(m)
-        if m == 0:
-            return
-
-        def apply(lo, hi, Z):
-            kernel(*args, lo, hi, Z, self._coefficients, self._workload_decay, self._state)
-            self._n_seen += hi - lo
-
-        self._pipeline(m, source, apply)
-        self._release_final(source)
 
     # -- releases ---------------------------------------------------------------------------------
     def estimate(self):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .base import PrefixSumMechanism
-from .limits import MAX_RECORDS, check_int, check_rng, check_state_size
+from .limits import MAX_RECORDS, check_int, check_state_size
 from .tree import TreeAggregation
 
 
@@ -115,11 +115,6 @@ class EpochTrees(PrefixSumMechanism):
                 self._completed = self._completed + self._current.estimate()  # the epoch's released total
                 self._start_epoch(self._epoch + 1)
             lo = hi
-
-    def add_one(self, v, rng) -> None:
-        V = self._check_block(v, name="v")
-        check_rng(rng)
-        self._feed(np.ascontiguousarray(V), rng, None)
 
     def _noise_rows(self, t0, m):  # not used: _feed delegates to the epoch trees
         raise NotImplementedError

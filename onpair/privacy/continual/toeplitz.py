@@ -7,8 +7,7 @@ import math
 import numpy as np
 
 from ..gaussian import gaussian_rho
-from ._kernels import _toeplitz_add_block, _toeplitz_record, _toeplitz_release, _toeplitz_variance_advance
-from ._noise import draw_normals
+from ._kernels import _toeplitz_add_block, _toeplitz_release, _toeplitz_variance_advance
 from .base import PrefixSumMechanism
 from .limits import check_int, check_state_size, noise_scales
 
@@ -107,7 +106,6 @@ class BandedToeplitz(PrefixSumMechanism):
         self._ring = np.zeros((self._band - 1, self.dim))
         self._prefix_sum = np.zeros(self.dim)
         self._noise_sum = np.zeros(self.dim)
-        self._normals = np.empty(self.dim)  # scratch: one record's normals (add_one), not state
         self._reset_tracker()
 
     @property
@@ -131,14 +129,6 @@ class BandedToeplitz(PrefixSumMechanism):
         _toeplitz_add_block(V, Z, self._n_seen, self._c, self._sigma, self._ring, self._prefix_sum,
                             self._noise_sum, np.empty((0, self.dim)) if out is None else out)
         self._n_seen += V.shape[0]
-
-    def _add_checked_one(self, v, rng) -> None:
-        # One record's k normals, drawn from ``rng`` into a scratch row in the order add_block draws them,
-        # and the block kernel's own per-record step: the same state, bit for bit, without a block of one.
-        normals = self._normals
-        draw_normals(rng, normals)
-        _toeplitz_record(v, normals, self._n_seen + 1, self._c, self._ring, self._prefix_sum, self._noise_sum)
-        self._n_seen += 1
 
     def estimate(self):
         """The released prefix estimate S_t + σ(BZ)_t at t = ``n_seen``: float64 (k,).
