@@ -13,20 +13,29 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from tiers import by_tier
+
 from onpair.audit import (MOMENT_WEIGHTS, PRESETS, AuditResult, audit, audit_algorithm, clopper_pearson,
                           epsilon_lower_bound, main, metric_neighbouring_datasets, neighbouring_datasets,
                           release_contrast, statistics_neighbouring_datasets)
 
-RUNS = 1000  # per data set: 500 choose the test, 500 evaluate it
+#: Runs per data set in the full tier: 500 choose the test, 500 evaluate it.
+RUNS_FULL = 1000
 #: The continual-release presets feed n records one at a time and read n releases per run (about 3 ms, ten
 #: times a one-release run): 600 runs, 300 to evaluate, whose ceiling log(300/3.69 − 1) = 4.39 still lies
 #: above the claim, so a broken variant without a single error is caught.
 RUNS_CONTINUAL = 600
+#: The fast tier's runs (every preset): 250 to evaluate, whose ceiling log(250/3.69 − 1) = 4.20 still lies
+#: above the claim of 4, so a broken variant that the audit separates without an error is still caught
+#: (test_the_fast_tier_can_still_catch_a_broken_variant); a preset with its own runs keeps them.
+RUNS_FAST = 500
+RUNS = by_tier(fast=RUNS_FAST, full=RUNS_FULL)
 
 
 def runs_for(name):
     """A preset's own runs (a broken variant whose bug is small for its claim), else the suite's."""
-    return PRESETS[name].runs or (RUNS_CONTINUAL if PRESETS[name].datasets is not None else RUNS)
+    return PRESETS[name].runs or by_tier(fast=RUNS_FAST,
+                                         full=RUNS_CONTINUAL if PRESETS[name].datasets is not None else RUNS_FULL)
 
 
 CLAIM = 4.0
@@ -236,11 +245,22 @@ def test_audit_has_power_on_real_algorithms(name):
 
 
 @pytest.mark.filterwarnings("error")
-@pytest.mark.parametrize("name", BROKEN)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if PRESETS[name].runs else name
+                                  for name in BROKEN])  # a preset's own runs (1,500 continual runs): full tier
 def test_broken_variant_is_caught(name):
     claim, delta = PRESETS[name].claim
     result = audit_algorithm(name, runs=runs_for(name), epsilon=claim, delta=delta, seed=0)
     assert result.epsilon_lower > claim and result.caught
+
+
+@pytest.mark.parametrize("runs", sorted({RUNS_FAST, RUNS_CONTINUAL, RUNS_FULL}))
+def test_the_fast_tier_can_still_catch_a_broken_variant(runs):
+    # A broken variant is caught when ε_lower exceeds the claim; with no error among the evaluation runs,
+    # ε_lower is log((1 − δ − u)/u), u the Clopper–Pearson upper end of 0 errors (the audit's ceiling). Every
+    # size the suite audits at, the fast tier's included, must have its ceiling above the claim.
+    u = _clopper_pearson_zero_upper(runs // 2)
+    assert math.log((1.0 - DELTA - u) / u) > CLAIM
+    assert epsilon_lower_bound(u, u, DELTA) > CLAIM
 
 
 def test_presets_claim_4_at_1e5_unless_they_say_why():

@@ -56,6 +56,10 @@ from onpair.privacy import ReleaseSchedule, ZCDPAccountant, eps_from_rho, gaussi
 from onpair.privacy import sensitivity_ledger
 from streams import ArraySource, ChecksumError, CSVSource, RecordError, RiverSource, UCISource, get_spec, load
 
+# Every public class (and UCI data set) × every hostile check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("name")
+
 NAN, INF = math.nan, math.inf
 D = 3  # features of the good data every learner is primed with
 
