@@ -16,7 +16,6 @@ import functools
 import importlib.util
 import os
 import sys
-from collections import Counter
 
 import pytest
 
@@ -73,30 +72,18 @@ def covering_subset(items):
     """The items of a fast tier's cross-product: each check on one value of its axis, each value on a check.
 
     A *check* is a test function with its parameters other than its axis (:func:`_axis`); the values of the
-    axes are pooled (a class named by ``name`` in one test and by ``cls`` in another is one value). Checks
-    are taken in collection order, each on the value that has the fewest checks so far (the first such, in
-    order of appearance: a rotation); a value that no check took then goes to the check that can take it
-    with the fewest values.
+    axes are pooled (a class named by ``name`` in one test and by ``cls`` in another is one value). Which
+    values each check runs on: :func:`tiers.covering`.
     """
-    checks, order = {}, {}
+    checks, items_of = {}, {}
     for item in items:
         axis = _axis(item)
         value = _ident(item.callspec.params[axis])
-        order.setdefault(value, len(order))
         key = (item.originalname, tuple(sorted((k, _check_ident(v)) for k, v in item.callspec.params.items()
                                                if k != axis)))
-        checks.setdefault(key, {})[value] = item
-    taken, chosen = Counter(), {key: [] for key in checks}
-    for key, by_value in checks.items():
-        value = min(by_value, key=lambda v: (taken[v], order[v]))
-        taken[value] += 1
-        chosen[key].append(value)
-    for value in order:
-        if not taken[value]:
-            key = min((k for k in checks if value in checks[k]), key=lambda k: len(chosen[k]))
-            taken[value] += 1
-            chosen[key].append(value)
-    return {id(checks[key][value]) for key, values in chosen.items() for value in values}
+        checks.setdefault(key, []).append(value)
+        items_of[key, value] = item
+    return {id(items_of[key, value]) for key, values in tiers.covering(checks).items() for value in values}
 
 
 def _fast_tier(items):

@@ -500,23 +500,31 @@ ONLINE_PRIVATE = {name: (lambda name=name, **kw: make_online(name, **kw)) for na
                   if make_online(name).private}
 
 
-@pytest.mark.parametrize("param, value", [("epsilon", v) for v in EPSILON_BAD] + [("delta", v) for v in DELTA_BAD],
-                         ids=lambda v: repr(v))
-def test_bad_privacy_parameter_everywhere_is_a_value_error_naming_it(param, value):
-    # online learners: refused at construction (test_bad_input.py has more values)
-    for make in ONLINE_PRIVATE.values():
+#: The rules: a privacy parameter and a value that every class and the privacy layer refuse (ValueError naming it).
+PRIVACY_RULES = [("epsilon", v) for v in EPSILON_BAD] + [("delta", v) for v in DELTA_BAD]
+PRIVACY_RULE_IDS = [f"{param}={value!r}" for param, value in PRIVACY_RULES]
+
+
+@pytest.mark.parametrize("param, value", PRIVACY_RULES, ids=PRIVACY_RULE_IDS)
+@pytest.mark.parametrize("name", [*ONLINE_PRIVATE, *OFFLINE])
+def test_bad_privacy_parameter_everywhere_is_a_value_error_naming_it(name, param, value):
+    if name in ONLINE_PRIVATE:
+        # online learners: refused at construction (test_bad_input.py has more values)
         with pytest.raises(ValueError, match=param):
-            make(**{param: value})
+            ONLINE_PRIVATE[name](**{param: value})
+        return
     # estimators: refused at fit, and a fitted estimator keeps its model and report
-    for name in OFFLINE:
-        est = fitted(name)
-        before = estimator_state(est)
-        est.set_params(**{param: value})
-        with pytest.raises(ValueError, match=param):
-            quiet(est.fit, *good_data())
-        est.set_params(**{param: ESTIMATORS[name]().get_params()[param]})
-        assert_estimator_unchanged(est, before)
-    # the privacy layer
+    est = fitted(name)
+    before = estimator_state(est)
+    est.set_params(**{param: value})
+    with pytest.raises(ValueError, match=param):
+        quiet(est.fit, *good_data())
+    est.set_params(**{param: ESTIMATORS[name]().get_params()[param]})
+    assert_estimator_unchanged(est, before)
+
+
+@pytest.mark.parametrize("param, value", PRIVACY_RULES, ids=PRIVACY_RULE_IDS)
+def test_bad_privacy_parameter_of_the_privacy_layer_is_a_value_error_naming_it(param, value):
     calls = [lambda v, m=m: rho_from_dp(**{"epsilon": 1.0, "delta": 1e-5, param: v}, method=m)
              for m in ("tight", "gaussian", "lemma3")]
     calls += [lambda v, m=m: gaussian_sigma(1.0, **{"epsilon": 1.0, "delta": 1e-5, param: v}, method=m)
