@@ -39,7 +39,9 @@ demo-river: $(STAMP)
 demo-knn: $(STAMP)
 	$(PY) demos/river_knn.py $(QUICK_FLAG)
 
-PYTEST := $(PY) -m pytest -q tests --doctest-modules onpair streams --durations=15
+# PYTEST_ARGS adds pytest options: PYTEST_ARGS="-n 2" runs two pytest-xdist workers (each loads the kernels
+# once), PYTEST_ARGS="-x -k audit" a part.
+PYTEST := $(PY) -m pytest -q tests --doctest-modules onpair streams --durations=15 $(PYTEST_ARGS)
 
 test: $(EXTRAS)
 	$(PYTEST) --fast
