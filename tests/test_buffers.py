@@ -119,6 +119,7 @@ def test_buffered_sensitivity_levels_off_near_gamma_over_lambda_s():
     assert full.privacy_report()["releases"][-1]["sensitivity"] < sensitivities[-1]
 
 
+@pytest.mark.slow  # a million records
 def test_memory_is_flat_over_a_million_records():
     """O(s·d) state: the peak traced memory of learning 10⁶ records in blocks does not grow with n."""
     rng = np.random.default_rng(0)
