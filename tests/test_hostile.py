@@ -418,23 +418,24 @@ def test_unfitted_estimator_says_so(name):
 
 
 # == duplicate records ===================================================================================
+@pytest.mark.parametrize("name", [*ESTIMATORS, *ONLINE])
 @HOSTILE
 @given(row=st.lists(finite_float | st.floats(0, 1), min_size=D, max_size=D), count=st.integers(2, 40),
        second=st.booleans(), balanced=st.booleans())
 @example(row=[1e308, -1e308, 5e-324], count=40, second=False, balanced=True)
 @example(row=[-0.0, 0.0, 0.5], count=2, second=False, balanced=True)
-def test_duplicate_records_give_a_finite_model_everywhere(row, count, second, balanced):
+def test_duplicate_records_give_a_finite_model_everywhere(name, row, count, second, balanced):
     """The same record many times (with both labels, so the pairs cancel), or two records repeated."""
     X = np.tile(np.array(row, dtype=np.float64), (count, 1))
     if second:
         X[1::2] = 0.25
     y = np.where(np.arange(count) % 2 == 0, 1, -1) if balanced else np.where(np.arange(count) < count - 1, 1, -1)
-    for name, make in ESTIMATORS.items():
-        est = quiet(make().fit, X, y)
+    if name in ESTIMATORS:
+        est = quiet(ESTIMATORS[name]().fit, X, y)
         assert_estimator_finite(est)
         assert est.predict(X).shape == (count,)
-    for name, make in ONLINE.items():
-        learner = quiet(make().learn_many, X, y)
+    else:
+        learner = quiet(ONLINE[name]().learn_many, X, y)
         assert_online_finite(learner)
         assert np.all(np.isfinite(learner.decision_function(X)))
 
