@@ -49,6 +49,8 @@ test: $(EXTRAS)
 test-all: $(EXTRAS)
 	$(PYTEST)
 
+# The regression benchmarks at the top of bench/, each into bench/results/NAME.md (bench/README.md lists them);
+# the studies (bench/studies/) and the generators of stored constants (bench/generators/) are run by hand.
 bench: $(EXTRAS)
 	$(PY) bench/run.py $(QUICK_FLAG)
 	$(PY) bench/utility.py $(QUICK_FLAG)
@@ -64,14 +66,13 @@ bench: $(EXTRAS)
 	$(PY) bench/continual_ablation.py $(QUICK_FLAG)
 	$(PY) bench/final_share.py $(QUICK_FLAG)
 	$(if $(QUICK),,$(PY) bench/drift.py)
-	$(PY) bench/refresh_shift.py $(QUICK_FLAG)
-	$(PY) bench/statistics_defaults.py $(QUICK_FLAG)
 	$(PY) bench/statistics_learners.py $(QUICK_FLAG)
 	$(PY) bench/metric_statistics.py $(QUICK_FLAG)
 	$(PY) bench/objective_perturbation.py $(QUICK_FLAG)
 	$(PY) bench/dask_scaling.py $(QUICK_FLAG)
 	$(PY) bench/ranges.py $(if $(QUICK),--quick --seeds 1 --no-write --sections streams,)
 	$(PY) bench/classifier.py targets $(if $(QUICK),--quick,--write)
+	$(PY) bench/blocks.py $(QUICK_FLAG)
 	$(PY) bench/classifier_limits.py $(if $(QUICK),--quick,--write)
 
 clean:

@@ -22,9 +22,9 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "tests"))
 import tiers  # noqa: E402  (tests/tiers.py: the tier the statistical tests size themselves by)
 
-# onpair.distributed needs the optional dask extra (make install installs it); without it, its doctests
+# onpair.core.distributed needs the optional dask extra (make install installs it); without it, its doctests
 # are not collected rather than failing at import.
-collect_ignore = [] if importlib.util.find_spec("distributed") else ["onpair/distributed.py"]
+collect_ignore = [] if importlib.util.find_spec("distributed") else ["onpair/core/distributed.py"]
 
 #: Doctests that read UCI files, and the files they read.
 DATA_DOCTESTS = {

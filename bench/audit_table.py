@@ -8,7 +8,7 @@ exactly to (ε, δ): what an exactly tight analysis can show with this many runs
 Run: ``.venv/bin/python bench/audit_table.py [--runs 5000] [--no-write] [--presets NAME ...]`` (about 2
 minutes on 2 cores for the one-release presets, 3 more for the continual ``onpairstats`` ones, whose runs
 feed n records one at a time and read n releases). ``--presets`` runs only the rows of the named presets
-and merges them into the table already in bench/results.md: the other rows and the computed notes stay as
+and merges them into the table already in bench/results/audit_table.md: the other rows and the computed notes stay as
 they were.
 """
 
@@ -28,9 +28,10 @@ from onpair.estimators import OutputPerturbedSGD
 from onpair.privacy import rho_from_dp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import RESULTS, write_section  # noqa: E402
+from results_file import results_path, write_section  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
 
+RESULTS = results_path(__file__)
 SECTION = "## Privacy audit"
 DELTA = 1e-5
 CLAIM = 4.0
@@ -140,14 +141,14 @@ def row_key_of(line: str) -> str:
 
 
 def merge(presets, runs: int, seed: int, write: bool) -> int:
-    """Run the rows of ``presets`` only and merge them into the table in bench/results.md."""
+    """Run the rows of ``presets`` only and merge them into the table in bench/results/audit_table.md."""
     unknown = sorted(set(presets) - set(PRESETS))
     if unknown:
         raise SystemExit(f"unknown presets: {', '.join(unknown)}")
     text = RESULTS.read_text() if RESULTS.exists() else ""
     start = text.find(SECTION + "\n")
     if start < 0:
-        raise SystemExit(f"bench/results.md has no '{SECTION}' section: run the whole table first")
+        raise SystemExit(f"bench/results/audit_table.md has no '{SECTION}' section: run the whole table first")
     end = text.find("\n## ", start + len(SECTION))
     body = text[start + len(SECTION):len(text) if end < 0 else end].strip("\n").split("\n")
     table = [i for i, line in enumerate(body) if line.startswith("|")]
@@ -163,7 +164,7 @@ def merge(presets, runs: int, seed: int, write: bool) -> int:
         elif key in old:
             line = old[key]
         else:
-            print(f"(bench/results.md has no row {key}: left out; add it with --presets {name})", flush=True)
+            print(f"({RESULTS.name} has no row {key}: left out; add it with --presets {name})", flush=True)
             continue
         lines.append(line)
     notes = body[table[-1] + 1:]
@@ -187,7 +188,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--presets", nargs="+", metavar="NAME",
-                        help="run only these presets' rows and merge them into the table in bench/results.md")
+                        help="run only these presets' rows and merge them into the table in the results file")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, runs=100)

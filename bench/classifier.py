@@ -1,6 +1,6 @@
 """`make bench`: the classifier of the statistics family against issue 23's targets, and the pooled second moment.
 
-Commands (each prints its tables; ``--write`` replaces its section of ``bench/results.md``):
+Commands (each prints its tables; ``--write`` replaces its section of ``bench/results/classifier.md``):
 
 * ``targets`` (``make bench``): issue 23's targets, each with its number and whether it is met, through the
   public river and scikit-learn classes as a user runs them:
@@ -48,9 +48,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from classifier_prototype import gaussian_classes, river_stream, scores  # noqa: E402
+from shared import gaussian_classes, river_stream, scores  # noqa: E402
 from onpair import FeatureBounds, OffPairStats, OnPairStats  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.continual import PrefixSumMechanism  # noqa: E402
 from onpair.privacy.conversions import rho_from_dp  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
@@ -106,7 +106,8 @@ def river_run(model, records, labels, keys, old_mapping=False):
 def _old_probability(model, x) -> float:
     if model.feature_order is None:
         return 0.5
-    w, norm, _, _ = model._released()
+    view = model._view()
+    w, norm = view.model, float(np.sqrt(view.model.dot(view.model)))
     if norm == 0.0:
         return 0.5
     z = model._inner.feature_bounds.map_one(np.array([x[k] for k in model.feature_order]))
@@ -391,7 +392,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", default="targets", choices=tuple(SECTIONS))
     parser.add_argument("--quick", action="store_true", help="fewer records, seeds and draws: checks the script")
-    parser.add_argument("--write", action="store_true", help="also write the section of bench/results.md")
+    parser.add_argument("--write", action="store_true", help="also write its section of the results file")
     parser.add_argument("--mechanism", default=default_mechanism(), choices=PrefixSumMechanism.options(),
                         help="the continual-release mechanism of every online model (default: OnPairStats' default)")
     args = parser.parse_args(argv)

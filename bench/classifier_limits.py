@@ -2,7 +2,7 @@
 calibrated its probabilities are, release by release.
 
 Two tables (``--write`` replaces the section ``## Classifier (issue 23): what the noise allows`` of
-``bench/results.md``):
+``bench/results/classifier_limits.md``):
 
 1. **Oracle.** Progressive accuracy (predict, then learn) of the shipped classifier
    (``OnPairStats(task="classify")``'s posterior, what ``PrivateClassifier`` predicts with) beside an
@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from classifier_prototype import gaussian_classes, river_stream  # noqa: E402
+from shared import gaussian_classes, river_stream  # noqa: E402
 from onpair import FeatureBounds, OnPairStats  # noqa: E402
 from results_file import captured_stdout, write_section  # noqa: E402
 
@@ -203,7 +203,7 @@ def _recalibration(r, y) -> tuple[float, float]:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer records and seeds: checks the script")
-    parser.add_argument("--write", action="store_true", help="also write the section of bench/results.md")
+    parser.add_argument("--write", action="store_true", help="also write its section of the results file")
     args = parser.parse_args(argv)
     with captured_stdout() as lines:
         oracle_table(args.quick)

@@ -193,7 +193,7 @@ def speed_table(rows, n_records):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-write", action="store_true", help="print only; leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the results file alone")
     parser.add_argument("--records", type=int, default=10**6, help="records per throughput run")
     parser.add_argument("--skip-speed", action="store_true", help="the error tables only")
     parser.add_argument("--skip-errors", action="store_true", help="the throughput table only (implies --no-write)")

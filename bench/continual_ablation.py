@@ -23,7 +23,7 @@ reference, not a streaming mechanism at large T).
 
 Run: ``.venv/bin/python bench/continual_ablation.py [--records N] [--no-write] [--skip-auc]`` (about 6
 minutes on 2 shared cores); writes the section "Continual release: ablation of the mechanisms" of
-bench/results.md.
+bench/results/continual_ablation.md.
 """
 
 from __future__ import annotations
@@ -373,7 +373,7 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--skip-errors", action="store_true")
     parser.add_argument("--skip-auc", action="store_true")
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, records=2_000, seeds=1, synthetic_seeds=1)

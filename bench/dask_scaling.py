@@ -1,6 +1,6 @@
 """Scale-out on Dask: the private offline fits in one process and on a LocalCluster, and a cost model.
 
-Two measurements, written to bench/results.md (section "Scale-out on Dask"):
+Two measurements, written to bench/results/dask_scaling.md (section "Scale-out on Dask"):
 
 1. **OffPairStats** at n = 10⁶, d = 20 (one release of k = 462 statistics): ``fit`` on NumPy arrays in
    this process against ``fit`` on a Dask array already held by a LocalCluster of 1 and of 2 worker
@@ -36,7 +36,6 @@ import logging
 import os
 import platform
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -119,7 +118,7 @@ def timed_fits(make, X, y, chunks, workers_list, repeats, step_repeats=0):
     """``({label: fit seconds}, {label: step seconds})``: ``make().fit`` in process and on each cluster
     size (models checked equal), and with ``step_repeats`` the best time of one exact gradient sum (the
     data's part of a step, where the fit spends its time) over that many calls."""
-    from onpair import distributed as onpair_distributed
+    from onpair.core import distributed as onpair_distributed
     from onpair.batch import distributed_gradient
     from onpair.batch._kernels import pairwise_gradient_sum, split_by_label
     import numba
@@ -291,7 +290,7 @@ def step_tasks(p: int) -> int:
 
 def counted_step_tasks(p: int) -> int:
     """The tasks of one step's graph, counted (local scheduler, tiny data, p partitions)."""
-    from onpair import distributed as onpair_distributed
+    from onpair.core import distributed as onpair_distributed
     from onpair.batch import distributed_gradient
     from onpair.core.bounds import FeatureBounds
 

@@ -26,7 +26,7 @@ Metrics: exact ROC AUC (scikit-learn) and accuracy (threshold 1/2) of the progre
 1,000 records before and after each drift, and over the whole stream (progressive AUC, for the stationary cost).
 Seeds: data seeds 1, 2, 3 (river's generators), the private models' noise seeded the same; means over seeds.
 
-Results: printed and written into the section ``## Forgetting under drift`` of ``bench/results.md``. Usage:
+Results: printed and written into the section ``## Forgetting under drift`` of ``bench/results/drift.md``. Usage:
 ``.venv/bin/python bench/drift.py [--seeds 3] [--no-write]``.
 """
 

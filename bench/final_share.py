@@ -19,7 +19,7 @@ Phishing: (0, 1)), the learner's defaults otherwise, noise seed = split.
 Phishing and Pima are reported, never used to choose anything (the default, φ = 0, was not chosen here).
 
 Run: ``.venv/bin/python bench/final_share.py [--splits 20] [--no-write]`` (about 2 minutes); writes the
-section "Continual release: a final share at a known horizon" of bench/results.md.
+section "Continual release: a final share at a known horizon" of bench/results/final_share.md.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def table(name, data, splits, epsilon):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=20)
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, splits=1)

@@ -5,7 +5,7 @@ ball), each over the same records, timed in the same process on one core:
 
 * the compiled kernel ``onpair.giga._metric_kernels._metric_giga`` (rank-one structure: one augmented row
   per stored record, about d² multiply-adds per pair);
-* the compiled per-pair variant ``_metric_pair_outer_giga`` that forms ``v vᵀ`` for every pair (the
+* the compiled per-pair variant ``metric_pair_outer_giga`` (tests/naive_metric_outer.py) that forms ``v vᵀ`` for every pair (the
   alternative the issue asked to measure against);
 * plain NumPy, vectorised over the stored records per round: ``V = x − H``, ``h = rowsum((V W) ∘ V)``,
   coefficients, ``G = (a ∘ V)ᵀ V`` (two BLAS matrix products per record).
@@ -33,6 +33,8 @@ from onpair.core.matrix_geometry import FROBENIUS  # noqa: E402
 from onpair.core.metric_losses import METRIC_LOGISTIC, PAPER_TERMS  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import naive_metric_outer  # noqa: E402  (the per-pair formulation the fused pass replaced)
 from results_file import write_section  # noqa: E402
 from timing import best_time  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
@@ -66,9 +68,9 @@ def compiled(X, labels, slots, capacity):
 def compiled_outer(X, labels):
     n = X.shape[0]
     w = np.zeros(D * D)
-    mk._metric_pair_outer_giga(X, labels, w, np.empty((n, D)), np.zeros(n, dtype=np.int64), 0, 0,
-                               np.full(n, STEP), LAM, np.zeros(D * D), RADIUS, FROBENIUS, METRIC_LOGISTIC,
-                               PAPER_TERMS.as_array())
+    naive_metric_outer.metric_pair_outer_giga(X, labels, w, np.empty((n, D)), np.zeros(n, dtype=np.int64), 0, 0,
+                                              np.full(n, STEP), LAM, np.zeros(D * D), RADIUS, FROBENIUS,
+                                              METRIC_LOGISTIC, PAPER_TERMS.as_array())
     return w
 
 

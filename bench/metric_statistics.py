@@ -1,6 +1,6 @@
 """Metrics from released class statistics (the discriminant metric): does a private metric beat Euclidean?
 
-Three tables, written to bench/results.md:
+Three tables, written to bench/results/metric_statistics.md:
 
 1. **Synthetic noise-feature layouts** (:mod:`streams.synthetic`: a few informative features, many
    pure-noise ones; 400 training and 1,000 test records, 10 seeds, δ = 1/n_train): test 3-NN accuracy
@@ -38,7 +38,7 @@ from onpair import OffPairStats, OnPairStats, PairwiseGIGA  # noqa: E402
 from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.statistics.model import between_noise_level, class_statistics, discriminant_metric, psd_projection  # noqa: E402,E501
 from onpair.core.matrix_geometry import metric_factor  # noqa: E402
-from onpair.metrics import knn_accuracy  # noqa: E402
+from onpair.evaluation import knn_accuracy  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.statistics._kernels import statistics_rows  # noqa: E402
 from onpair.statistics.online import DEFAULT_WEIGHTS, check_weights  # noqa: E402

@@ -10,7 +10,7 @@ Mean ± standard error over the seeds.
 Everything here is synthetic (docs/algorithms.md#metric-threshold).
 
 Run: ``python bench/metric_threshold.py [--seeds K]`` (``make bench``); writes its section of
-bench/results.md.
+bench/results/metric_threshold.md.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def knn_accuracy(train, y_train, test, y_test, k=3):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, seeds=2)  # two: the standard error needs two

@@ -30,7 +30,7 @@ from onpair import OnPairStrC, PairwiseGIGA  # noqa: E402
 from onpair.core.bounds import FeatureBounds  # noqa: E402
 from onpair.estimators import GradientPerturbedGD, OffPairStrC  # noqa: E402
 from onpair.core.metric_losses import get_metric_loss  # noqa: E402
-from onpair.metrics import knn_accuracy  # noqa: E402
+from onpair.evaluation import knn_accuracy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quick import add_quick, apply_quick  # noqa: E402
@@ -124,7 +124,7 @@ def table(results: list, seeds: int) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--no-write", action="store_true", help="print only; leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, seeds=1)

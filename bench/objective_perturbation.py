@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from onpair import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic,  # noqa: E402
                     OffPairStats, OffPairStrC)
 from onpair.core.bounds import FeatureBounds  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
 
 SECTION = "## Objective perturbation and AMP: final-model AUC"

@@ -24,7 +24,7 @@ Timed in the same run, on the same data, each checked against the kernel (``asse
    noise, 10 gradients).
 
 Results: printed as a Markdown table and written into the section
-``## Offline: full-batch pairwise gradient (Kang et al.)`` of ``bench/results.md``.
+``## Offline: full-batch pairwise gradient (Kang et al.)`` of ``bench/results/offline.md``.
 Usage: ``.venv/bin/python bench/offline.py [--no-write]`` (about 15 s, most of it compilation).
 """
 
@@ -53,10 +53,11 @@ from onpair.core.losses import LOGISTIC  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_time  # noqa: E402
-from results_file import RESULTS, write_section  # noqa: E402
+from results_file import results_path, write_section  # noqa: E402
 from run import cpu_model, fmt_rate  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
 
+RESULTS = results_path(__file__)
 SECTION = "## Offline: full-batch pairwise gradient (Kang et al.)"
 N, D, THREADS, SEED = 4000, 20, 2, 20240601
 RADIUS = 0.1
@@ -178,7 +179,7 @@ def machine_lines(command):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args)

@@ -1,7 +1,8 @@
 """The benchmarks' quick mode: ``make bench QUICK=1`` (which CI runs) passes ``--quick`` to every script.
 
 A quick run checks that a benchmark runs end to end on a fresh clone, on small sizes (one seed, one split,
-a few records); its numbers measure nothing and nothing is written to bench/results.md.
+a few records); its numbers measure nothing and nothing is written to its results file
+(bench/results/).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Write one section of bench/results.md, leaving the other sections alone (shared by the benchmarks)."""
+"""Write one section of a script's results file, leaving its other sections alone (shared by the benchmarks).
+
+Each script has its own file: ``bench/results/NAME.md`` for the benchmark ``bench/NAME.py`` (what ``make bench``
+runs), ``bench/studies/results/NAME.md`` for the study ``bench/studies/NAME.py``; bench/README.md lists them.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,29 @@ from pathlib import Path
 
 from onpair.core._io import atomic_write_text
 
-RESULTS = Path(__file__).resolve().parent / "results.md"
+BENCH = Path(__file__).resolve().parent
 
 
-def write_section(heading: str, body: list[str], path: Path = RESULTS) -> None:
-    """Replace the section from ``heading`` to the next ``## `` heading (or append it), atomically."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n\nWritten by `make bench`.\n"
+def results_path(script: str | Path | None = None) -> Path:
+    """The results file of ``script`` (default: the script being run): ``results/NAME.md`` beside it."""
+    script = Path(script if script is not None else sys.modules["__main__"].__file__).resolve()
+    return script.parent / "results" / f"{script.stem}.md"
+
+
+def write_section(heading: str, body: list[str], path: Path | None = None) -> None:
+    """Replace the section from ``heading`` to the next ``## `` heading (or append it) of ``path`` (default: the
+    running script's :func:`results_path`), atomically."""
+    path = results_path() if path is None else path
+    script = path.parent.parent / f"{path.stem}.py"
+    title = f"# `{script.relative_to(BENCH.parent).as_posix()}`" if script.is_relative_to(BENCH.parent) else "# Results"
+    text = path.read_text() if path.exists() else f"{title}\n\nWritten by the script; see bench/README.md.\n"
     section = heading + "\n\n" + "\n".join(body).rstrip() + "\n"
     pattern = re.compile(r"^" + re.escape(heading) + r"[^\n]*\n.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: section + "\n", text, count=1)
     else:
         text = text.rstrip() + "\n\n" + section
+    path.parent.mkdir(exist_ok=True)
     atomic_write_text(path, text.rstrip() + "\n")
 
 

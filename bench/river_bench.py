@@ -22,7 +22,7 @@ taken apart (µs per step, best of 5; private methods: a diagnostic, may drift).
 default wrapper in ``progressive_val_score`` ≥ 1.0× river's ``StandardScaler | LogisticRegression`` and ≥ 0.7×
 river's bare ``LogisticRegression`` (issue 16's was 0.5×), clipped records included.
 
-Results: printed, and written into the section ``## river wrapper`` of ``bench/results.md`` (other
+Results: printed, and written into the section ``## river wrapper`` of ``bench/results/river_bench.md`` (other
 sections are left alone). Usage: ``.venv/bin/python bench/river_bench.py [--repeats 9] [--no-write]``.
 """
 
@@ -147,12 +147,9 @@ def breakdown(records):
         mapper.fast_vector(x)
 
     def refresh():
-        model._cache = None
-        inner._model_cache = None
-        inner._posterior_cache = None  # the calibrated posterior (issue 23) is part of every refresh
-        inner._scored_cache = None  # and its log-odds along the model (one compiled call with the model)
-        inner._stats._cache = None  # and so is the decoding of the release
-        model._released()
+        inner._refresh = None  # the window predictions read: the next read builds the view again
+        inner._current = None  # the latest ReleasedModel: its decode, model, posterior and (a, b) (issue 31)
+        model._view().calibration
 
     # Model refreshes over one pass of a fresh model (PrivatePairwiseClassifier.REFRESH_SHIFT = s): one per
     # release up to 2^(s+1), then one per 2^(⌊log₂ t⌋ − s) releases.
@@ -163,8 +160,8 @@ def breakdown(records):
     parts = {
         "dict → array, first conversion (`RecordMapper.fast_vector`, in `predict_proba_one`)": first,
         "dict → array, remembered (the same dict again, in `learn_one`)": best(both_conversions) - first,
-        "score of the released model (`_probability_one`: box map, dot product)": best(
-            lambda: model._probability_one(vector)),
+        "score of the released model (`ReleasedModel.positive_probability`: box map, dot product)": best(
+            lambda: model._view().positive_probability(vector)),
         "`OnPairStats.learn_one` (array: box map, statistics row, BLT release: one compiled call)": best(
             lambda: inner.learn_one(vector, 1)),
         f"model refresh (release decoded, square model, calibrated posterior, norm), × {refreshes / len(records):.2f} per record": best(
@@ -177,7 +174,7 @@ def breakdown(records):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, repeats=1)

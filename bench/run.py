@@ -16,7 +16,7 @@ records, d = 20, balanced ±1 labels, records in the unit ball so the feature do
 A *pair-gradient* is one ∇ℓ(w; z_t, z_j) of an opposite-label pair: round t costs as many as there are
 earlier records with the other label, and the script counts them exactly. Everything runs on one core
 (the kernels are serial; numba's and BLAS's thread pools are pinned to one thread). Results: printed, and written
-into the section ``## Core engine: full-history kernels`` of ``bench/results.md`` (other sections of
+into the section ``## Core engine: full-history kernels`` of ``bench/results/run.md`` (other sections of
 that file are left as they are).
 
 Usage: ``.venv/bin/python bench/run.py [--quick]`` (``--quick``: n = 4,000, for checking the script).
@@ -46,8 +46,9 @@ from onpair.core.losses import LOGISTIC, SQUARE  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_time  # noqa: E402
-from results_file import RESULTS, write_section  # noqa: E402
+from results_file import results_path, write_section  # noqa: E402
 
+RESULTS = results_path(__file__)
 SECTION = "## Core engine: full-history kernels"
 NUMPY_COLUMN = "NumPy pair-grads/s or records/s (same run)"
 
@@ -219,7 +220,7 @@ def markdown_table(rows) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 4,000: check the script, not the targets")
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     args = parser.parse_args(argv)
 
     n, d = (4000, 20) if args.quick else (20_000, 20)

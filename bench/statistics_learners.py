@@ -1,6 +1,6 @@
 """The learners on released class statistics (OnPairStats, OffPairStats): utility, speed and memory.
 
-Three tables, written to bench/results.md:
+Three tables, written to bench/results/statistics_learners.md:
 
 1. **river, progressive validation** (the way a river user meets the model): river's bundled Phishing
    (1,250 records, features in [0, 1], ``bounds=(0, 1)``), δ = 1e-5, ``PrivatePairwiseClassifier`` with
@@ -17,7 +17,7 @@ Three tables, written to bench/results.md:
 3. **speed and memory**: ``learn_many`` with a release after every record at d = 20 (k = 462 released
    coordinates), records/s on one core, and the state's size after 10⁶ records.
 
-Defaults are not tuned here: bench/statistics_defaults.py chose them on synthetic streams.
+Defaults are not tuned here: bench/studies/statistics_defaults.py chose them on synthetic streams.
 Run: ``.venv/bin/python bench/statistics_learners.py [--seeds 10] [--splits 20] [--no-write]``.
 """
 
@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from onpair import GradientPerturbedGD, OffPairStats, OnPairStats  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
 
 RIVER_SECTION = "## Continual release of class statistics: river progressive ROC AUC"
@@ -104,7 +104,7 @@ def river_readings(data, features, seeds: int) -> list[str]:
     AUC of the same progressive probabilities (predict, then learn, as ``progressive_val_score`` does)."""
     from river import linear_model, metrics, preprocessing
 
-    from onpair.metrics import roc_auc
+    from onpair.evaluation import roc_auc
     from onpair.river import PrivatePairwiseClassifier
 
     def readings(make, n_seeds):

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from onpair import FeatureBounds, OnPairC, OnPairStrC, PairwiseGIGA
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from onpair.privacy import gaussian_sigma
 from quick import add_quick, apply_quick
 
@@ -104,7 +104,7 @@ def evaluate(dataset, seeds):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args(argv)
     apply_quick(args, seeds=1)

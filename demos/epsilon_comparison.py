@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from onpair import OffPairStats, OnPairStats, OnPairStrC
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from streams import load
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)

@@ -13,7 +13,7 @@ import tempfile
 import numpy as np
 
 from onpair import OnPairStats
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from streams import CSVSource
 
 

@@ -19,7 +19,7 @@ from river import datasets
 
 from onpair import OnPairStats
 from onpair.core._progress import ProgressBar
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from streams import PHISHING_FEATURES  # the data set's documented feature names: public
 
 EPSILON, DELTA, SEED = 1.0, 1e-5, 0

@@ -32,8 +32,11 @@ Each private cell is its own mechanism with its own budget (the same seed in bot
 releases). Seeds are for reproducible experiments; deployments draw fresh noise. Bounds and class
 domains are public (documentation or the synthetic layout's definition), never read off the records.
 Records outside the bounds are clipped; the learners count them (``n_clipped``, curator-only).
-Run: ``make demo-knn`` or ``.venv/bin/python demos/river_knn.py`` (a few minutes; ``--quick``: the first
-400 records of each stream, as CI runs it).
+Run: ``make demo-knn`` or ``.venv/bin/python demos/river_knn.py``: about 70 s of CPU time (measured
+2026-11-28), so a minute or two on an idle machine and up to 9 on a busy one (7 min measured with a load of
+15 on 2 cores), most of it in the ``metric_distance`` column (every prediction computes 200 distances in
+Python); a terminal shows each cell's progress on stderr. ``--quick`` (``make demo-knn QUICK=1``): the first
+400 records of each stream, as CI runs it, about 12 s of CPU time.
 """
 
 import sys
@@ -101,12 +104,25 @@ def euclidean(stream):
                                           metrics.Accuracy()).get()
 
 
+def progress(records, label):
+    """``records``, one by one, with a count on stderr when it is a terminal (cleared at the end)."""
+    shown = sys.stderr.isatty()
+    for i, record in enumerate(records):
+        if shown and i % 50 == 0:
+            sys.stderr.write(f"\r  {label}: {i}/{len(records)} records")
+            sys.stderr.flush()
+        yield record
+    if shown:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
 def with_distance(stream, kind, epsilon):
     """The k-NN keeps raw records and compares them under the metric visible now."""
     transformer = MetricTransformer(learner(stream, kind, epsilon), features=stream.features)
     model = knn(metric_distance(transformer))
     accuracy = metrics.Accuracy()
-    for x, y in stream.records:
+    for x, y in progress(stream.records, "metric_distance"):
         accuracy.update(y, model.predict_one(x))
         model.learn_one(x, y)
         transformer.learn_one(x, y)
@@ -116,7 +132,8 @@ def with_distance(stream, kind, epsilon):
 def with_pipeline(stream, kind, epsilon):
     """``MetricTransformer | KNNClassifier``: stored records keep the metric of their arrival."""
     transformer = MetricTransformer(learner(stream, kind, epsilon), features=stream.features)
-    accuracy = evaluate.progressive_val_score(stream.records, transformer | knn(), metrics.Accuracy())
+    accuracy = evaluate.progressive_val_score(progress(stream.records, "pipeline"), transformer | knn(),
+                                              metrics.Accuracy())
     return accuracy.get(), transformer
 
 
@@ -128,21 +145,24 @@ ROWS = [("discriminant (OnPairStats), non-private", "stats", None),
 
 def main(quick=False):
     print(f"KNNClassifier(k = {K}, window {WINDOW}); progressive validation (predict, then learn); δ = {DELTA:g}")
+    if not quick:
+        print("(about 70 s of CPU time: a minute or two on an idle machine, several on a busy one; --quick: "
+              "about 12 s)", flush=True)
     for stream in (synthetic_stream(), image_segments_stream()):
         if quick:
             stream.records = stream.records[:QUICK_RECORDS]
-        print(f"\n{stream.name}: {len(stream.records)} records")
+        print(f"\n{stream.name}: {len(stream.records)} records", flush=True)
         print(f"{'distance':40s} {'metric_distance':>15s} {'pipeline':>9s} {'seconds':>8s}")
         start = time.perf_counter()
         print(f"{'Euclidean on the public-bounds map':40s} {'':>15s} {euclidean(stream):9.2%} "
-              f"{time.perf_counter() - start:8.1f}")
+              f"{time.perf_counter() - start:8.1f}", flush=True)
         for name, kind, epsilon in ROWS:
             start = time.perf_counter()
             by_distance, transformer = with_distance(stream, kind, epsilon)
             by_pipeline, _ = with_pipeline(stream, kind, epsilon)
             report = transformer.privacy_report()
             spent = f"  (ε spent {report['epsilon_spent']:.3f})" if report["private"] else ""
-            print(f"{name:40s} {by_distance:15.2%} {by_pipeline:9.2%} {time.perf_counter() - start:8.1f}{spent}")
+            print(f"{name:40s} {by_distance:15.2%} {by_pipeline:9.2%} {time.perf_counter() - start:8.1f}{spent}", flush=True)
     print("\nPredictions use the visible (for private learners: released) metric only; OnPairStats releases "
           "after every record, OnPairStrC at rounds 64, 128, 256, ….")
 

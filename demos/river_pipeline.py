@@ -60,8 +60,9 @@ def main(quick=False):
           f"{report['rho_spent']:.4f} "
           f"of {report['rho_budget']:.4f}, i.e. ε = {report['epsilon_spent']:.3f} at δ = {report['delta']:g}")
     print(f"features (declared, public): {', '.join(report['features'])}")
-    print("Predictions use the last released model only; the probabilities are a monotone map of its score "
-          "(not calibrated), which is what ROC AUC reads.")
+    print("Predictions use the last released model only; the probabilities are the calibrated posterior of "
+          "that release along its score (an increasing map, so ROC AUC reads the model's ranking; shrunk "
+          "towards the prior where the release is mostly noise).")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from onpair import OnPairStats, OnPairStrC
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from streams import load
 
 

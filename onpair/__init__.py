@@ -10,18 +10,6 @@ the class statistics), Huai et al.'s Alg. 3, 4
 Accounting and mechanisms: :mod:`onpair.privacy`.
 """
 
-from ._moved import install as _install_old_paths
-from ._moved import submodule as _moved_submodule
-
-_install_old_paths()  # the old paths of modules that moved into their family's package
-
-from .core.bounds import FeatureBounds
-from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA  # first: the order of savable learners
-from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic, OffPairC,
-                         OffPairStats, OffPairStrC, OutputPerturbedSGD)
-from .persistence import load
-from .privacy import NoiseDominatedWarning, PrivacyBudgetExceeded, PrivacyWarning
-
 from ._version import __version__
 
 __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats", "OffPairStrC", "OffPairC", "GradientPerturbedGD", "OutputPerturbedSGD", "ObjectivePerturbedLogistic",
@@ -29,5 +17,26 @@ __all__ = ["OnPairStats", "OnPairStrC", "OnPairC", "PairwiseGIGA", "OffPairStats
            "PrivacyWarning", "NoiseDominatedWarning", "load", "__version__"]
 
 
+def _import_public():
+    """Import every public name (numba kernels, scipy): on first use, so that ``import onpair.cli`` and
+    ``onpair --help`` stay fast."""
+    from .core.bounds import FeatureBounds
+    from .learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA  # first: the order of savable learners
+    from .estimators import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, ObjectivePerturbedLogistic,
+                             OffPairC, OffPairStats, OffPairStrC, OutputPerturbedSGD)
+    from .persistence import load
+    from .privacy import NoiseDominatedWarning, PrivacyBudgetExceeded, PrivacyWarning
+
+    found = locals()
+    globals().update({name: found[name] for name in __all__ if name in found})
+
+
 def __getattr__(name):
-    return _moved_submodule(__name__, name)
+    if name in __all__:
+        _import_public()
+        return globals()[name]
+    raise AttributeError(f"module 'onpair' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

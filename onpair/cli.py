@@ -7,6 +7,7 @@ a privacy parameter out of range), with the reason on stderr.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
@@ -14,9 +15,39 @@ import warnings
 
 import numpy as np
 
+import importlib
+
+#: The names ``--algo`` takes, in the registry's order (:data:`onpair.algorithms.ALGORITHMS`: online learners, then
+#: offline estimators). Spelled here so that ``onpair --help`` answers before the families (numba, scipy) load;
+#: tests/test_cli.py checks that they are the registry's names, in its order.
+ALGORITHM_NAMES = ("giga", "onpairstrc", "onpairc", "stats", "offpairstrc", "offpairc", "gradient", "sgd", "offstats")
+
+#: What a command needs and ``--help`` does not: loaded by :func:`_load_commands` when a command runs.
+_HEAVY = {"experiment": (".experiment", None), "ALGORITHMS": (".algorithms", "ALGORITHMS"),
+          "OFFLINE": (".algorithms", "OFFLINE"), "ONLINE": (".algorithms", "ONLINE"),
+          "audit_main": (".audit", "main"), "ProgressBar": (".core._progress", "ProgressBar"),
+          "FeatureBounds": (".core.bounds", "FeatureBounds"), "knn_accuracy": (".evaluation", "knn_accuracy"),
+          "metric_objective": (".evaluation", "metric_objective"), "pairwise_risk": (".evaluation", "pairwise_risk"),
+          "roc_auc": (".evaluation", "roc_auc"), "NoiseDominatedWarning": (".privacy.exceptions", "NoiseDominatedWarning"),
+          "mark_curator_only": (".privacy.reports", "mark_curator_only"),
+          "OffPairStats": (".statistics", "OffPairStats"), "OnPairStats": (".statistics", "OnPairStats")}
+
+
+# Bound by _load_commands() before any command runs (None until then).
+experiment = ALGORITHMS = OFFLINE = ONLINE = audit_main = ProgressBar = FeatureBounds = None
+knn_accuracy = metric_objective = pairwise_risk = roc_auc = NoiseDominatedWarning = mark_curator_only = None
+OffPairStats = OnPairStats = None
+
+
+def _load_commands() -> None:
+    """Bind the names of :data:`_HEAVY` in this module (once): the families, the evaluation, the audit."""
+    if ALGORITHMS is not None:
+        return
+    for name, (module, attribute) in _HEAVY.items():
+        loaded = importlib.import_module(module, __package__)
+        globals()[name] = loaded if attribute is None else getattr(loaded, attribute)
+
 DATASETS = ("phishing", "imagesegments", "hepatitis", "pima", "retinopathy", "wdbc")
-ONLINE = ("stats", "onpairstrc", "onpairc", "giga")
-OFFLINE = ("offstats", "offpairstrc", "offpairc", "gradient", "sgd")
 
 
 def _load(source: str, args):
@@ -51,16 +82,22 @@ def _load(source: str, args):
     if args.task != "metric":  # the metric task takes any number of classes as they are
         if positive is not None:
             # A public label domain: the positive class is fixed whatever values the data holds.
+            seen = label_map.seen if isinstance(label_map, _OneAgainstRest) else np.unique(y).tolist()
             if not np.any(y == positive):
-                seen = label_map.seen if isinstance(label_map, _OneAgainstRest) else np.unique(y).tolist()
                 raise ValueError(f"{source}: no row has the label --positive-label {args.positive_label!r}; the "
                                  f"labels are {_listing(seen)}")
+            if np.all(y == positive):
+                raise ValueError(f"{source}: every row has the label --positive-label {args.positive_label!r} (one "
+                                 "class only): the AUC task needs records of both classes")
             y = np.where(y == positive, 1, -1)
         else:
             labels = np.unique(y)
+            if labels.size == 1:
+                raise ValueError(f"{source}: every row has the label {_listing(labels.tolist())} (one class only): "
+                                 "the AUC task needs records of both classes")
             if labels.size != 2:
-                raise ValueError(f"{source}: the label column has {labels.size} distinct values; need exactly 2 "
-                                 "(or give --positive-label)")
+                raise ValueError(f"{source}: the label column has {labels.size} distinct values "
+                                 f"({_listing(labels.tolist())}); need exactly 2 (or give --positive-label)")
             y = np.where(y == labels.max(), 1, -1)
     return X, y, (_floats(args.lower), _floats(args.upper)), source
 
@@ -228,6 +265,8 @@ def _collect_csv(src, args):
         if not hint and exc.reason == "unparseable label":
             hint = _label_hint(_label_tokens(src, args), args.task)
             message = message.replace(" (pass label_map to read labels written as text)", "")  # the library's words
+        if not hint and args.on_error == "raise":
+            hint = "--on-error skip skips such rows (and counts them)"
         raise ValueError(f"{message}; {hint}" if hint else message) from None
     report = src.report
     if not blocks:
@@ -292,43 +331,32 @@ def _class_domain(args):
 
 
 def _make_learner(args, n_train: int, bounds):
-    if args.algo in ("stats", "offstats"):
-        from onpair import OffPairStats, OnPairStats
-
+    """The learner ``--algo`` names (:data:`onpair.algorithms.ALGORITHMS`), built from the flags it takes."""
+    cls = ALGORITHMS[args.algo]
+    online = args.algo in ONLINE
+    seed = {"seed": args.seed} if online else {"random_state": args.seed}
+    if issubclass(cls, (OnPairStats, OffPairStats)):
         if args.release_every is not None or args.mode != "ledger":
             raise ValueError(f"--release-every and --mode are for the output-perturbation learners; --algo "
                              f"{args.algo} releases class statistics")
         classes = _class_domain(args) if args.task == "metric" else None
-        stats_common = dict(epsilon=args.epsilon, delta=args.delta, bounds=bounds, task=args.task, classes=classes)
-        if args.algo == "stats":
-            return OnPairStats(seed=args.seed, **stats_common)
-        return OffPairStats(random_state=args.seed, **stats_common)
-    common = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds)
+        return cls(epsilon=args.epsilon, delta=args.delta, bounds=bounds, task=args.task, classes=classes, **seed)
     task = dict(task=args.task, constraint=args.constraint) if args.task == "metric" else {}
-    common.update(task)
-    if args.algo == "giga":
-        from onpair import PairwiseGIGA
-
-        return PairwiseGIGA(loss=args.loss, bounds=bounds, **task)
-    if args.algo in ("onpairstrc", "onpairc"):
-        from onpair import OnPairC, OnPairStrC
-
-        cls = OnPairStrC if args.algo == "onpairstrc" else OnPairC
-        schedule = {"release_every": args.release_every} if args.release_every is not None else {}
-        return cls(n=n_train, seed=args.seed, mode=args.mode, **schedule, **common)
-    from onpair import estimators
-
-    # Paper mode releases the average iterate (Huai Alg. 3 line 8); the library mode the last one.
-    output = "average" if args.mode == "paper" else "last"
-    if args.algo == "offpairstrc":
-        return estimators.OffPairStrC(mode=args.mode, output=output, random_state=args.seed, **common)
-    if args.algo == "offpairc":
-        return estimators.OffPairC(mode=args.mode, output=output, random_state=args.seed, **common)
-    if args.algo == "gradient":
-        return estimators.GradientPerturbedGD(mode=args.mode, random_state=args.seed, **common)
-    if args.mode != "paper":
-        raise ValueError("--algo sgd is Yang et al.'s eq. (5) calibration only: pass --mode paper")
-    return estimators.OutputPerturbedSGD(random_state=args.seed, **common)
+    parameters = inspect.signature(cls).parameters
+    if "epsilon" not in parameters:  # the non-private twin (giga): no budget, no noise
+        return cls(loss=args.loss, bounds=bounds, **task)
+    kwargs = dict(epsilon=args.epsilon, delta=args.delta, loss=args.loss, bounds=bounds, **task, **seed)
+    if "mode" in parameters:
+        kwargs["mode"] = args.mode
+    elif args.mode != "paper":
+        raise ValueError(f"--algo {args.algo} has its paper's calibration only (Yang et al.'s eq. (5) for sgd): "
+                         "pass --mode paper")
+    if online:
+        kwargs.update(n=n_train, **({"release_every": args.release_every} if args.release_every is not None else {}))
+    elif "output" in parameters:
+        # Paper mode releases the average iterate (Huai Alg. 3 line 8); the library mode the last one.
+        kwargs["output"] = "average" if args.mode == "paper" else "last"
+    return cls(**kwargs)
 
 
 def _check_replay_args(args) -> None:
@@ -369,10 +397,6 @@ def _check_replay_args(args) -> None:
 
 
 def replay(args) -> dict:
-    from onpair.core._progress import ProgressBar
-    from onpair.core.bounds import FeatureBounds
-    from onpair.metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
-    from onpair.privacy.reports import mark_curator_only
 
     _check_replay_args(args)
     X, y, bounds, name = _load(args.source, args)
@@ -381,6 +405,10 @@ def replay(args) -> dict:
     if n_test < 2 or len(y) - n_test < 2:
         raise ValueError(f"--test-fraction {args.test_fraction} leaves too few records on one side")
     test, train = order[:n_test], order[n_test:]
+    if args.task == "auc" and np.unique(y[test]).size < 2:  # before training: roc_auc would fail after it
+        raise ValueError(f"{name}: the held-out part ({n_test} records, --test-fraction {args.test_fraction}) holds "
+                         f"records of one class only ({_listing(np.unique(y[test]).tolist())}): the test AUC needs "
+                         "both; a larger --test-fraction or another --seed")
     if args.algo in ("stats", "offstats"):
         if args.loss is not None:
             raise ValueError(f"--loss is for the pair-loss learners; --algo {args.algo} learns class statistics "
@@ -392,9 +420,12 @@ def replay(args) -> dict:
         # Yang et al.'s algorithm is for non-smooth losses: its default (AUC and (11)); logistic otherwise.
         args.loss = "hinge" if args.algo == "sgd" else "logistic"
     learner = _make_learner(args, len(train), bounds)
+    compiling = []  # seconds numba spent compiling kernels during the training (a first run only: then cached)
+    from numba.core import event
+
     start = time.perf_counter()
     # Warnings go to stderr, once each and in the command's terms, so --json output on stdout stays clean.
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, event.install_timer("numba:compile", compiling.append):
         warnings.simplefilter("always")
         if args.algo in ONLINE:
             with ProgressBar(len(train), label=f"{name} {args.algo}", stream=sys.stderr) as bar:
@@ -405,6 +436,7 @@ def replay(args) -> dict:
         else:
             learner.fit(X[train], y[train])
     seconds = time.perf_counter() - start
+    compile_seconds = min(sum(compiling), seconds)
     _show_warnings(caught, args)
     if args.algo in ONLINE:
         model = learner.model
@@ -429,7 +461,10 @@ def replay(args) -> dict:
         quality = {"auc": roc_auc(y[test], learner.decision_function(X[test])),
                    "objective": pairwise_risk(model, Z_train, y[train], loss_name)}
     result = {
-        "dataset": name, "task": args.task, "algo": args.algo, "loss": loss_name, "mode": args.mode,
+        # loss: the learner's (null for stats/offstats, which take none); objective_loss: the objective's.
+        "dataset": name, "task": args.task, "algo": args.algo,
+        "loss": None if args.algo in ("stats", "offstats") else loss_name, "objective_loss": loss_name,
+        "mode": args.mode,
         "n_train": int(len(train)), "n_test": int(n_test), "d": int(X.shape[1]),
         "epsilon": args.epsilon if report else None, "delta": args.delta if report else None,
         # The report has ρ keys only when every release has a ρ (the rule of onpair.privacy.reports).
@@ -441,8 +476,10 @@ def replay(args) -> dict:
         **quality,
         # Records clipped to the bounds, counted without noise (a curator-only field of the report).
         **({"n_clipped": int(report["n_clipped"])} if report and "n_clipped" in report else {}),
-        "seconds": seconds,
-        "records_per_second": len(train) / seconds if seconds > 0 else None,
+        # seconds: the training's wall time; compile_seconds: numba's compiling within it (0 once the kernels
+        # are cached); records_per_second: the warm rate, without the compiling.
+        "seconds": seconds, "compile_seconds": compile_seconds,
+        "records_per_second": len(train) / (seconds - compile_seconds) if seconds > compile_seconds else None,
     }
     if report is not None and "noise_dominated" in report:
         result["noise_dominated"] = bool(report["noise_dominated"])
@@ -468,7 +505,6 @@ CLIPPED = "records lay outside the declared feature bounds"
 def _show_warnings(caught, args) -> None:
     """Each warning of a replay on stderr, once (a warning repeated by several models or records is one), the
     clipping warning in the command's terms (the flags that set the bounds, not the API's parameters)."""
-    from onpair.privacy.exceptions import NoiseDominatedWarning
 
     shown = set()
     for record in caught:
@@ -500,8 +536,8 @@ def _print_human(result: dict) -> None:
     else:
         print(f"  test AUC   {result['auc']:.4f}")
     if result["objective"] is not None:
-        print(f"  objective  {result['objective']:.4f} (pairwise empirical risk of the released model on the "
-              "training data: curator-only, not private)")
+        print(f"  objective  {result['objective']:.4f} (pairwise {result['objective_loss']}-loss empirical risk of the "
+              "released model on the training data: curator-only, not private)")
     if result["epsilon"] is not None and result["epsilon_spent"] is not None:
         rho = (f"rho {result['rho_spent']:.4g} of {result['rho_budget']:.4g}, "
                if result["rho_budget"] is not None else "")
@@ -510,15 +546,23 @@ def _print_human(result: dict) -> None:
     else:
         print("  privacy    none (non-private baseline)")
     if result.get("noise_dominated"):
-        print(f"  warning    the released model is dominated by noise (expected cosine "
-              f"{result['expected_cosine']:.2f} between its direction and the noiseless one, below 1/2): more "
-              "records or a larger epsilon help; --algo offstats needs one release only")
-    print(f"  throughput {result['records_per_second']:,.0f} records/s ({result['seconds']:.3f} s)")
+        cosine = result["expected_cosine"]
+        meaning = (f"expected cosine {cosine:.2f} between its direction and the noiseless one, below 1/2: the noise's "
+                   f"power is about {1.0 / cosine ** 2 - 1.0:.1f} times the signal's" if cosine else
+                   "expected cosine 0.00, the estimate's floor: the release is no longer than its noise alone "
+                   "typically is; an estimate from the release's length, not a measured angle")
+        advice = "more records or a larger epsilon help" + ("" if result["algo"] == "offstats" else
+                                                            "; --algo offstats needs one release only")
+        print(f"  warning    the released model is dominated by noise ({meaning}); the held-out score above is how it "
+              f"really performs: {advice}")
+    compiling = result.get("compile_seconds") or 0.0
+    rate = "n/a" if result["records_per_second"] is None else f"{result['records_per_second']:,.0f}"
+    print(f"  throughput {rate} records/s ({result['seconds']:.3f} s"
+          + (f", of which {compiling:.3f} s compiling numba kernels (a first run only; they are cached): excluded)"
+             if compiling > 0 else ")"))
 
 
 def _experiment(args) -> int:
-    from onpair import experiment
-    from onpair.core._progress import ProgressBar
 
     try:
         try:
@@ -554,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a data set (or a CSV file) through a private pairwise learner. The split is a "
                     "public random permutation (--seed); the training part is streamed in blocks.")
     rp.add_argument("source", metavar="SOURCE", help=f"one of {', '.join(DATASETS)}, or a CSV path")
-    rp.add_argument("--algo", choices=ONLINE + OFFLINE, default="stats",
+    rp.add_argument("--algo", choices=ALGORITHM_NAMES, default="stats",
                     help="learner (default stats: class statistics released after every record)")
     rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default=None,
                     help="pairwise loss of the pair-loss learners (default logistic; hinge: giga and sgd only; sgd "
@@ -622,10 +666,10 @@ def main(argv=None) -> int:
 
         return fetch_main(argv[1:])
     if argv and argv[0] == "audit":
-        from onpair.audit import main as audit_main
-
+        _load_commands()
         return audit_main(argv[1:])
     args = build_parser().parse_args(argv)
+    _load_commands()
     if args.command == "experiment":
         return _experiment(args)
     try:

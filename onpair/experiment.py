@@ -41,25 +41,28 @@ from collections import Counter
 
 import numpy as np
 
+from .algorithms import ALGORITHMS, ONLINE
 from .core._io import atomic_path, atomic_write_text
 from .core.bounds import FeatureBounds
-from .estimators import OffPairC, OffPairStrC
-from .learners import OnPairC, OnPairStrC, PairwiseGIGA
 from .core.matrix_geometry import metric_factor
-from .metrics import knn_accuracy, metric_objective, pairwise_risk, roc_auc
+from .evaluation import knn_accuracy, metric_objective, pairwise_risk, roc_auc
 from .privacy import NoiseDominatedWarning, PrivacyWarning
 
 EPSILONS = (0.5, 1.5, 2.5)
 SMALL = tuple(range(40, 91, 10))
 LARGE = tuple(range(50, 351, 50))
+#: Figure → (algorithm, by its name in :data:`onpair.algorithms.ALGORITHMS`; data sets; sizes n; measure).
 FIGURES = {
-    1: ("OnPairStrC", ("hepatitis", "wdbc"), SMALL, "objective"),
-    2: ("OnPairC", ("pima", "retinopathy"), LARGE, "objective"),
-    3: ("OffPairStrC", ("hepatitis", "wdbc"), SMALL, "objective"),
-    4: ("OffPairC", ("pima", "retinopathy"), LARGE, "auc"),
-    5: ("OnPairC", ("pima", "retinopathy"), LARGE, "objective"),
-    6: ("OffPairC", ("pima", "retinopathy"), LARGE, "knn"),
+    1: ("onpairstrc", ("hepatitis", "wdbc"), SMALL, "objective"),
+    2: ("onpairc", ("pima", "retinopathy"), LARGE, "objective"),
+    3: ("offpairstrc", ("hepatitis", "wdbc"), SMALL, "objective"),
+    4: ("offpairc", ("pima", "retinopathy"), LARGE, "auc"),
+    5: ("onpairc", ("pima", "retinopathy"), LARGE, "objective"),
+    6: ("offpairc", ("pima", "retinopathy"), LARGE, "knn"),
 }
+#: The paper's constants of each algorithm's own parameters (λ = 10⁻³; c = 1 and a random centre).
+PAPER_CONSTANTS = {"onpairstrc": dict(lam=1e-3), "onpairc": dict(c=1.0, center="random"),
+                   "offpairstrc": dict(lam=1e-3), "offpairc": dict(c=1.0, center="random")}
 #: Figures of the metric-learning task (Huai Example 1).
 METRIC_FIGURES = (5, 6)
 #: Warnings that the protocol triggers on purpose, in almost every run: (category, message pattern, the
@@ -118,31 +121,22 @@ NAMES = {"hepatitis": "Hepatitis", "wdbc": "Cancer (WDBC)", "pima": "Diabetes (P
 
 
 def _learner(algorithm: str, config: str, epsilon: float, n: int, bounds, seed: int, task: str = "auc"):
-    delta = 1.0 / n
-    common = dict(epsilon=epsilon, delta=delta, bounds=bounds, task=task)
+    params = dict(epsilon=epsilon, delta=1.0 / n, bounds=bounds, task=task)
+    online = algorithm in ONLINE
+    params.update(dict(n=n, seed=seed) if online else dict(random_state=seed))
     if config == "paper":
-        online = dict(radius=1.0, mode="paper", n=n, seed=seed, **common)
-        offline = dict(radius=1.0, mode="paper", output="average", random_state=seed, **common)
-        return {
-            "OnPairStrC": lambda: OnPairStrC(lam=1e-3, **online),
-            "OnPairC": lambda: OnPairC(c=1.0, center="random", **online),
-            "OffPairStrC": lambda: OffPairStrC(lam=1e-3, **offline),
-            "OffPairC": lambda: OffPairC(c=1.0, center="random", **offline),
-        }[algorithm]()
-    return {
-        "OnPairStrC": lambda: OnPairStrC(n=n, seed=seed, **common),
-        "OnPairC": lambda: OnPairC(n=n, seed=seed, **common),
-        "OffPairStrC": lambda: OffPairStrC(random_state=seed, **common),
-        "OffPairC": lambda: OffPairC(random_state=seed, **common),
-    }[algorithm]()
+        params.update(radius=1.0, mode="paper", **PAPER_CONSTANTS[algorithm])
+        if not online:
+            params["output"] = "average"
+    return ALGORITHMS[algorithm](**params)
 
 
 def _baseline(config: str, bounds, task: str = "auc"):
     # The NonPrivate baseline: Pairwise GIGA with the configuration's regulariser and radius.
     if config == "paper":
-        return PairwiseGIGA(lam=1e-3, radius=1.0, bounds=bounds, task=task,
-                            center="zero" if task == "metric" else None)
-    return PairwiseGIGA(bounds=bounds, task=task)
+        return ALGORITHMS["giga"](lam=1e-3, radius=1.0, bounds=bounds, task=task,
+                                  center="zero" if task == "metric" else None)
+    return ALGORITHMS["giga"](bounds=bounds, task=task)
 
 
 def _fit(learner, X, y):
@@ -280,6 +274,7 @@ def permutation_results(figure: int, dataset: str, perm: int, X, y, bounds_spec)
 
 def markdown(figure: int, results: dict, permutations: int) -> str:
     algorithm, datasets, sizes, measure = FIGURES[figure]
+    algorithm = ALGORITHMS[algorithm].__name__
     metric = figure in METRIC_FIGURES
     quality = "knn" if metric else "auc"
     lines = []
@@ -322,6 +317,7 @@ def plot(figure: int, results: dict, path: str) -> bool:
     except ImportError:
         return False
     algorithm, datasets, sizes, measure = FIGURES[figure]
+    name = ALGORITHMS[algorithm].__name__
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.5 * len(datasets), 4), squeeze=False)
     colors = {"NonPrivate": "black", "ε = 0.5": "tab:red", "ε = 1.5": "tab:orange", "ε = 2.5": "tab:green"}
     for ax, dataset in zip(axes[0], datasets):
@@ -338,7 +334,7 @@ def plot(figure: int, results: dict, path: str) -> bool:
         ax.set_ylabel({"objective": "objective value", "auc": "test AUC", "knn": "test 3-NN accuracy"}[measure])
     axes[0][0].legend(fontsize=7, ncol=2)
     task = " (metric learning)" if figure in METRIC_FIGURES else ""
-    fig.suptitle(f"Figure {figure}: {algorithm}{task}, solid = library defaults, dotted = paper's constants")
+    fig.suptitle(f"Figure {figure}: {name}{task}, solid = library defaults, dotted = paper's constants")
     fig.tight_layout()
     _atomic_savefig(fig, path)
     plt.close(fig)

@@ -31,8 +31,10 @@ import math
 
 import numpy as np
 
+from .core._validation import SeedNameHint
 from .core.bounds import FeatureBounds, missing_bounds_message
-from .core.fitting import complex_dtype, not_fitted_error, sklearn_feature_block
+from .core.fitting import (complex_dtype, fit_seeds, fitted_feature_block, not_fitted_error, recording_feature_names,
+                           sklearn_feature_block)
 from .privacy.checks import check_delta, check_epsilon
 from .privacy.conversions import rho_from_dp
 from .privacy.gaussian import gaussian_rho, gaussian_sigma
@@ -45,8 +47,9 @@ DEFAULT_CLIP = 3.0
 #: Released variances (on the unit range) are floored here: a feature that the noise makes look
 #: constant is not blown up. The floor caps the rescaling at 1/√(1e-3) ≈ 32× the unit range, which is
 #: not what limits the scaler: where the data fill a small part of the box the released variances are
-#: mostly noise, and removing the floor changed nothing measurable (bench/results.md, "Range discovery
-#: (issue 24)", the scaler's table: 0.714 against 0.713 on Phishing). Loose bounds call for the learners'
+#: mostly noise, and removing the floor changed nothing measurable (bench/results/ranges.md, "Range discovery
+#: (issue 24)", the scaler's table: 0.657 either way on Phishing, re-measured on 2026-11-28 after the
+#: discovery fix of issue 31). Loose bounds call for the learners'
 #: ``discover_bounds=``, not a scaler.
 VARIANCE_FLOOR = 1e-3
 
@@ -91,7 +94,7 @@ def _box(bounds, n_features):
     return lower, upper
 
 
-class PrivateStandardScaler:
+class PrivateStandardScaler(SeedNameHint):
     """Standardise features with privately released means and variances (scikit-learn transformer).
 
     ``fit`` clips records to the public ``bounds``, releases the per-feature sums and sums of squares
@@ -109,11 +112,13 @@ class PrivateStandardScaler:
         Standardised values are clipped to [−clip, clip]: ``output_bounds_`` = (−clip, clip) are the
         public bounds to give the model.
     random_state : int, SeedSequence, Generator or None
-        The noise; None: fresh OS entropy.
+        The noise (as the estimators' ``random_state``: a SeedSequence gives each fit a fresh child, a
+        Generator is drawn from); None: fresh OS entropy.
     accountant : ZCDPAccountant, optional
         A budget shared with the model after the scaler (or any other): the release is charged to it too,
         and a fit it cannot pay for is refused (``PrivacyBudgetExceeded``, the scaler unchanged).
-        scikit-learn's ``clone`` shares it.
+        scikit-learn's ``clone`` shares it. Each fit charged to it draws noise of its own, even with the
+        same ``random_state`` (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     ``privacy_report_`` has the keys of every report (:func:`onpair.privacy.reports.build_report`: one
     :class:`onpair.privacy.events.GaussianRelease` row), the release's ``sensitivity`` and ``sigma``, and
@@ -189,7 +194,7 @@ class PrivateStandardScaler:
         event = GaussianRelease(sensitivity=sensitivity, sigma=sigma, round=n, rho=min(gaussian_rho(sensitivity, sigma),
                                 rho_budget), what="per-feature sums and sums of squares")
         charge([accountant], [event])  # refused before the noise is drawn: nothing changes
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.Generator(np.random.PCG64(fit_seeds(self)))  # keyed by a shared accountant
         released = sums + sigma * rng.standard_normal(sums.size)
         mean, scale = moments_from_sums(n, released[:d], released[d:])
         # Fitted attributes only now: a failed fit leaves the scaler as it was.
@@ -204,13 +209,15 @@ class PrivateStandardScaler:
             curator={"n_clipped": int(np.count_nonzero(np.any((X < lower) | (X > upper), axis=1)))})
         return self
 
+    fit = recording_feature_names(fit)
+
     def transform(self, X):
         """Standardised records, clipped to ``output_bounds_``."""
         if not hasattr(self, "mean_"):
             raise not_fitted_error("this PrivateStandardScaler is not fitted yet: call fit(X) first")
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner="PrivateStandardScaler", purpose="transform")
+        X = fitted_feature_block(self, X, purpose="transform")
         return standardise(unit_range(X, self.lower_, self.upper_), self.mean_, self.scale_, float(self.clip))
 
     def fit_transform(self, X, y=None):

@@ -11,10 +11,12 @@ import numpy as np
 def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd, Z, *, covariance="auto",
                         ridge="auto", pooling="counts", calibrate=True, ridge_factor=2.0, max_undo=100.0,
                         min_shrinkage=0.01, base=1e-4, prior_noise_factor=4.0, pooled_moment=False, spread_noise_factor=1.0,
-                        inverse=None):
+                        inverse=None, scale=1.0):
     """log P(c | z) for every row z of ``Z`` and class c, and the κ, α and λ used, as a dict. ``pooled``: the
     release held one pooled second moment (every covariance is the pooled one). ``inverse``: the matrix W of the
-    discriminant, given (the AUC models' ranking posterior), instead of (Σ̃ + λI)⁻¹."""
+    discriminant, given (the AUC models' ranking posterior), instead of (Σ̃ + λI)⁻¹. ``scale``: the variance the base
+    ridge is relative to (1 for a private release; the non-private twin's own within-class variance,
+    naive_statistics.twin_scale)."""
     C, d = means.shape
     total = sum(counts)
     omega = [counts[c] / total if pooling == "counts" else 1.0 / C for c in range(C)]
@@ -66,7 +68,7 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
     else:  # C independent moments, each divided by its count
         noise_sd = moment_sd * math.sqrt(sum((omega[c] / counts[c]) ** 2 for c in range(C)))
     if ridge == "auto":
-        lam = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
+        lam = base * scale / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
     else:
         lam = float(ridge)
     W = np.linalg.inv(sigma + lam * np.eye(d)) if inverse is None else inverse
@@ -86,7 +88,8 @@ def naive_log_posterior(counts, means, covariances, count_sd, sum_sd, moment_sd,
         released = sum(pi[c] * u[c] @ pooled @ u[c] for c in range(C))
         floor = spread_noise_factor * noise_sd * sum(pi[c] * (u[c] @ u[c]) for c in range(C))
         spread = max(released, floor)
-        if separation <= 0:
+        scale = sum(pi[c] * means[c] @ W @ means[c] for c in range(C))  # equal means: rounding only
+        if separation <= 1e-20 * scale:
             kappa = 0.0
         else:
             js = max(1.0 - noise / separation, min_shrinkage)

@@ -122,7 +122,8 @@ def attained_difference(layout, weights, d, C):
 def square_refresh(estimate, d, weights, variance, lam=None):
     """The twin of onpair.statistics._ranking_kernels.square_refresh: the AUC square model of one release and
     its ranking posterior, by the NumPy definitions: the decoding above (count floor max(1, 2·sd/a)), the
-    automatic ridge 10⁻³ + 4·2√d·(sd/m)·Σ_c 1/n̂_c (``lam`` None) or ``lam``, w = A⁻¹δ/(1 + δᵀA⁻¹δ) with
+    automatic ridge 10⁻³·s + 4·2√d·(sd/m)·Σ_c 1/n̂_c (``lam`` None) or ``lam``, s the twin's variance scale
+    (:func:`twin_scale`; 1 for a noisy release), w = A⁻¹δ/(1 + δᵀA⁻¹δ) with
     A = C₊ + C₋ + (λ/2)I and δ = μ₊ − μ₋ by np.linalg.solve (None where A is not positive definite), and
     onpair.statistics.discriminant.ranking_discriminant (the reference posterior) with that λ."""
     from onpair.statistics.discriminant import ranking_discriminant
@@ -132,12 +133,23 @@ def square_refresh(estimate, d, weights, variance, lam=None):
     sd = np.sqrt(max(variance, 0.0))
     counts, means, covs = decode(np.asarray(estimate, float), 2, d, weights, max(1.0, 2.0 * sd / a))
     moment_sd = sd / m if m > 0 else np.inf
+    scale = twin_scale(counts, covs) if sd == 0.0 and m > 0 else 1.0
     if lam is None:
-        lam = 1e-3 + 4.0 * 2.0 * np.sqrt(d) * (moment_sd if m > 0 else 0.0) * (1.0 / counts[0] + 1.0 / counts[1])
+        lam = 1e-3 * scale + (4.0 * 2.0 * np.sqrt(d) * (moment_sd if m > 0 else 0.0)
+                              * (1.0 / counts[0] + 1.0 / counts[1]))
     A = covs[0] + covs[1] + 0.5 * lam * np.eye(d)
     if np.linalg.eigvalsh(A).min() <= 0.0:
         return None
     delta = means[1] - means[0]
     solved = np.linalg.solve(A, delta)
-    stats = ClassStatistics(counts, means, covs, sd / a, sd / b, moment_sd, max(1.0, 2.0 * sd / a))
+    stats = ClassStatistics(counts, means, covs, sd / a, sd / b, moment_sd, max(1.0, 2.0 * sd / a), False, scale)
     return solved / (1.0 + delta @ solved), ranking_discriminant(stats, "square", lam)
+
+
+def twin_scale(counts, covariances):
+    """The non-private twin's variance scale by its definition: the trace of the count-pooled within-class
+    covariance, Σ_c (n̂_c/Σn̂)·tr(C_c), where it exceeds 10⁻¹² (the floor of
+    onpair.statistics._kernels.TWIN_SCALE_FLOOR), else 1 (the box's)."""
+    weights = np.asarray(counts, float) / np.sum(counts)
+    trace = float(weights @ np.trace(np.asarray(covariances, float), axis1=1, axis2=2))
+    return trace if trace > 1e-12 else 1.0

@@ -212,3 +212,57 @@ def test_long_history_equals_fsum(requests):
     for r in requests:
         acc.spend(r)
     assert acc.rho_spent == math.fsum(requests)
+
+
+@pytest.mark.parametrize("total", [1.0, 2.0, 3.3, 4.0, 8.0])
+@pytest.mark.parametrize("fits", [1, 3, 7, 10, 16])
+def test_epsilon_per_fit_lets_exactly_that_many_fits_fit(total, fits):
+    """The exact share eps_from_rho(rho_budget / n) overshoots by one rounding for some (total, n) (8.0 and 16:
+    the 16th fit was refused): epsilon_per_fit's share lets n fits charge rho_from_dp(share) each, and an
+    (n + 1)-th does not fit."""
+    from onpair.privacy.conversions import rho_from_dp
+
+    budget = ZCDPAccountant.from_dp(total, 1e-5)
+    share = budget.epsilon_per_fit(fits)
+    for _ in range(fits):
+        budget.spend(rho_from_dp(share, 1e-5))
+    assert not budget.can_spend(rho_from_dp(share, 1e-5))
+    assert share > total / fits or fits == 1  # ρ divides: the per-fit ε is more than the ε/n of a naive split
+
+
+def test_epsilon_per_fit_refuses_a_bad_count_and_a_missing_delta():
+    budget = ZCDPAccountant.from_dp(1.0, 1e-5)
+    for bad in (2.5, True, "4"):
+        with pytest.raises(TypeError, match="fits"):
+            budget.epsilon_per_fit(bad)
+    with pytest.raises(ValueError, match="fits"):
+        budget.epsilon_per_fit(0)
+    with pytest.raises(ValueError, match="delta"):
+        ZCDPAccountant(0.1).epsilon_per_fit(4)
+    assert ZCDPAccountant(budget.rho_budget).epsilon_per_fit(4, 1e-5) == budget.epsilon_per_fit(4)
+
+
+def test_a_shared_accountants_refusal_names_the_per_fit_share_that_fits():
+    """A grid search that runs out of budget once got no advice: the refusal names how many such fits the
+    budget pays for and the ε per fit for n fits, and that ε lets n fits of the estimator fit."""
+    import re
+
+    import numpy as np
+
+    from onpair import OffPairStats
+
+    rng = np.random.default_rng(2)
+    X, y = rng.uniform(0, 1, size=(300, 3)), np.repeat([0, 1], 150)
+    budget = ZCDPAccountant.from_dp(2.0, 1e-5)
+    OffPairStats(epsilon=1.5, bounds=(0, 1), accountant=budget, random_state=0).fit(X, y)
+    with pytest.raises(PrivacyBudgetExceeded) as refused:
+        OffPairStats(epsilon=1.5, bounds=(0, 1), accountant=budget, random_state=1).fit(X, y)
+    message = str(refused.value)
+    assert "the whole budget pays for it 1 times" in message and "Splitting a budget" in message
+    shares = {int(n): float(e) for e, n in re.findall(r"(\d+\.\d+) for n=(\d+)", message)}
+    assert set(shares) == {2, 4, 8, 16}
+    fresh = ZCDPAccountant.from_dp(2.0, 1e-5)
+    for seed in range(4):
+        OffPairStats(epsilon=shares[4], bounds=(0, 1), accountant=fresh, random_state=seed).fit(X, y)
+    with pytest.raises(PrivacyBudgetExceeded):
+        OffPairStats(epsilon=shares[4], bounds=(0, 1), accountant=fresh, random_state=5).fit(X, y)

@@ -27,6 +27,7 @@ from scipy import optimize
 
 import naive_statistics as naive
 import onpair
+import onpair.evaluation
 from learner_state import assert_same_state, state_of
 from naive_discriminant import naive_log_posterior
 from onpair import OffPairStats, OnPairStats
@@ -202,8 +203,9 @@ def test_online_posterior_equals_the_twin(moments, private):
         covariances = np.stack([pooled] * 3)
     else:
         counts, means, covariances = naive.decode(estimate, 3, 4, WEIGHTS, floor)
+    scale = 1.0 if private else naive.twin_scale(counts, covariances)  # the twin's ridge follows its data's scale
     expected = naive_log_posterior(counts, means, covariances, stats.count_sd, stats.sum_sd, stats.moment_sd, Z,
-                                   pooled_moment=moments == "pooled")["log_proba"]
+                                   pooled_moment=moments == "pooled", scale=scale)["log_proba"]
     np.testing.assert_allclose(np.log(learner.predict_proba(X[:40])), expected, rtol=1e-7, atol=1e-8)
     np.testing.assert_array_equal(learner.predict(X[:40]), np.argmax(expected, axis=1))
 
@@ -258,7 +260,7 @@ def test_the_auc_posterior_is_the_twin_along_the_released_model_and_ranks_as_it(
     order = np.argsort(learner.decision_function(X), kind="stable")
     odds = log_p[:, 1] - log_p[:, 0]
     assert np.all(np.diff(odds[order]) >= -1e-12)
-    assert onpair.metrics.roc_auc(y, odds) == pytest.approx(onpair.metrics.roc_auc(y, learner.decision_function(X)),
+    assert onpair.evaluation.roc_auc(y, odds) == pytest.approx(onpair.evaluation.roc_auc(y, learner.decision_function(X)),
                                                             abs=1e-12)
 
 
@@ -378,6 +380,36 @@ def test_a_domain_read_off_y_is_curator_only():
     assert binary.privacy_report_["n_classes"] == 2  # two classes, whatever y holds: the AUC task's public count
 
 
+
+def test_a_refit_whose_observed_classes_change_warns_before_anything_changes():
+    """classes="observed": a refit on labels that add a class (or lose one) changes the released model's
+    classes_ and shape with the records, so it warns (a PrivacyWarning that names no label); under -W error
+    (this suite's setting for PrivacyWarning) the refit fails whole, the first fit kept. The same labels again,
+    a first fit and a declared domain do not warn."""
+    from onpair.privacy import PrivacyWarning, ZCDPAccountant
+
+    X, y = classes_stream(60, C=3)
+    shared = ZCDPAccountant(100.0)
+    est = OffPairStats(task="classify", classes="observed", bounds=(0, 1), random_state=0, accountant=shared)
+    est.fit(X[y < 2], y[y < 2])  # first fit: nothing to compare with, no warning
+    coef, events = est.coef_.copy(), len(shared.events)
+    est.fit(X[y < 2][::-1], y[y < 2][::-1])  # the same labels: no warning
+    assert est.classes_.tolist() == [0, 1]
+    coef, events = est.coef_.copy(), len(shared.events)
+    with pytest.raises(PrivacyWarning, match="a class appeared or went missing") as raised:
+        est.fit(X, y)  # label 2 appears
+    assert "2" not in str(raised.value)
+    assert est.classes_.tolist() == [0, 1] and np.array_equal(est.coef_, coef) and len(shared.events) == events
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    assert [w.category for w in caught if issubclass(w.category, PrivacyWarning)] == [PrivacyWarning]
+    assert est.classes_.tolist() == [0, 1, 2] and est.coef_.shape != coef.shape
+    with pytest.raises(PrivacyWarning):
+        est.fit(X[y > 0], y[y > 0])  # label 0 goes missing
+    declared = OffPairStats(task="classify", classes=[0, 1, 2], bounds=(0, 1), random_state=0)
+    declared.fit(X[y < 2], y[y < 2]).fit(X, y)  # a public domain: nothing read off y, no warning
+
 # -- calibration through the learners ----------------------------------------------------------------------
 def test_non_private_offline_probabilities_are_reliable():
     """Two and four Gaussian classes (shared covariance) well inside the box: the non-private twin's predicted
@@ -443,7 +475,7 @@ def test_the_offline_auc_posterior_is_scikit_learns_binary_classifier():
     np.testing.assert_allclose(odds, np.log(P[:, 1]) - np.log(P[:, 0]), rtol=1e-9, atol=1e-9)
     assert est.predict(X).tolist() == np.where(odds > 0, "yes", "no").tolist()
     Z, _ = est.bounds_.transform(X)
-    assert onpair.metrics.roc_auc(y == "yes", odds) == pytest.approx(onpair.metrics.roc_auc(y == "yes", Z @ est.coef_),
+    assert onpair.evaluation.roc_auc(y == "yes", odds) == pytest.approx(onpair.evaluation.roc_auc(y == "yes", Z @ est.coef_),
                                                                     abs=1e-12)
 
 

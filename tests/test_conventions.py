@@ -162,3 +162,76 @@ def test_score_with_a_label_count_unlike_the_records_names_both(name):
     est = ESTIMATORS[name]().fit(X, y)
     with pytest.raises(ValueError, match=r"X has 1 records but y has shape \(3,\)"):
         est.score(X[:1], [1, 0, 1])
+
+
+def _seeded_classes() -> dict:
+    """Every public class that takes a seed, by name: the online learners, the offline estimators, the river
+    models (public_api's lists) and the scikit-learn scaler."""
+    import inspect
+
+    import onpair.preprocessing
+    from public_api import OFFLINE, ONLINE, river_classes
+
+    classes = {**ONLINE, **OFFLINE, **river_classes(),
+               "preprocessing.PrivateStandardScaler": onpair.preprocessing.PrivateStandardScaler}
+    return {name: cls for name, cls in classes.items()
+            if {"seed", "random_state"} & set(inspect.signature(cls.__init__).parameters)}
+
+
+@pytest.mark.parametrize("name", sorted(_seeded_classes()))
+def test_the_other_ecosystems_seed_name_says_which_one_the_class_takes(name):
+    """seed= (river's convention: online learners, river models) and random_state= (scikit-learn's: offline
+    estimators) both stay; passing the other one is a TypeError that names the right one."""
+    import inspect
+
+    cls = _seeded_classes()[name]
+    parameters = inspect.signature(cls.__init__).parameters
+    right = "seed" if "seed" in parameters else "random_state"
+    wrong = "random_state" if right == "seed" else "seed"
+    assert wrong not in parameters
+    with pytest.raises(TypeError, match=rf"unexpected keyword argument '{wrong}': did you mean '{right}'\?"):
+        cls(**{wrong: 0})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sead'") as caught:
+        cls(sead=0)  # any other name: Python's own error, no hint
+    assert "did you mean" not in str(caught.value)
+
+
+def test_every_public_family_that_takes_a_seed_is_covered():
+    """Both names, in the families the issue names: a class dropped from the lists above would leave a gap."""
+    names = set(_seeded_classes())
+    assert {"OnPairStats", "PairwiseGIGA", "OffPairStats", "OutputPerturbedSGD", "PrivatePairwiseClassifier",
+            "PrivateClassifier", "PrivateStandardScaler", "preprocessing.PrivateStandardScaler"} <= names
+
+
+def _frame(X, columns):
+    pd = pytest.importorskip("pandas", reason="pandas is an optional dependency: data frames need it")
+    return pd.DataFrame(X, columns=columns)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS) + ["PrivateStandardScaler"])
+def test_a_data_frame_fit_sets_feature_names_in_and_predictions_refuse_other_columns(name):
+    """scikit-learn's convention: a fit on a data frame sets ``feature_names_in_``; a frame with the columns
+    renamed or reordered is a ValueError at prediction (reading it by position would swap features silently),
+    the same columns in the same order are read as the array; a refit on an array removes the names."""
+    from onpair.preprocessing import PrivateStandardScaler
+
+    X, y = _data(m=20, d=3)  # OutputPerturbedSGD's quick T = 20 needs n <= 20
+    make = (lambda: PrivateStandardScaler(bounds=(0, 1), random_state=0)) if name == "PrivateStandardScaler" \
+        else ESTIMATORS[name]
+    predict = "transform" if name == "PrivateStandardScaler" else "decision_function"
+    columns = ["age", "income", "score"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", onpair.NoiseDominatedWarning)
+        model = make().fit(_frame(X, columns), y)
+    assert list(model.feature_names_in_) == columns
+    expected = getattr(make().fit(X, y), predict)(X)
+    assert np.array_equal(getattr(model, predict)(_frame(X, columns)), expected)
+    for other, what in ((["score", "income", "age"], "same order"), (["age", "income", "rate"], "unseen")):
+        with pytest.raises(ValueError, match=what):
+            getattr(model, predict)(_frame(X[:, [columns.index(c) if c in columns else 2 for c in other]], other))
+    with pytest.warns(UserWarning, match="fitted with feature names"):
+        getattr(model, predict)(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", onpair.NoiseDominatedWarning)
+        model.fit(X, y)
+    assert not hasattr(model, "feature_names_in_")

@@ -416,7 +416,7 @@ def test_record_level_cost_of_passes_from_the_encoder():
     y = X[:, 0] > 0.5
     learner = OnPairStats(bounds=(0, 1), seed=0, half_life=100).learn_many(np.vstack([X] * 3), np.concatenate([y] * 3))
     report = learner.privacy_report(passes=3)
-    rho = report["rho_spent"]
+    rho = report["rho_per_position"]
     level = report["record_level"]
     assert 3 * rho * (1 - 1e-9) <= level["rho"] <= 9 * rho * (1 + 1e-9)
     # brute force: the largest ‖C(e_p + e_{p+n} + e_{p+2n})‖² over the positions of one record, dense C
@@ -448,14 +448,18 @@ def test_fit_label_survives_get_params_and_given_decays_are_named_given():
 
 
 def test_the_multiclass_river_classifier_forgets_with_a_half_life():
-    """PrivateClassifier takes a half-life through learner_params; its refresh step is capped by the public
-    H (a model at most H/64 releases old), so a stream long after the half-life still reads a recent release."""
+    """PrivateClassifier takes half_life= as PrivatePairwiseClassifier does (it was a TypeError, reachable only
+    through learner_params, which now refuses it as for the pairwise classifier); its refresh step is capped by
+    the public H (a model at most H/64 releases old), so a stream long after the half-life still reads a recent
+    release."""
     from onpair.river import PrivateClassifier
-    from onpair.river.wrapper import decayed_refresh_cap, release_window
+    from onpair.core.predictor import decayed_refresh_cap, release_window
 
-    model = PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], seed=3,
-                              learner_params={"half_life": 256})
-    assert model._inner.half_life == 256
+    model = PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], seed=3, half_life=256)
+    assert model._inner.half_life == 256 and model.half_life == 256
+    assert model.clone()._inner.half_life == 256
+    with pytest.raises(ValueError, match="learner_params sets half_life"):
+        PrivateClassifier(classes=[0, 1], bounds=(0, 1), learner_params={"half_life": 100})
     rng = np.random.default_rng(5)
     for _ in range(300):
         x = rng.uniform(size=2)
@@ -465,3 +469,33 @@ def test_the_multiclass_river_classifier_forgets_with_a_half_life():
     assert cap == 4
     start, stop = release_window(100_000, True, cap=cap)
     assert stop - start == 4 and release_window(100_000, True)[1] - release_window(100_000, True)[0] == 1024
+
+
+def test_a_multiclass_river_classifier_with_a_half_life_resumes_from_its_snapshot(tmp_path):
+    """save/load keeps PrivateClassifier's half_life (the wrapper's own parameter), and a snapshot written when
+    it went through learner_params (its wrapper fields list it there) loads with half_life set."""
+    from onpair.persistence import load_learner
+    from onpair.river import PrivateClassifier
+
+    rng = np.random.default_rng(8)
+    stream = [({"a": x[0], "b": x[1]}, int(3 * x[0]) % 3) for x in rng.uniform(size=(120, 2))]
+    model = PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], seed=3, half_life=64)
+    twin = PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], seed=3, half_life=64)
+    for x, y in stream[:80]:
+        model.learn_one(x, y)
+        twin.learn_one(x, y)
+    path = tmp_path / "model.onpair"
+    model.save(path)
+    resumed = PrivateClassifier.load(path)
+    assert resumed.half_life == 64 and resumed.learner_params is None
+    for x, y in stream[80:]:
+        resumed.learn_one(x, y)
+        twin.learn_one(x, y)
+    assert resumed.predict_proba_one(stream[0][0]) == twin.predict_proba_one(stream[0][0])
+    model.save(path)
+
+    def as_before(learner, extra):  # the fields a model built with learner_params={"half_life": 64} wrote
+        return PrivateClassifier.from_persisted(learner, dict(extra, learner_params=["half_life"]), path)
+
+    old = load_learner(path, finish=as_before)
+    assert old.half_life == 64 and old.learner_params is None and old._inner.half_life == 64

@@ -32,7 +32,7 @@ from onpair import OffPairStats, OnPairStats
 from onpair.core import discovery
 from onpair.core.discovery import (DEFAULT_SHARE, MAX_AUTO_WARMUP, MIN_AUTO_WARMUP, discovery_setting,
                                    range_seed_sequence)
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from onpair.privacy import ZCDPAccountant, eps_from_rho, rho_from_dp
 from onpair.privacy.events import ApproxDPRelease, GaussianRelease, leaves
 from onpair.privacy.ranges import find_bounds, planned_levels, records_needed
@@ -242,6 +242,8 @@ def test_the_frozen_warning_is_issued_before_anything_changes():
     before = state_of(model)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # the 200-record warm-up at d = 3 runs 2 of 3 levels (224 needed): that warning is not this test's
+        warnings.simplefilter("ignore", onpair.NoiseDominatedWarning)
         with pytest.raises(onpair.PrivacyWarning):
             model.learn_many(X[150:300], y[150:300])
     assert_same_state(before, state_of(model))
@@ -424,8 +426,11 @@ def test_the_record_level_cost_of_passes():
     for _ in range(3):
         short.learn_many(X[:100], y[:100])  # n = 100 < m = 200: two copies of a record in the finder's block
     found = short._range.found
-    level = short.privacy_report(passes=3)["record_level"]
+    report = short.privacy_report(passes=3)
+    level = report["record_level"]
     assert "2 copies" in level["bound"]
+    # the headline includes the finder's copies too (the figure of record_level after they are added)
+    assert report["rho_spent"] == level["rho"] and report["epsilon_spent"] == level["epsilon"]
     anywhere = short.privacy_report(passes=3, order="any")["record_level"]
     assert anywhere["rho"] == pytest.approx(9 * short.privacy_report()["rho_spent"], rel=1e-9)
     assert found.rho > 0 and level["rho"] >= 4 * found.rho
@@ -442,6 +447,36 @@ def test_a_loose_box_with_discovery_gets_most_of_the_tight_box_back():
         model = quiet(learner(**params).learn_many, X, y)
         scores[name] = roc_auc(test_y, model.decision_function(test_X))
     assert scores["loose"] < 0.65 and scores["discovered"] > scores["tight"] - 0.05, scores
+
+
+@pytest.mark.parametrize("kind", ["pairwise", "multiclass"])
+def test_the_river_classifiers_predict_from_the_box_found_after_the_warm_up(kind):
+    """The README's promise for river (section "Which bounds do I declare"): the prior 0.5 during the warm-up,
+    then predictions read in the box found, so the progressive AUC of the records after the warm-up leaves
+    the loose box's chance level. Issue 31: the wrappers kept the declared box's rows after the warm-up and
+    predicted at chance (0.50) while the learner itself was right."""
+    from onpair.river import PrivateClassifier, PrivatePairwiseClassifier
+    X, y = stream(2000, d=3, seed=11)
+    names = ["a", "b", "c"]
+    rows = [(dict(zip(names, map(float, x))), bool(label > 0)) for x, label in zip(X, y)]
+    extra = {} if kind == "pairwise" else {"classes": [False, True]}
+    make = PrivatePairwiseClassifier if kind == "pairwise" else PrivateClassifier
+    auc = {}
+    for name, params in {"tight": {"bounds": (399.5, 401.5)}, "loose": {"bounds": LOOSE},
+                         "found": {"bounds": LOOSE, "discover_bounds": 200}}.items():
+        model = make(features=names, seed=0, **extra, **params)
+        scores = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for x, label in rows:
+                proba = model.predict_proba_one(x)
+                if name == "found" and len(scores) < 200:
+                    assert proba == {False: 0.5, True: 0.5}  # the prior while the records are held
+                scores.append(proba[True])
+                model.learn_one(x, label)
+        auc[name] = roc_auc(y[200:] > 0, np.array(scores[200:]))
+    assert auc["loose"] < 0.6 and auc["tight"] > 0.8, auc  # the stream: chance in the loose box, not in the tight
+    assert auc["found"] > 0.7 and auc["found"] > auc["loose"] + 0.15, auc
 
 
 # -- offline ----------------------------------------------------------------------------------------------------
@@ -624,6 +659,31 @@ def test_the_multiclass_river_classifier_holds_predicts_the_prior_and_resumes(tm
         loose.learn_one(x, label)
     assert accuracy > np.mean([loose.predict_one(x) == label for x, label in rows[200:]]) + 0.2
 
+
+
+@pytest.mark.parametrize("C", [3, 5, 6, 7, 9, 10])
+def test_the_multiclass_prior_during_the_warm_up_is_exactly_one_over_c(C):
+    """During the warm-up (records held, nothing released) predict_proba_one and predict_proba_many give exactly
+    the float 1.0 / C for every class (exp(log(1/C)) of the empty release's posterior is not, for C = 7, 10, ...),
+    their sum 1 up to rounding; once the warm-up ends, predictions come from the release."""
+    pd = pytest.importorskip("pandas")
+    from onpair.river import PrivateClassifier
+    rng = np.random.default_rng(C)
+    names = ["u", "v", "w"]
+    classes = [f"k{c}" for c in range(C)]
+    model = PrivateClassifier(classes=classes, bounds=LOOSE, features=names, seed=1, discover_bounds=30)
+    rows = [(dict(zip(names, map(float, 400.0 + rng.standard_normal(3)))), classes[i % C]) for i in range(40)]
+    for x, label in rows[:29]:
+        model.learn_one(x, label)
+        p = model.predict_proba_one(x)
+        assert list(p) == classes and all(type(v) is float and v == 1.0 / C for v in p.values())
+        assert math.isclose(sum(p.values()), 1.0, rel_tol=0.0, abs_tol=C * 2.0 ** -52)
+    frame = pd.DataFrame([x for x, _ in rows[:4]])
+    assert (model.predict_proba_many(frame).to_numpy() == 1.0 / C).all()
+    for x, label in rows[29:]:
+        model.learn_one(x, label)
+    assert model.privacy_report()["range_discovery"]["done"]
+    assert any(v != 1.0 / C for v in model.predict_proba_one(rows[-1][0]).values())
 
 def test_offpairstats_classify_finds_the_box_and_spends_one_budget():
     X, labels = three_classes(3000, seed=1)
@@ -994,3 +1054,47 @@ def test_a_seed_sequence_random_state_never_hands_the_finders_stream_to_a_model(
     assert len(finder_keys) == 5 and len(set(finder_keys)) == 5
     assert not spawned & set(finder_keys)
     assert all(0 < seq.n_children_spawned <= 3 for seq in model_keys)
+
+
+# -- a warm-up too short for the finder's levels: a warning with the numbers (issue 34) ---------------------------
+
+def _records_for(levels, d, rho_range, bins=32, beta=0.05):
+    """The block the public rule needs for ``levels`` levels, derived here from the rule's statement: the
+    anchor threshold Φ⁻¹(1 − β/(2b))·σ at most m/2 (m for one level), σ = √(2d)·(1 + 10⁻⁹)/√(2ρ/L)."""
+    from scipy.stats import norm
+    sigma = math.sqrt(2 * d) * (1 + 1e-9) / math.sqrt(2 * rho_range / levels)
+    return math.ceil(norm.isf(beta / (2 * bins)) * sigma / (0.5 if levels > 1 else 1.0))
+
+
+@pytest.mark.parametrize("n, d, affordable", [(569, 30, "only 1 of its 3 levels runs"),
+                                              (155, 19, "no level can run")])
+def test_a_short_offline_warmup_warns_with_the_records_needed(n, d, affordable):
+    """WDBC's and Hepatitis's shapes (569 records, d = 30; 155, d = 19) with discover_bounds=True: the fit
+    warns (NoiseDominatedWarning) with m, d, what runs, and the records three levels and one level need."""
+    rng = np.random.default_rng(d)
+    X = 400.0 + rng.random((n, d))
+    y = np.where(rng.random(n) < 0.5, 1, 0)
+    with pytest.warns(onpair.NoiseDominatedWarning) as caught:
+        OffPairStats(epsilon=1.0, delta=1e-5, bounds=LOOSE, random_state=0, discover_bounds=True).fit(X, y)
+    message = " ".join(str(w.message) for w in caught if w.category is onpair.NoiseDominatedWarning)
+    rho_range = DEFAULT_SHARE * RHO
+    assert f"m = {n} records of d = {d} features" in message and affordable in message
+    assert f"3 levels need m ≥ {_records_for(3, d, rho_range)} records" in message
+    assert f"one level m ≥ {_records_for(1, d, rho_range)}" in message
+    assert "a longer warm-up" in message and "tighter declared bounds" in message
+
+
+def test_a_stream_ended_early_warns_and_a_long_enough_warmup_does_not():
+    X, y = stream(600, d=9)
+    with pytest.warns(onpair.NoiseDominatedWarning, match="m = 100 records of d = 9 features"):
+        learner(discover_bounds=True).learn_many(X[:100], y[:100]).finish_warmup()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = learner(discover_bounds=True).learn_many(X, y)
+    assert model.privacy_report()["range_discovery"]["levels_run"] == 3
+
+
+def test_fixed_levels_on_a_short_block_warn():
+    X, y = stream(60, d=4)
+    with pytest.warns(onpair.NoiseDominatedWarning, match="fixed levels spend the finder's share"):
+        learner(discover_bounds={"warmup": 60, "levels": 2}).learn_many(X, y)

@@ -9,18 +9,16 @@ MetricTransformer with only released values.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import onpair
 from onpair import OffPairStats, OnPairStats
 from onpair.statistics._kernels import statistics_rows
 from onpair.statistics.model import (BASE_RIDGE, COMPLEMENT_WEIGHT, ClassStatistics, class_statistics,
                                      discriminant_metric, discriminant_ridge, within_class_diagonal_sd)
-from onpair.metrics import knn_accuracy
+from onpair.evaluation import knn_accuracy
 from onpair.river import MetricTransformer
 from streams.synthetic import BOUNDS, LAYOUTS, noise_feature_classes
 
@@ -70,7 +68,9 @@ def test_default_ridge_is_the_noise_of_one_diagonal_entry():
     Z = np.random.default_rng(0).uniform(-0.5, 0.5, size=(60, 3))
     codes = np.arange(60) % 3
     exact = exact_stats(Z, codes, 3)
-    assert discriminant_ridge(exact) == BASE_RIDGE  # no noise: the base only
+    # no noise (the non-private twin): the base only, relative to the data's count-pooled within-class variance
+    within = sum(np.mean(codes == c) * np.trace(np.cov(Z[codes == c].T, bias=True)) for c in range(3))
+    assert discriminant_ridge(exact) == pytest.approx(BASE_RIDGE * within, rel=1e-12)
     sigma = 2.0
     total = statistics_rows(Z, codes, 3, WEIGHTS).sum(axis=0)
     noisy = class_statistics(total, 3, 3, WEIGHTS, sigma ** 2)

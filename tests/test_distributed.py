@@ -1,4 +1,4 @@
-"""onpair.distributed: fits on Dask data equal the in-process fits, and the privacy invariants hold.
+"""onpair.core.distributed: fits on Dask data equal the in-process fits, and the privacy invariants hold.
 
 Two clusters over loopback, both with 2 workers: one in this process (threads; fast) for equality and
 failure handling, one of worker processes for what needs a separate process: a trap for random number
@@ -21,7 +21,7 @@ import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from onpair import GradientPerturbedGD, OffPairC, OffPairStats, PrivacyWarning  # noqa: E402
-from onpair import distributed as onpair_distributed  # noqa: E402
+from onpair.core import distributed as onpair_distributed  # noqa: E402
 from onpair.batch import distributed_gradient  # noqa: E402
 
 #: Row chunks with a single record, an empty one, an uneven spread and a partition holding one class only.

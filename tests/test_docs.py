@@ -20,7 +20,6 @@ import warnings
 
 import pytest
 
-from onpair._moved import MOVED
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "onpair"
@@ -30,6 +29,8 @@ DOTTED_ONPAIR = re.compile(r"(?<![\w.\-/])onpair(?:\.[A-Za-z_]\w*)+")
 FILE_PATH = re.compile(r"(?<![\w./])onpair/[\w/]*\w(?:\.py)?")
 ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc):`~?([^`<>]+?)`")
 RELATIVE_PATH = re.compile(r"`((?:\w+/)+\w+\.py)`")
+#: A script or results file of bench/, backticked or not (``bench/results/run.md``, ``../bench/run.py``).
+BENCH_PATH = re.compile(r"(?<![\w.\-])bench/[\w/]*\w\.(?:py|md)\b")
 BACKTICKED = re.compile(r"(?<!`)``?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?:\(\))?``?(?!`)")
 #: Roots of dotted names that belong to other libraries (or to examples: a learner, a spec).
 EXTERNAL = {"np", "numpy", "scipy", "sklearn", "river", "dask", "numba", "math", "rdp", "pld", "dp_accounting",
@@ -51,7 +52,7 @@ MODULES = sorted(_module_name(p) for p in PACKAGE.rglob("*.py") if p.name != "__
 @functools.lru_cache(maxsize=None)
 def _module(name: str):
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # an old path is not a name that exists
+        warnings.simplefilter("error", DeprecationWarning)  # a deprecated module is not a name to cite
         return importlib.import_module(name)
 
 
@@ -97,8 +98,6 @@ def _instance_attributes(cls) -> frozenset:
 
 def _getattrs(obj, parts) -> bool:
     for i, part in enumerate(parts):
-        if inspect.ismodule(obj) and f"{obj.__name__}.{part}" in MOVED:
-            return False  # an old path: it still imports, but the docs must cite the new one
         if isinstance(obj, type) and part in {n for c in obj.__mro__ for n in vars(c)}:
             obj = next(vars(c)[part] for c in obj.__mro__ if part in vars(c))
             continue
@@ -153,6 +152,9 @@ def problems_in_text(text: str, where: str, context=None, backticks=True) -> lis
         path = ROOT / match.group(0)
         if not path.exists():
             found.append(f"{where}: {match.group(0)}")
+    for match in BENCH_PATH.finditer(text):
+        if not (ROOT / match.group(0)).exists():
+            found.append(f"{where}: {match.group(0)}")
     for match in RELATIVE_PATH.finditer(text):  # `giga/offline.py`: under onpair/ or the repository
         if match.group(1).split("/")[0] in EXTERNAL:
             continue
@@ -180,8 +182,6 @@ def problems_in_text(text: str, where: str, context=None, backticks=True) -> lis
 def _docstrings():
     """(where, docstring, context objects) of every module, class and function of onpair."""
     for name in MODULES:
-        if name == "onpair._moved":
-            continue  # the table of old paths names them on purpose
         module = _module(name)
         path = pathlib.Path(module.__file__)
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -217,12 +217,14 @@ def test_the_docstrings_name_only_what_exists():
 
 @pytest.mark.parametrize("text, bad", [
     ("`_OnlinePairwiseLearner._smoothness`", True), ("`conversions._nudge`", True), ("`_plan_releases`", True),
-    ("`onpair.bounds.FeatureBounds`", True),  # an old path: it works, but the docs must cite the new one
+    ("`onpair.bounds.FeatureBounds`", True),  # an old path (core/bounds.py moved): gone
     ("onpair/learners/statistics.py", True), (":func:`onpair.privacy.no_such_function`", True),
     ("`conversions.nudge_until`", False), ("`FeatureBounds.transform`", False), ("`np.linalg.norm`", False),
     ("`onpair.core.bounds.FeatureBounds`", False), ("onpair/statistics/online.py", False),
     ("`privacy.gaussian.sigmas_for_shares`", False), ("`learner.model`", False),
     ("`learners/onpairstrc.py`", True), ("`giga/onpairstrc.py`", False), ("`bench/continual.py`", False),
+    ("bench/results.md", True), ("(bench/statistics_defaults.py: factors", True), ("bench/results/run.md", False),
+    ("[b](../bench/studies/dpftrl.py)", False),
 ])
 def test_the_checker_tells_a_stale_name_from_a_real_one(text, bad):
     assert bool(problems_in_text(text, "example")) is bad
@@ -314,7 +316,7 @@ def test_make_and_a_plain_python_share_one_numba_cache():
     """The Makefile once pointed numba's cache at .venv/numba_cache, so a python started by hand (the README's
     .venv/bin/onpair, a script) recompiled every kernel: neither the Makefile nor .ci/run moves the cache, and
     every kernel caches (numba's default place, beside its source)."""
-    from onpair.core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+    from onpair._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
 
     for path in (ROOT / "Makefile", ROOT / ".ci" / "run"):
         code = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
@@ -332,3 +334,95 @@ def test_the_docs_say_what_model_selection_costs():
     for text in (readme, section):
         assert "GridSearchCV" in text and "cross_val_score" in text and "accountant" in text
         assert "best_estimator_.privacy_report_" in text
+
+
+def _readme_block(marker: str) -> str:
+    """The README's ```python block that contains ``marker``."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    found = [block for block in blocks if marker in block]
+    assert len(found) == 1, f"{len(found)} README blocks contain {marker!r}"
+    return found[0]
+
+
+def test_the_readme_scikit_learn_example_runs_and_says_how_to_install_it():
+    """The README's scikit-learn example once declared classes=(0, 1) on streams' ±1 labels, and needed
+    scikit-learn and pandas, which make demo does not install: it runs as written, and the extra it names
+    exists in pyproject.toml."""
+    from streams.fetch import resolve_data_dir
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    extra = re.search(r"^sklearn = \[(.*)\]$", (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert 'pip install -e ".[sklearn]"' in readme and extra is not None
+    assert {re.split(r"[<>=\[]", req.strip(' "'))[0] for req in extra.group(1).split(",")} >= {"scikit-learn", "pandas"}
+    if not (resolve_data_dir() / "pima-indians-diabetes.csv").exists():
+        pytest.skip("the example reads pima-indians-diabetes.csv from the data directory (make test sets "
+                    "ONPAIR_DATA to the shared copy)")
+    namespace = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a noise-dominated release would warn: not this test's subject
+        exec(compile(_readme_block('load("pima")'), "README.md", "exec"), namespace)
+    model, X_test, y_test = namespace["model"], namespace["X_test"], namespace["y_test"]
+    assert list(model.classes_) == [-1, 1] and 0.5 < model.score(X_test, y_test) <= 1.0
+
+
+def _figure(pattern: str, path: pathlib.Path = ROOT / "docs" / "guide.md") -> float:
+    """The one number ``pattern``'s group catches in ``path`` (the pattern must match exactly once)."""
+    found = re.findall(pattern, " ".join(path.read_text(encoding="utf-8").split()))
+    assert len(found) == 1, (pattern, found)
+    return float(found[0])
+
+
+def test_the_guides_cost_of_passes_is_what_privacy_report_says():
+    """The guide once said 4 passes of Phishing cost ε 2.15 per record while ``privacy_report(passes=4)`` said
+    3.03: the figures it prints are recomputed here from the river classifier it describes."""
+    from river import datasets
+
+    from onpair.river import PrivatePairwiseClassifier
+    from streams import PHISHING_FEATURES
+
+    same = _figure(r"4 passes of Phishing at ε = 1 are ε (\d+\.\d\d) per record at δ = 1e-5")
+    group = _figure(r"`order=\"any\"` for shuffled passes: the group bound, ε (\d+\.\d\d);")
+    model = PrivatePairwiseClassifier(epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0)
+    for x, y in list(datasets.Phishing()) * 4:
+        model.learn_one(x, y)
+    assert round(model.privacy_report(passes=4)["record_level"]["epsilon"], 2) == same
+    assert round(model.privacy_report(passes=4, order="any")["record_level"]["epsilon"], 2) == group
+
+
+def test_the_guides_scaler_and_model_total_is_what_a_shared_accountant_says():
+    """"ε ≈ 1 in total" for a scaler at ε 0.3 and a model at ε 0.7 was wrong (ρ adds up, not ε): the guide's
+    total is the one a shared accountant reports for that pipeline."""
+    import numpy as np
+    from sklearn.pipeline import make_pipeline
+
+    from onpair import OffPairStats
+    from onpair.preprocessing import PrivateStandardScaler
+    from onpair.privacy import ZCDPAccountant
+
+    total = _figure(r"OffPairStats\(epsilon=0\.7, bounds=\(-3\.0, 3\.0\)\)\)\.fit\(X, y\) # ε (\d+\.\d\d) in total")
+    rng = np.random.default_rng(1)
+    X, y = rng.uniform(0, 1, size=(200, 3)), np.repeat([0, 1], 100)
+    budget = ZCDPAccountant.from_dp(5.0, 1e-5)
+    make_pipeline(PrivateStandardScaler(epsilon=0.3, bounds=(0, 1), accountant=budget, random_state=0),
+                  OffPairStats(epsilon=0.7, bounds=(-3.0, 3.0), accountant=budget, random_state=0)).fit(X, y)
+    assert round(budget.report()["epsilon_spent"], 2) == total
+
+
+def test_the_guides_budget_split_recipe_runs_and_spends_what_it_says():
+    """The guide's recipe for a grid search under one budget (ρ divides, not ε): its code runs as written on
+    a small data set, every fit fits, the per-fit ε it prints is the one it computes, and the total stays
+    within the budget."""
+    import numpy as np
+
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    section = guide[guide.index("**Splitting a budget.**"):]
+    code = section[section.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(300, 3))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(300) > 0.5).astype(int)
+    scope = {"X": X, "y": y}
+    exec(compile(code, "guide: Splitting a budget", "exec"), scope)
+    assert f"{scope['epsilon']:g} each" in code
+    assert scope["budget"].report()["epsilon_spent"] <= 4.0
+    assert len(scope["search"].cv_results_["params"]) * 5 + 1 == scope["fits"] == 16

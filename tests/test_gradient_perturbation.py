@@ -7,7 +7,6 @@ noise's distribution; the estimator's API, report, reproducibility and input val
 
 import copy
 import math
-import warnings
 
 import numba
 import numpy as np
@@ -20,8 +19,8 @@ from onpair.batch import _kernels as bk
 from onpair.core.bounds import FeatureBounds
 from onpair.batch.gradient_perturbation import GradientPerturbedGD
 from onpair.core.losses import LOSSES
-from onpair import metrics
-from onpair.metrics import roc_auc
+from onpair import evaluation
+from onpair.evaluation import roc_auc
 from onpair.privacy import PrivacyWarning
 from tiers import by_tier
 
@@ -83,7 +82,7 @@ def test_compiled_risk_agrees_with_the_numpy_risk_of_onpair_metrics(loss):
     signs = np.where(rng.random(300) < 0.3, 1, -1)
     w = _weight(15, 5, 0.8)
     pos, neg = bk.split_by_label(X, signs)
-    assert bk.pairwise_risk(pos, neg, w, loss, block=64) == pytest.approx(metrics.pairwise_risk(w, X, signs, loss),
+    assert bk.pairwise_risk(pos, neg, w, loss, block=64) == pytest.approx(evaluation.pairwise_risk(w, X, signs, loss),
                                                                         rel=1e-12)
 
 

@@ -51,7 +51,7 @@ from onpair.cli import main as cli_main
 from learner_state import assert_same_state, state_of
 from public_api import OFFLINE, OFFLINE_CASES, ONLINE_CASES, make_offline, make_online
 from public_api import ONLINE as PUBLIC_ONLINE
-from onpair.metrics import pairwise_risk, roc_auc
+from onpair.evaluation import pairwise_risk, roc_auc
 from onpair.privacy import ReleaseSchedule, ZCDPAccountant, eps_from_rho, gaussian_sigma, rho_from_dp
 from onpair.privacy import sensitivity_ledger
 from streams import ArraySource, ChecksumError, CSVSource, RecordError, RiverSource, UCISource, get_spec, load
@@ -1189,7 +1189,7 @@ CLI_FAILURES = [
     ("empty CSV", ["replay", "{empty}", *BOUNDS], ["no records"]),
     ("header only, --header", ["replay", "{header}", *BOUNDS, "--header"], ["no records"]),
     ("header only, no --header", ["replay", "{header}", *BOUNDS], ["header.csv", "line 1"]),
-    ("one class", ["replay", "{one-class}", *BOUNDS], ["1 distinct"]),
+    ("one class", ["replay", "{one-class}", *BOUNDS], ["one class only", "both classes"]),
     ("three classes", ["replay", "{three-class}", *BOUNDS], ["3 distinct"]),
     ("non-finite value", ["replay", "{overflow}", *BOUNDS], ["overflow.csv", "line 1", "1e309"]),
     ("hinge for a private online learner", ["replay", "{good}", *BOUNDS, "--algo", "onpairstrc", "--loss", "hinge"],

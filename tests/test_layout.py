@@ -1,6 +1,5 @@
 """The layout of the package (docs/guide.md, "Layout"): one package per algorithm family, no import circle,
-no module above 700 lines, no package driving another one's private names, registries instead of lists,
-and every old import path still working.
+no module above 700 lines, no package driving another one's private names and registries instead of lists.
 
 The import graph is read from the source (``ast``), with every import a module makes, function-level
 imports included: a circle that only closes at run time is a circle too.
@@ -13,10 +12,10 @@ import importlib
 import pathlib
 import warnings
 
+import numpy as np
 import pytest
 
 import onpair
-from onpair._moved import MOVED
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "onpair"
@@ -124,8 +123,82 @@ def test_the_circle_finder_finds_a_circle():
 
 def test_a_function_level_import_is_an_edge():
     graph = import_graph()
-    # core.stream imports persistence inside StreamLearner.save only
-    assert "onpair.persistence" in graph["onpair.core.stream"]
+    # core.estimator imports core.distributed inside PairwiseEstimator.fit only (it needs Dask)
+    assert "onpair.core.distributed" in graph["onpair.core.estimator"]
+
+
+def _package(module: str) -> str:
+    """The node of ``module`` in the package graph: its subpackage of onpair (``core``, ``privacy``,
+    ``statistics``, …), or the module itself for a module at the root (``metrics``, ``cli``, ``_config``; the
+    package's ``__init__`` is ``onpair``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "onpair"
+
+
+def package_graph(graph: dict) -> dict:
+    packages = {_package(name): set() for name in graph}
+    for name, targets in graph.items():
+        packages[_package(name)].update(_package(t) for t in targets if _package(t) != _package(name))
+    return packages
+
+
+def test_the_package_graph_has_no_circle_function_level_imports_included():
+    packages = package_graph(import_graph())
+    assert {"core", "privacy", "statistics", "giga", "batch", "objective", "river", "audit"} <= set(packages)
+    assert circles(packages) == []
+
+
+def test_the_package_graph_sees_a_circle_between_packages():
+    assert circles(package_graph({"onpair.core.a": {"onpair.privacy.b"}, "onpair.privacy.b": {"onpair.core.c"},
+                                  "onpair.core.c": set()})) == [["core", "privacy"]]
+
+
+def test_privacy_depends_on_nothing_in_onpair_but_the_leaf_configuration():
+    graph = import_graph()
+    assert {t for m in graph if _package(m) == "privacy" for t in graph[m] if _package(t) != "privacy"} == \
+        {"onpair._config"}
+    assert graph["onpair._config"] == set()  # a leaf
+
+
+#: The only function-level imports of onpair modules, each for an optional dependency: (module, module it
+#: imports) → why the import waits for the call.
+FUNCTION_LEVEL_IMPORTS = {
+    # core.distributed needs Dask (the optional extra onpair[dask]): imported only when fit is given Dask data
+    ("onpair.core.estimator", "onpair.core.distributed"),
+    # the package's face imports its public names on first use (numba, scipy), so that `onpair --help` answers
+    # in a fraction of a second (issue 32): onpair.__init__._import_public
+    *(("onpair", f"onpair.{name}") for name in ("core.bounds", "learners", "estimators", "persistence", "privacy")),
+}
+
+
+def _function_level_imports(tree: ast.Module):
+    """The Import/ImportFrom nodes of ``tree`` inside a function or class (not at module level, where a
+    guard such as ``if``/``try`` still counts as module level)."""
+    module_level = set()
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        module_level.add(node)
+        if isinstance(node, (ast.If, ast.Try)):
+            stack += node.body + node.orelse + getattr(node, "finalbody", [])
+            stack += [n for handler in getattr(node, "handlers", []) for n in handler.body]
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in module_level]
+
+
+def test_function_level_imports_of_onpair_modules_are_only_for_optional_dependencies():
+    found = set()
+    for name, path in MODULES.items():
+        lines = {node.lineno for node in _function_level_imports(ast.parse(path.read_text(encoding="utf-8")))}
+        for line, source, names in _imports(name):
+            if line in lines and (source == "onpair" or source.startswith("onpair.")):
+                found |= {(name, _target(source, n)) for n in names or (None,)}
+    assert found == FUNCTION_LEVEL_IMPORTS
+
+
+def test_the_function_level_import_finder_sees_one():
+    tree = ast.parse("import a\ntry:\n    import b\nexcept ImportError:\n    b = None\n"
+                     "def f():\n    from . import c\nclass K:\n    import d\n")
+    assert sorted(node.lineno for node in _function_level_imports(tree)) == [7, 9]
 
 
 def test_core_imports_no_family_package():
@@ -200,51 +273,57 @@ def test_the_mechanisms_users_choose_are_the_continual_registry():
         PrefixSumMechanism.for_option("banded_toeplitz")  # a kind (the state's tag), not a user's choice
 
 
+#: The names users choose an algorithm by, and the class each must give (written here, not read from the code).
+ALGORITHM_NAMES = {"stats": "OnPairStats", "onpairstrc": "OnPairStrC", "onpairc": "OnPairC", "giga": "PairwiseGIGA",
+                   "offstats": "OffPairStats", "offpairstrc": "OffPairStrC", "offpairc": "OffPairC",
+                   "gradient": "GradientPerturbedGD", "sgd": "OutputPerturbedSGD"}
+
+
+def test_the_algorithm_registry_is_filled_by_the_classes_themselves():
+    from onpair.algorithms import ALGORITHMS, OFFLINE, ONLINE
+
+    assert {name: cls.__name__ for name, cls in ALGORITHMS.items()} == ALGORITHM_NAMES
+    assert all(ALGORITHMS[name] is getattr(onpair, cls) for name, cls in ALGORITHM_NAMES.items())
+    assert set(ONLINE) == {"stats", "onpairstrc", "onpairc", "giga"} and set(OFFLINE) == set(ALGORITHMS) - set(ONLINE)
+    with pytest.raises(ValueError, match="registered already"):
+        class Impostor(onpair.OnPairStrC, algorithm="stats"):  # a second class under a taken name
+            pass
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHM_NAMES))
+def test_each_algorithm_name_gives_the_same_class_in_river_the_cli_the_experiment_and_the_audit(name):
+    from onpair import cli, experiment
+    from onpair.audit.presets import PRESETS
+    from onpair.core.bounds import FeatureBounds
+    from onpair.river.classifier import LEARNERS
+
+    cls = getattr(onpair, ALGORITHM_NAMES[name])
+    if name in ("stats", "onpairstrc", "onpairc", "giga"):
+        assert LEARNERS[name] is cls
+    else:
+        assert name not in LEARNERS  # river wraps the online learners only
+    args = cli.build_parser().parse_args(["replay", "phishing", "--algo", name, "--mode", "paper"][:6 if name == "sgd" else 4])
+    args.loss = None if name in ("stats", "offstats") else "logistic"  # replay's default, set before the learner
+    cli._load_commands()  # what main() does before a command runs
+    assert type(cli._make_learner(args, 100, (0.0, 1.0))) is cls
+    figures = [figure for figure, (algorithm, *_) in experiment.FIGURES.items() if algorithm == name]
+    for figure in figures:
+        for config in ("paper", "library"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the paper's protocol (δ = 1/n, its constants) warns on purpose
+                assert type(experiment._learner(name, config, 1.0, 50, FeatureBounds(0.0, 1.0), 0)) is cls
+    if name in PRESETS:
+        learner, _ = PRESETS[name].build(1.0, 1e-5, 20, 2, (0.0, 1.0))(np.random.SeedSequence(0))
+        assert type(learner) is cls
+    # every name is read by at least one consumer besides the CLI
+    assert name in LEARNERS or figures or name in PRESETS or name in ("offstats",)
+
+
 def test_every_distributed_estimator_implements_the_public_protocol():
     pytest.importorskip("dask")
-    from onpair.distributed import PartitionedFit
+    from onpair.core.distributed import PartitionedFit
 
     from public_api import OFFLINE
 
     with_fit = {name for name, cls in OFFLINE.items() if isinstance(cls(), PartitionedFit)}
     assert with_fit == {"OffPairStats", "GradientPerturbedGD"}
-
-
-# -- old import paths ----------------------------------------------------------------------------------
-def _old_imports():
-    """(module, name) of every ``from onpair.X import name`` the tests, bench scripts, demos, docs and README
-    used before the modules moved (tests/data/old_import_paths.txt, written once from that tree)."""
-    lines = (ROOT / "tests" / "data" / "old_import_paths.txt").read_text(encoding="utf-8").splitlines()
-    return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in lines if line.strip()]
-
-
-@pytest.mark.parametrize("module, name", _old_imports(), ids=lambda v: v)
-def test_an_import_path_used_before_the_layout_still_works(module, name):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        target = importlib.import_module(module)
-        if name:
-            assert hasattr(target, name) or importlib.import_module(f"{module}.{name}")
-
-
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_a_moved_path_warns_and_gives_the_module_at_its_new_path(old):
-    import sys
-
-    new = MOVED[old]
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"{old} moved to"):
-        module = importlib.import_module(old)
-    if isinstance(new, str):
-        assert module is importlib.import_module(new)
-        assert module.__spec__.name == new  # the module keeps its own identity
-    else:  # a split module reads each name from the part that has it
-        for part in new:
-            some = next(n for n in vars(importlib.import_module(part)) if not n.startswith("__"))
-            assert getattr(module, some) is not None
-
-
-def test_the_moved_table_points_at_modules_that_exist():
-    for new in MOVED.values():
-        for name in [new] if isinstance(new, str) else new:
-            assert name in MODULES, name

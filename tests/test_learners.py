@@ -247,7 +247,7 @@ def test_private_learner_beats_chance_and_nonprivate_beats_private():
     assert auc_giga > 0.8 and auc_private > 0.7
 
 
-def _auc(y, scores):  # scikit-learn's order, as onpair.metrics.roc_auc
+def _auc(y, scores):  # scikit-learn's order, as onpair.evaluation.roc_auc
     ranks = stats.rankdata(scores)
     pos = y > 0
     n1, n0 = pos.sum(), (~pos).sum()

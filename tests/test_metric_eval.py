@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
-from onpair import metrics
-from onpair.metrics import knn_accuracy, metric_objective
+from onpair.core import scoring
+from onpair.evaluation import knn_accuracy, metric_objective
 
 
 # -- knn_accuracy -----------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_knn_blocks_do_not_change_the_result(monkeypatch):
     test_X = rng.integers(0, 4, size=(60, 2)).astype(float)
     test_y = rng.integers(0, 3, size=60)
     expected = [knn_accuracy(train_X, train_y, test_X, test_y, k=k) for k in (1, 4, 7)]
-    monkeypatch.setattr(metrics, "_KNN_BLOCK_FLOATS", 10)  # blocks of one test row, chunks of a few rows
+    monkeypatch.setattr(scoring, "_KNN_BLOCK_FLOATS", 10)  # blocks of one test row, chunks of a few rows
     assert [knn_accuracy(train_X, train_y, test_X, test_y, k=k) for k in (1, 4, 7)] == expected
 
 
@@ -193,7 +193,7 @@ def test_metric_objective_bad_input(call, match):
 
 
 def test_leave_one_out_matches_a_brute_force_loop():
-    from onpair.metrics import leave_one_out_knn_accuracy
+    from onpair.evaluation import leave_one_out_knn_accuracy
 
     rng = np.random.default_rng(5)
     X = rng.uniform(0, 1, size=(60, 3))

@@ -9,6 +9,7 @@ import pytest
 import scipy.stats
 
 import naive_metric
+import naive_metric_outer
 import onpair
 from onpair.batch import _metric_kernels as batch_metric_kernels
 from onpair.core import _metric_pair_kernels
@@ -219,7 +220,7 @@ def test_pair_outer_kernel_equals_rank_one_kernel(loss, constraint):
     history_labels = np.zeros(n, dtype=np.int64)
     n_rows = 0
     for lo, hi in [(0, 17), (17, n)]:
-        n_rows = _metric_kernels._metric_pair_outer_giga(
+        n_rows = naive_metric_outer.metric_pair_outer_giga(
             X[lo:hi], labels[lo:hi], w, history, history_labels, n_rows, lo, steps[lo:hi], 0.3, center.reshape(-1),
             0.7, CONSTRAINTS[constraint], METRIC_LOSSES[loss].code, PAPER)
     assert n_rows == n
@@ -236,9 +237,9 @@ def test_pair_outer_kernel_keeps_exact_symmetry():
     rng, X, labels, steps = _stream(11, n=45, d=4)
     n, d = X.shape
     w = (0.05 * np.eye(d)).reshape(-1)
-    _metric_kernels._metric_pair_outer_giga(X, labels, w, np.zeros((n, d)), np.zeros(n, dtype=np.int64), 0, 0,
-                                            steps, 0.3, w.copy(), 0.7, CONSTRAINTS["frobenius"],
-                                            METRIC_LOSSES["logistic"].code, PAPER)
+    naive_metric_outer.metric_pair_outer_giga(X, labels, w, np.zeros((n, d)), np.zeros(n, dtype=np.int64), 0, 0,
+                                              steps, 0.3, w.copy(), 0.7, CONSTRAINTS["frobenius"],
+                                              METRIC_LOSSES["logistic"].code, PAPER)
     assert _is_symmetric(w, d)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import onpair
-from onpair import OffPairC, OffPairStrC, OnPairC, OnPairStrC
+from onpair import OffPairStrC, OnPairC, OnPairStrC
 from onpair.batch._metric_kernels import _metric_full_gradient
 from onpair.batch.gradient_perturbation import GradientPerturbedGD
 from onpair.batch.output_perturbation import OutputPerturbedSGD

@@ -17,6 +17,7 @@ import pytest
 from scipy.special import expit
 
 import naive_metric
+import naive_metric_outer
 import onpair
 from onpair import OffPairC, OffPairStrC, OnPairC, OnPairStrC, PairwiseGIGA
 from onpair.batch import _metric_kernels as batch_metric_kernels
@@ -229,8 +230,8 @@ def test_giga_with_terms_matches_naive_and_the_pair_outer_kernel(name, constrain
         twin = naive_metric.metric_giga_terms(X, labels, center, steps, 0.2, center, radius, constraint, name, t)
         np.testing.assert_allclose(w, twin, rtol=0, atol=1e-10)
         outer = center.copy()
-        _metric_kernels._metric_pair_outer_giga(X, labels, outer, np.zeros((n, d)), np.zeros(n, dtype=np.int64), 0,
-                                                0, steps, 0.2, center, radius, CONSTRAINTS[constraint], code, t)
+        naive_metric_outer.metric_pair_outer_giga(X, labels, outer, np.zeros((n, d)), np.zeros(n, dtype=np.int64),
+                                                  0, 0, steps, 0.2, center, radius, CONSTRAINTS[constraint], code, t)
         np.testing.assert_allclose(outer, w, rtol=0, atol=1e-10)
         if terms.learned:
             assert terms.low <= w[-1] <= terms.high

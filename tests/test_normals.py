@@ -125,3 +125,27 @@ def test_a_block_refuses_what_is_not_a_generator():
     with pytest.raises(TypeError, match="Generator"):
         NormalBlock(np.random.RandomState(0))
     assert BLOCK_VALUES >= 4096
+
+
+def test_the_copied_ziggurat_tables_are_numpys():
+    """onpair/privacy/continual/_ziggurat.py holds NumPy's ziggurat tables (once read from numba's private
+    numba.np.random._constants). Their defining relations hold (x_i = 2^52·w_i the layers' edges, r the last;
+    f_i = exp(−x_i²/2); k_i = 2^52·x_{i−1}/x_i), and where numba still ships its copy, it is this one; the draws
+    are checked against NumPy's own above."""
+    from onpair.privacy.continual import _ziggurat as Z
+
+    ki, wi, fi = np.asarray(Z.KI_DOUBLE, dtype=np.uint64), np.asarray(Z.WI_DOUBLE), np.asarray(Z.FI_DOUBLE)
+    assert ki.shape == wi.shape == fi.shape == (256,)
+    x = wi * 2.0 ** 52
+    assert x[255] == pytest.approx(Z.ZIGGURAT_NOR_R, rel=1e-15)
+    assert Z.ZIGGURAT_NOR_R == pytest.approx(3.6541528853610088)
+    assert Z.ZIGGURAT_NOR_INV_R == pytest.approx(1.0 / Z.ZIGGURAT_NOR_R, rel=1e-15)
+    np.testing.assert_allclose(fi[1:], np.exp(-0.5 * x[1:] ** 2), rtol=1e-15)
+    np.testing.assert_allclose(ki[2:] / 2.0 ** 52, x[1:-1] / x[2:], rtol=0, atol=2e-16)
+    numba_tables = pytest.importorskip("numba.np.random._constants",
+                                       reason="numba no longer ships NumPy's tables there (a private module): the "
+                                              "copy is checked by its relations above and by the draws")
+    assert tuple(int(v) for v in numba_tables.ki_double) == Z.KI_DOUBLE
+    assert tuple(float(v) for v in numba_tables.wi_double) == Z.WI_DOUBLE
+    assert tuple(float(v) for v in numba_tables.fi_double) == Z.FI_DOUBLE
+    assert (numba_tables.ziggurat_nor_r, numba_tables.ziggurat_nor_inv_r) == (Z.ZIGGURAT_NOR_R, Z.ZIGGURAT_NOR_INV_R)

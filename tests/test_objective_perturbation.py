@@ -8,7 +8,6 @@ stopping rules; the conditions on the regulariser; the estimators' API and valid
 """
 
 import math
-import warnings
 
 import numpy as np
 import pytest

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import onpair
-from onpair import OnPairC, OnPairStrC, PairwiseGIGA, persistence
+from onpair import OnPairC, OnPairStrC, PairwiseGIGA
+from onpair.core import persistence
 from onpair.core.snapshot import saved_learner_classes
 from onpair.persistence import load_learner, save_learner
 from learner_state import assert_same_state, state_of

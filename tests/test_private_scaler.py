@@ -12,7 +12,7 @@ from river import checks, datasets
 from scipy import stats
 
 from onpair import OffPairStats
-from onpair.metrics import roc_auc
+from onpair.evaluation import roc_auc
 from onpair.preprocessing import PrivateStandardScaler, scaler_sensitivity
 from onpair.river import PrivatePairwiseClassifier
 from onpair.river import PrivateStandardScaler as RiverScaler

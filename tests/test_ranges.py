@@ -151,6 +151,9 @@ def test_records_needed_is_the_smallest_block():
         m = records_needed(d, RHO_RANGE)
         assert planned_levels(m, d, RHO_RANGE) == len(DEFAULT_BINS)
         assert planned_levels(m - 1, d, RHO_RANGE) < len(DEFAULT_BINS)
+        for levels in (1, 2):  # and for fewer levels (one level runs as soon as its threshold fits the block)
+            m = records_needed(d, RHO_RANGE, n_levels=levels)
+            assert planned_levels(m, d, RHO_RANGE) >= levels > planned_levels(m - 1, d, RHO_RANGE)
 
 
 def test_noise_draws_do_not_depend_on_the_data():
@@ -317,3 +320,79 @@ def test_the_box_moves_and_scales_with_the_data(seed, shift, power, centre, spre
     np.testing.assert_array_equal(moved.lower, s * base.lower + t)
     np.testing.assert_array_equal(moved.upper, s * base.upper + t)
     np.testing.assert_array_equal(moved.levels_accepted, base.levels_accepted)
+
+
+# -- discrete features: the box keeps the values that hold a resolvable share (issue 34) --------------------
+
+def _discrete_block(seed, m, shares):
+    """m records of len(shares) features of values 0 / 0.5 / 1 with the given shares per feature."""
+    rng = np.random.default_rng([seed, 34])
+    values = np.array([0.0, 0.5, 1.0])
+    return np.column_stack([values[rng.choice(3, size=m, p=p)] for p in shares])
+
+
+def _kept(X, found):
+    """Per feature: how many of its distinct values lie inside the box found (the others are clipped to an edge)."""
+    return np.array([np.count_nonzero((found.lower[k] <= values) & (values <= found.upper[k]))
+                     for k, values in enumerate(np.unique(X[:, k]) for k in range(X.shape[1]))])
+
+
+@pytest.mark.parametrize("half_width", [20.0, 500.0])
+def test_a_discrete_feature_keeps_two_values_at_fixed_significance(half_width):
+    """Two features of values 0 / 0.5 / 1 with unequal shares (50/15/35 % and 30/45/25 %) in a ±20 or ±500
+    box, m = 500, 20 % of the ρ of ε = 1: two values hold ≥ 125 records, above the guarantee's
+    n* = (z* + 2)·σ ≈ 149 only for the larger ones, so the module's bound gives probability ≥ 1 − 6·Φ(−2) ≈ 0.86
+    for a feature's box to hold two values (the 50 % and 35 % values: 250 and 175 records; the 30 % and 45 %: 150
+    and 225). One-sided binomial test at level 10⁻³ over 60 seeded blocks (120 features) that the rate is at
+    least 0.86; the anchor-only run of the finder before issue 34 held two values less often."""
+    shares = [(0.50, 0.15, 0.35), (0.30, 0.45, 0.25)]
+    kept = old = trials = 0
+    for seed in range(60):
+        X = _discrete_block(seed, 500, shares)
+        found = find_bounds(X, -half_width, half_width, RHO_RANGE, random_state=[seed, 7])
+        before = find_bounds(X, -half_width, half_width, RHO_RANGE, random_state=[seed, 7], span="anchor")
+        assert found.params["levels_run"] == 3
+        kept += int(np.sum(_kept(X, found) >= 2))
+        old += int(np.sum(_kept(X, before) >= 2))
+        trials += 2
+    assert binom.cdf(kept, trials, 0.86) > 1e-3, f"{kept}/{trials} features kept two values"
+    assert kept > old, (kept, old)
+
+
+def test_the_guarantee_without_noise_keeps_every_value():
+    """With a vast budget every value's bin is significant: the box spans the smallest and the largest value
+    of every feature (a rare one included), in a ±20 box and off-centre in [−3, 997]."""
+    X = _discrete_block(1, 400, [(0.7, 0.05, 0.25), (0.05, 0.9, 0.05), (0.5, 0.0, 0.5)])
+    for lo, hi in ((-20.0, 20.0), (-3.0, 997.0)):
+        found = find_bounds(X, lo, hi, 1e12, random_state=0)
+        assert np.all(found.lower <= X.min(axis=0)) and np.all(found.upper >= X.max(axis=0)), (found.lower,
+                                                                                               found.upper)
+        np.testing.assert_array_equal(_kept(X, found), [3, 3, 2])
+
+
+@pytest.mark.parametrize("d", [1, 3, 9])
+def test_level_sensitivity_adversarial_on_discrete_values(d):
+    """On a block of values 0 / 0.5 / 1 and intervals whose bin edges fall exactly on those values (the
+    intervals a descent in a ±20 box reaches: the declared box, [−1.25, 2.5], [0, 0.5], [0.5, 0.5 + 2⁻²⁰]),
+    replacing one record by any value (an atom, a bin edge, just inside, outside) changes each level's
+    histograms by at most √(2d) in L2, and by exactly √(2d) for some replacement."""
+    rng = np.random.default_rng(d)
+    X = rng.choice([0.0, 0.5, 1.0], size=(40, d), p=[0.5, 0.2, 0.3])
+    candidates = [0.0, 0.5, 1.0, -20.0, 20.0, -1.25, 2.5, 0.5 + 2.0 ** -20, 0.25, -25.0, 30.0, np.nextafter(0.5, 0)]
+    for lower, upper in ((-20.0, 20.0), (-1.25, 2.5), (0.0, 0.5), (0.5, 0.5 + 2.0 ** -20)):
+        lo, hi = np.full(d, lower), np.full(d, upper)
+        worst = 0.0
+        for u in candidates:
+            for v in candidates:
+                A, B = X.copy(), X.copy()
+                A[0], B[0] = u, v
+                worst = max(worst, _squared_change(A, B, lo, hi, 32))
+        assert worst == 2 * d
+
+
+def test_span_is_checked():
+    X = np.zeros((10, 1))
+    with pytest.raises(ValueError, match="span"):
+        find_bounds(X, 0.0, 1.0, RHO_RANGE, span="hull")
+    with pytest.raises(TypeError, match="span"):
+        find_bounds(X, 0.0, 1.0, RHO_RANGE, span=1)

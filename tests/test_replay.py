@@ -304,13 +304,18 @@ def test_onpairstats_reports_the_exact_cost_of_same_order_passes(mechanism, n):
     assert level["rho"] == pytest.approx(expected, rel=1e-12)
     assert level["passes"] == passes and level["order"] == "same" and level["bound"].startswith("exact")
     assert level["epsilon"] == eps_from_rho(level["rho"], learner.delta, "gaussian")
-    one = report["rho_spent"]
+    one = report["rho_per_position"]
     assert level["rho"] <= passes ** 2 * one * (1 + 1e-9)
+    # the headline answers the question asked: k passes; the one-position figures sit beside it
+    assert report["rho_spent"] == level["rho"] and report["epsilon_spent"] == level["epsilon"]
+    assert report["rho_remaining"] == max(0.0, report["rho_budget"] - level["rho"])
+    assert report["epsilon_per_position"] == learner.privacy_report()["epsilon_spent"] < report["epsilon_spent"]
     if mechanism == "toeplitz" and n >= 64:
         assert level["rho"] == pytest.approx(passes * one, rel=1e-9)  # disjoint columns: exactly k·ρ
     anyorder = learner.privacy_report(passes=passes, order="any")["record_level"]
     assert anyorder["rho"] == pytest.approx(passes ** 2 * one) and anyorder["bound"].startswith("group")
-    assert learner.privacy_report()["record_level"]["rho"] == one == report["rho_spent"]
+    single = learner.privacy_report()
+    assert single["record_level"]["rho"] == one == single["rho_spent"] == single["rho_per_position"]
     with pytest.raises(ValueError, match="multiple"):
         learner.privacy_report(passes=7)
 
@@ -350,7 +355,8 @@ def test_four_passes_of_phishing_at_epsilon_one(mechanism, multiple, epsilon):
     report = model.privacy_report(passes=4)
     level = report["record_level"]
     rho = rho_from_dp(1.0, 1e-5, "gaussian")
-    assert report["n_seen"] == 5000 and report["epsilon_spent"] <= 1.0
+    assert report["n_seen"] == 5000 and report["epsilon_per_position"] <= 1.0
+    assert report["epsilon_spent"] == level["epsilon"] and report["rho_spent"] == level["rho"]  # what was asked
     assert level["rho"] == pytest.approx(multiple * rho, rel=1e-6)
     assert round(level["epsilon"], 2) == epsilon
     accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)

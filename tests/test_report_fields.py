@@ -32,6 +32,8 @@ PUBLIC_FIELDS = {
     "rho_spent": "the planned costs of the releases made; their number is a function of n and the schedule",
     "rho_remaining": "budget minus spent",
     "epsilon_spent": "a function of rho_spent and δ",
+    "epsilon_per_position": "a function of the per-position ρ and δ",
+    "rho_per_position": "the planned costs of the releases made at one position: as rho_spent",
     "releases": "per release: round, sensitivity, σ, ρ (public functions of n, the parameters, the ledger)",
     "n_seen": "the stream length n: public under replacement of one record",
     "frozen": "a function of n and the schedule or horizon",

@@ -694,8 +694,9 @@ def test_block_and_single_probabilities_use_the_same_released_model():
     model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), seed=0)
     fed(model, records(131))
     block = np.array([[x[f] for f in FEATURES] for x, _ in records(5, start=400)])
-    singles = [model._probability_one(row) for row in block]
-    np.testing.assert_allclose(model._probabilities(block), singles, rtol=1e-12)
+    view = model._view()
+    singles = [view.positive_probability(row) for row in block]
+    np.testing.assert_allclose(view.positive_probabilities(block), singles, rtol=1e-12)
 
 
 def test_released_models_of_the_default_learner_says_what_it_releases():
@@ -810,3 +811,32 @@ def test_an_empty_record_under_error_filters_changes_nothing():
         with pytest.raises(UserWarning, match="declared features"):
             model.learn_one({"z": 1.0}, True)
     assert model.n_seen == 0 and model.privacy_report()["n_missing_feature_records"] == 0
+
+
+def test_river_binary_metrics_read_a_model_with_declared_string_labels():
+    """With classes=("no", "yes") river's ROCAUC(pos_val="yes") read 0 % (river counts y == pos_val as a boolean
+    and reads the probability of True): PositiveClass hands it y == "yes" and P("yes"), and reads exactly what
+    ROCAUC and LogLoss read of the same model on the boolean labels."""
+    from river import datasets, evaluate, metrics
+
+    from onpair.river import PositiveClass
+    from streams import PHISHING_FEATURES
+
+    def model(classes=None):
+        return PrivatePairwiseClassifier(classes=classes, epsilon=1.0, bounds=(0.0, 1.0), features=PHISHING_FEATURES,
+                                         seed=0)
+
+    data = list(datasets.Phishing())
+    text = [(x, "yes" if y else "no") for x, y in data]
+    for metric in (metrics.ROCAUC, metrics.LogLoss):
+        plain = evaluate.progressive_val_score(data, model(), metric()).get()
+        wrapped = evaluate.progressive_val_score(text, model(("no", "yes")), PositiveClass(metric(), "yes")).get()
+        assert wrapped == plain
+    assert evaluate.progressive_val_score(text, model(("no", "yes")), PositiveClass(metrics.ROCAUC(), "yes")).get() > 0.8
+    # the order given decides: ("yes", "no") makes "no" the positive class, and the AUC of "no" is the same ranking
+    swapped = evaluate.progressive_val_score(text, model(("yes", "no")), PositiveClass(metrics.ROCAUC(), "no")).get()
+    assert swapped > 0.8
+    with pytest.raises(ValueError, match="pos_val"):
+        PositiveClass(metrics.ROCAUC(pos_val="yes"), "yes")
+    with pytest.raises(TypeError, match="binary metric"):
+        PositiveClass(metrics.Accuracy(), "yes")

@@ -21,13 +21,14 @@ import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting.pld import pld_privacy_accountant
-from river import compose, datasets, preprocessing
+from river import compose, datasets, linear_model, preprocessing
 
 import onpair
 from onpair import PrivacyWarning
 from onpair.persistence import save_learner
 from onpair.privacy.conversions import eps_from_rho
-from onpair.river import MetricTransformer, PrivatePairwiseClassifier, PrivateStandardScaler, pipeline_report
+from onpair.river import (MetricTransformer, PrivateClassifier, PrivatePairwiseClassifier, PrivateStandardScaler,
+                          pipeline_report)
 from onpair.river.classifier import SAVE_TAG
 from streams import PHISHING_FEATURES
 
@@ -277,14 +278,36 @@ def test_pipeline_report_walks_nested_steps_and_names_the_others():
                                      preprocessing.FeatureHasher()) | inner
     report = pipeline_report(model)
     assert len(report["members"]) == 3 and len(report["other_steps"]) == 2
+    assert report["guarantee"] == "holds" and report["voided_by"] == []  # Binarizer, FeatureHasher: stateless
     giga = pipeline(learner="giga")
     assert pipeline_report(giga)["epsilon"] == math.inf
+    assert pipeline_report(giga)["voided_by"] == ["PrivatePairwiseClassifier"]
     with pytest.raises(ValueError, match="no onpair model"):
         pipeline_report(preprocessing.StandardScaler())
     single = PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0)
     fed(single, PHISHING[:10])
     assert pipeline_report(single)["epsilon"] == pytest.approx(single.privacy_report()["epsilon_spent"])
     assert eps_from_rho(pipeline_report(single)["rho"], 1e-5) == pipeline_report(single)["epsilon"]
+
+
+def test_a_step_that_learns_without_noise_voids_the_pipeline_guarantee():
+    """river's StandardScaler reads every record in the clear: the headline figures say there is no guarantee,
+    whatever the private model after it spends (the member's own figures stay, for the curator's reading)."""
+    model = preprocessing.StandardScaler() | PrivatePairwiseClassifier(bounds=(-3.0, 3.0), epsilon=1.0,
+                                                                      features=PHISHING_FEATURES, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the standardised records leave the bounds: clipped
+        fed(model, PHISHING[:50])
+    report = pipeline_report(model)
+    assert report["guarantee"] == "void" and report["voided_by"] == ["StandardScaler"]
+    assert report["epsilon"] == math.inf and "rho" not in report
+    assert report["members"][0]["epsilon"] < 1.01
+    # a river learner after a private scaler: its state is a function of the records too
+    tail = PrivateStandardScaler(bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0) | linear_model.LogisticRegression()
+    assert pipeline_report(tail)["voided_by"] == ["LogisticRegression"]
+    # a stateless step voids nothing
+    select = compose.Select(*PHISHING_FEATURES) | pipeline()
+    assert pipeline_report(select)["guarantee"] == "holds" and pipeline_report(select)["epsilon"] < math.inf
 
 
 def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):
@@ -303,9 +326,35 @@ def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):
     old = PrivatePairwiseClassifier.load(tmp_path / "old.onpair")
     assert old._refresh_shift == 6
     # the rule: after 2^(s+1) releases, a refresh every 2^(⌊log₂ k⌋ − s) releases (here k = 300: 2^(8 − 6) = 4)
-    old._released()
-    assert old._cache[1:3] == (300, 304)
+    old._view()
+    assert (old._inner._refresh.start, old._inner._refresh.stop) == (300, 304)
     extra.update(version=3, refresh_shift=-1)
     save_learner(model._inner, tmp_path / "bad.onpair", extra=extra, wrapper=SAVE_TAG)
     with pytest.raises(ValueError, match="refresh_shift"):
         PrivatePairwiseClassifier.load(tmp_path / "bad.onpair")
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: PrivatePairwiseClassifier(bounds=(0.0, 1.0), features=["a", "b"], **kw),
+    lambda **kw: PrivateClassifier(classes=[0, 1, 2], bounds=(0.0, 1.0), features=["a", "b"], **kw),
+], ids=["PrivatePairwiseClassifier", "PrivateClassifier"])
+def test_the_river_classifiers_warn_on_a_large_delta(make):
+    """The offline estimators warn for δ ≥ 1/n; the river classifiers said nothing about any δ. On a stream of
+    unknown length they warn from δ ≥ 1e-3 (any stream of 1/δ records has δ ≥ 1/n), with a public horizon for
+    δ ≥ 1/horizon (the learner's own warning), and not for a non-private twin or the default δ."""
+    import warnings
+
+    from onpair.privacy.reports import STREAM_DELTA
+
+    with pytest.warns(PrivacyWarning, match=r"delta = 0.01 ≥ 0.001 on a stream of unknown length.*1/δ = 100 records"):
+        make(delta=0.01)
+    with pytest.warns(PrivacyWarning, match="unknown length"):
+        make(delta=STREAM_DELTA)
+    with pytest.warns(PrivacyWarning, match=r"≥ 1/horizon"):
+        make(delta=0.01, learner_params={"horizon": 500})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make()  # δ = 1e-5
+        make(delta=0.9 * STREAM_DELTA)
+        make(delta=0.001, learner_params={"horizon": 500})  # 1/horizon = 0.002: the stream's length is public
+        make(delta=0.01, learner_params={"private": False})

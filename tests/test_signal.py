@@ -116,6 +116,30 @@ def test_output_perturbed_sgd_with_its_paper_defaults_is_flagged_and_warns():
     assert est.privacy_report_["noise_dominated"] and est.privacy_report_["expected_cosine"] == 0.0
 
 
+def test_the_warning_says_what_the_cosine_means_and_advises_only_what_helps():
+    """OffPairStats is not told to use OffPairStats; a cosine at the estimate's floor (0) is said to be the floor,
+    not an angle; above it, the message gives the noise-to-signal power P/S = 1/cos² − 1 (cos² = S/(S + P))."""
+    import re
+    X, y = _data()
+    cosines = []
+    for epsilon in (0.1, 0.5):
+        with pytest.warns(onpair.NoiseDominatedWarning) as caught:
+            est = onpair.OffPairStats(bounds=(0.0, 1.0), epsilon=epsilon, random_state=0).fit(X, y)
+        message = str(caught[0].message)
+        assert "OffPairStats releases" not in message and "held-out data" in message
+        cosine = est.privacy_report_["expected_cosine"]
+        cosines.append(cosine)
+        if cosine == 0.0:
+            assert "0.00, the estimate's floor" in message and "no longer than its noise" in message
+        else:
+            ratio = float(re.search(r"power is about ([0-9.]+) times", message).group(1))
+            assert ratio == pytest.approx((1.0 - cosine ** 2) / cosine ** 2, abs=0.051)
+    assert cosines[0] == 0.0 < cosines[1], cosines  # both messages were read (seeded)
+    X, y = _data(n=100)
+    with pytest.warns(onpair.NoiseDominatedWarning, match=r"OffPairStats releases the class statistics once"):
+        onpair.OutputPerturbedSGD(bounds=(0.0, 1.0), random_state=0).fit(X, y)
+
+
 def test_objective_perturbation_reports_a_lower_bound():
     """The noise moves the minimiser by at most ‖b‖/Λ: the estimate is at most the measured cosine (mean of 8
     seeds, with 0.05 for the estimate's own noise)."""

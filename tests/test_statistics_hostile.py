@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 import onpair
 from learner_state import assert_same_state, state_of
 from onpair import OffPairStats, OnPairStats
-from onpair.privacy.continual import BandedToeplitz, DecayedBLT, EpochTrees, PrefixSumMechanism, TreeAggregation
+from onpair.privacy.continual import DecayedBLT, PrefixSumMechanism
 from onpair.river import PrivatePairwiseClassifier
 
 # Every configuration and mechanism × every hostile check: the fast tier (make test) runs each check
@@ -458,12 +458,15 @@ MECHANISM_PARAMETERS = {
     "band": st.integers(-2, 2 ** 33) | st.sampled_from([0, 1, 2 ** 31, 2 ** 31 + 1, 1.5, True, "4"]),
     "first_epoch": st.integers(-2, 2 ** 42) | st.sampled_from([0, 1, 3, 2 ** 40, 2 ** 41, 1.5, True, "4"]),
     "estimate": st.sampled_from(["honaker", "plain", "x", None, 1, b"plain"]),
+    "first_block": st.integers(-2, 2 ** 42) | st.sampled_from([0, 1, 2 ** 40, 2 ** 41, 1.5, True, "4"]),
+    "ratio": st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([1, 1.05, 1.0499, 64, 65, True, "2"]),
+    "weighting": st.sampled_from(["size", "equal", "x", None, 1, b"size"]),
     "decays": st.sampled_from([[0.5], [0.9, 0.2], [1.0], [0.0], [], [float("nan")], [True], 0.5, (0.7,)]),
     "half_life": st.floats(allow_nan=True, allow_infinity=True) | st.integers(-2, 2 ** 40)
     | st.sampled_from([None, True, "64", 4, 3.999, 2 ** 24, 2 ** 24 + 1, np.float64(100.0)]),
 }
 OWN = {"tree": ("estimate",), "toeplitz": ("band",), "epochs": ("first_epoch",), "blt": ("decays",),
-       "decayed": ("half_life", "decays")}
+       "decayed": ("half_life", "decays"), "blocks": ("first_block", "ratio", "weighting")}
 
 
 def mechanism_state(mechanism):
@@ -489,7 +492,7 @@ def test_mechanism_constructor_either_releases_finite_estimates_or_names_the_arg
     if exc is not None:
         assert isinstance(exc, (TypeError, ValueError)), f"{type(exc).__name__} escaped: {exc}"
         assert name in str(exc), f"{name}={value!r}: {exc}"
-        if name != "estimate" and isinstance(value, str) or value is None and name != "horizon":
+        if name not in ("estimate", "weighting") and isinstance(value, str) or value is None and name != "horizon":
             assert isinstance(exc, TypeError), exc  # a string or None where a number belongs
         return
     m = min(40, mechanism.capacity)

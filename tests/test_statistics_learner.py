@@ -213,7 +213,9 @@ def test_the_non_private_twin_computes_the_exact_statistics():
     exact = sum(naive.contribution(z, int(label), 2, WEIGHTS) for z, label in zip(Z, y))
     counts, means, covs = naive.decode(exact, 2, 4, WEIGHTS, 1.0)
     np.testing.assert_allclose(learner.class_statistics().means, means, rtol=1e-10)
-    np.testing.assert_allclose(learner.model, naive.square_model(means, covs, 1e-3), rtol=1e-8)
+    # the automatic ridge: 10⁻³ relative to the data's own within-class variance (the twin's scale)
+    np.testing.assert_allclose(learner.model, naive.square_model(means, covs, 1e-3 * naive.twin_scale(counts, covs)),
+                               rtol=1e-8)
     assert learner.privacy_report()["private"] is False
 
 
@@ -313,7 +315,7 @@ def test_snapshot_resumes_exactly(kwargs, tmp_path):
 
 
 def test_snapshot_with_edited_statistics_is_refused(tmp_path):
-    from onpair.persistence import _parse
+    from onpair.core.persistence import _parse
 
     learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
     learner.save(tmp_path / "s.onpair")
@@ -472,7 +474,7 @@ def test_a_learner_without_a_seed_drops_its_normals_after_a_save(tmp_path):
 ])
 def test_a_snapshot_with_implausible_normals_is_refused(edit, match, tmp_path):
     from onpair.core.snapshot import SnapshotReader
-    from onpair.persistence import _parse
+    from onpair.core.persistence import _parse
 
     learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
     learner.save(tmp_path / "s.onpair")

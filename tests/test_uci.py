@@ -218,7 +218,7 @@ def test_bounds_do_not_depend_on_the_data(tmp_path):
 def test_streaming_the_spec_into_a_learner(shared):
     """The spec's bounds go straight to a learner, which learns Pima block by block (non-private twin)."""
     from onpair import PairwiseGIGA
-    from onpair.metrics import roc_auc
+    from onpair.evaluation import roc_auc
 
     source = UCISource("pima")
     learner = PairwiseGIGA(bounds=source.spec.bounds, seed=0)

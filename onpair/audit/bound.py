@@ -278,6 +278,9 @@ def audit(make_mechanism: Callable, D, D_prime, *, runs: int = 1000, statistic=N
     else:
         direction = np.asarray(statistic, dtype=np.float64).ravel()
         a, b = models_a @ direction, models_b @ direction
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("the audit statistic is not finite for some runs (NaN or ±inf): no bound can be computed "
+                         "from it (a release that holds nothing about the records, e.g. no completed block)")
     sign, tau = _select_test(a[:n_select], b[:n_select], delta, confidence)
     ea, eb = sign * a[n_select:], sign * b[n_select:]
     n_eval = ea.size

@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..algorithms import ALGORITHMS
 from ..batch import audit_variants as batch
 from ..core.audit_setup import LEARNED_TERMS
 from ..core.bounds import FeatureBounds
@@ -91,44 +92,54 @@ WEAK_CLAIM = (2.0, 0.1)
 #: Every preset, by name, in the order ``onpair audit --help`` lists them. The setups (and the broken variants,
 #: which override a family's own hooks) live beside their family: ``<family>/audit_variants.py``.
 PRESETS = {p.name: p for p in (
-    Preset("onpairstrc", "OnPairStrC, one release at n, R = 0.01, λ = G(R)/R", giga.online_setup(None, "onpairstrc")),
-    Preset("onpairc", "OnPairC, one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R", giga.online_setup(None, "onpairc")),
-    Preset("offpairstrc", "OffPairStrC, last iterate, R = 0.01, λ = G(R)/R", giga.offline_setup("offpairstrc")),
-    Preset("offpairc", "OffPairC, last iterate, R = 0.01, α = c/√n = G(R)/R", giga.offline_setup("offpairc")),
-    Preset("gradient", "GradientPerturbedGD (Kang et al.), T = 1, R = 0.1", batch.offline_setup("gradient")),
-    Preset("sgd", "OutputPerturbedSGD (Yang et al.), hinge, T = n, R = 1, eq. (5) noise", batch.offline_setup("sgd")),
+    Preset("onpairstrc", "OnPairStrC, one release at n, R = 0.01, λ = G(R)/R",
+           giga.online_setup(None, ALGORITHMS["onpairstrc"])),
+    Preset("onpairc", "OnPairC, one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R",
+           giga.online_setup(None, ALGORITHMS["onpairc"])),
+    Preset("offpairstrc", "OffPairStrC, last iterate, R = 0.01, λ = G(R)/R",
+           giga.offline_setup(ALGORITHMS["offpairstrc"])),
+    Preset("offpairc", "OffPairC, last iterate, R = 0.01, α = c/√n = G(R)/R",
+           giga.offline_setup(ALGORITHMS["offpairc"])),
+    Preset("gradient", "GradientPerturbedGD (Kang et al.), T = 1, R = 0.1",
+           batch.offline_setup(ALGORITHMS["gradient"])),
+    Preset("sgd", "OutputPerturbedSGD (Yang et al.), hinge, T = n, R = 1, eq. (5) noise",
+           batch.offline_setup(ALGORITHMS["sgd"])),
     Preset("reference", "Gaussian mechanism exactly at (ε, δ), sensitivity 1 (the audit's ceiling)",
            _reference_setup, scalar_release=True),
-    Preset("onpairstrc-noise0.1", "BROKEN: OnPairStrC with every σ × 0.1", giga.online_setup("noise0.1", "onpairstrc"),
+    Preset("onpairstrc-noise0.1", "BROKEN: OnPairStrC with every σ × 0.1",
+           giga.online_setup("noise0.1", ALGORITHMS["onpairstrc"]),
            broken=True),
     Preset("onpairstrc-internal", "BROKEN: OnPairStrC releasing its internal iterate",
-           giga.online_setup("internal", "onpairstrc"), broken=True),
+           giga.online_setup("internal", ALGORITHMS["onpairstrc"]), broken=True),
     Preset("offpairstrc-noise0.1", "BROKEN: OffPairStrC with σ × 0.1", giga.offpairstrc_noise_setup, broken=True),
     # The metric task (symmetric d×d W, Frobenius geometry, statistic ⟨W, u uᵀ⟩_F).
     Preset("onpairstrc-metric", "OnPairStrC, task='metric', one release at n, R = 0.01, λ = G(R)/R",
-           giga.online_setup(None, "onpairstrc", "metric"), task="metric"),
+           giga.online_setup(None, ALGORITHMS["onpairstrc"], "metric"), task="metric"),
     Preset("onpairc-metric", "OnPairC, task='metric', one release at n, R = 0.01, α = c·n^(−1/4) = G(R)/R",
-           giga.online_setup(None, "onpairc", "metric"), task="metric"),
+           giga.online_setup(None, ALGORITHMS["onpairc"], "metric"), task="metric"),
     Preset("offpairstrc-metric", "OffPairStrC, task='metric', last iterate, R = 0.01, λ = G(R)/R",
-           giga.offline_setup("offpairstrc", "metric"), task="metric"),
+           giga.offline_setup(ALGORITHMS["offpairstrc"], "metric"), task="metric"),
     Preset("offpairc-metric", "OffPairC, task='metric', last iterate, R = 0.01, α = c/√n = G(R)/R",
-           giga.offline_setup("offpairc", "metric"), task="metric"),
+           giga.offline_setup(ALGORITHMS["offpairc"], "metric"), task="metric"),
     Preset("gradient-metric", "GradientPerturbedGD (Kang et al.), task='metric', T = 1, R = 0.01",
-           batch.offline_setup("gradient", "metric"), task="metric"),
+           batch.offline_setup(ALGORITHMS["gradient"], "metric"), task="metric"),
     Preset("sgd-metric", "OutputPerturbedSGD (Yang et al.), task='metric', hinge, T = n, R = 1, PSD trace ball",
-           batch.offline_setup("sgd", "metric"), task="metric"),
+           batch.offline_setup(ALGORITHMS["sgd"], "metric"), task="metric"),
     # The learned threshold b and pair weights (1.5, 0.75) (those of 3 balanced classes): θ = (W, b).
     Preset("onpairstrc-metric-learned", "OnPairStrC, task='metric', learned threshold, pair weights (1.5, 0.75), "
-           "one release at n, R = 0.01", giga.online_setup(None, "onpairstrc", "metric", LEARNED_TERMS), task="metric"),
+           "one release at n, R = 0.01",
+           giga.online_setup(None, ALGORITHMS["onpairstrc"], "metric", LEARNED_TERMS), task="metric"),
     Preset("gradient-metric-learned", "GradientPerturbedGD, task='metric', learned threshold, pair weights "
-           "(1.5, 0.75), T = 1, R = 0.01", batch.offline_setup("gradient", "metric", LEARNED_TERMS), task="metric"),
+           "(1.5, 0.75), T = 1, R = 0.01",
+           batch.offline_setup(ALGORITHMS["gradient"], "metric", LEARNED_TERMS), task="metric"),
     Preset("onpairstrc-metric-learned-noise0.1", "BROKEN: OnPairStrC, task='metric', learned threshold, pair "
            "weights (1.5, 0.75), with every σ × 0.1",
-           giga.online_setup("noise0.1", "onpairstrc", "metric", LEARNED_TERMS), broken=True, task="metric"),
+
+           giga.online_setup("noise0.1", ALGORITHMS["onpairstrc"], "metric", LEARNED_TERMS), broken=True, task="metric"),
     Preset("onpairstrc-metric-noise0.1", "BROKEN: OnPairStrC, task='metric', with every σ × 0.1",
-           giga.online_setup("noise0.1", "onpairstrc", "metric"), broken=True, task="metric"),
+           giga.online_setup("noise0.1", ALGORITHMS["onpairstrc"], "metric"), broken=True, task="metric"),
     Preset("onpairstrc-metric-internal", "BROKEN: OnPairStrC, task='metric', releasing its internal iterate",
-           giga.online_setup("internal", "onpairstrc", "metric"), broken=True, task="metric"),
+           giga.online_setup("internal", ALGORITHMS["onpairstrc"], "metric"), broken=True, task="metric"),
     Preset("offpairstrc-metric-noise0.1", "BROKEN: OffPairStrC, task='metric', with σ × 0.1",
            giga.offpairstrc_metric_noise_setup, broken=True, task="metric"),
     # The learners on released class statistics (release: the whole release sequence's contrast for a change
@@ -140,6 +151,9 @@ PRESETS = {p.name: p for p in (
            datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs", "OnPairStats, mechanism='epochs' (doubling least-squares trees), the whole "
            "release sequence", statistics.onpairstats_setup(None, "epochs"), datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks", "OnPairStats, mechanism='blocks' (doubling blocks of 32, 64, … records, each "
+           "released once), the whole release sequence", statistics.onpairstats_setup(None, "blocks"),
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
            "whole release sequence", statistics.onpairstats_setup(None, weights=MOMENT_WEIGHTS),
            datasets=statistics_neighbouring_datasets),
@@ -166,6 +180,8 @@ PRESETS = {p.name: p for p in (
            statistics.onpairstats_setup("noise0.1", "toeplitz"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-epochs-noise0.1", "BROKEN: OnPairStats, mechanism='epochs', with every σ × 0.1",
            statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks-noise0.1", "BROKEN: OnPairStats, mechanism='blocks', with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", "blocks"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
            "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
            datasets=statistics_neighbouring_datasets),

@@ -43,14 +43,14 @@ chunk order after the ``prange``. The result therefore does not depend on the nu
 thread and sixteen give the same bits (tests check it). The partial rows cost ``ceil(n⁺/64)·n⁻``
 doubles per block, which is why :func:`pairwise_gradient_sum` bounds the block sizes. Inside a chunk
 the negatives are taken in tiles of ``_TILE`` so that a tile's data stays in L1. No fastmath (see
-:mod:`onpair.core._config`): every sum keeps IEEE semantics; ``A_i`` is summed by pairwise halving
+:mod:`onpair._config`): every sum keeps IEEE semantics; ``A_i`` is summed by pairwise halving
 (:func:`_tree_sum`), whose steps are element-wise loops that vectorise, instead of one serial chain.
 
 Measured (``bench/offline.py``, logistic, n = 4,000 balanced, d = 20, 2 cores of an AMD EPYC): one
 gradient in 0.6 ms, 0.15 ns per opposite-label pair (0.28 ns on one core, where the vector divider
 alone takes about 0.16 ns per pair); the A/B algebra is 15–18× faster than the literal
 O(n⁺·n⁻·d) sum of difference vectors with the same coefficients, and the kernel 14–16× faster than
-NumPy's margins-matrix version of the same algebra (bench/results.md has the latest run).
+NumPy's margins-matrix version of the same algebra (bench/results/offline.md has the latest run).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+from .._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
 from ..core.losses import HINGE, LOGISTIC, SQUARE, _pair_dloss, _pair_loss, get_loss
 
 __all__ = ["pairwise_gradient_sum", "pairwise_gradient", "pairwise_risk", "split_by_label", "DEFAULT_BLOCK"]

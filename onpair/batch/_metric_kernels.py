@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ..core._metric_pair_kernels import _augmented_row, _metric_round_gradient, _project_parameter
 
 

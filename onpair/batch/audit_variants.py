@@ -9,11 +9,14 @@ from .gradient_perturbation import GradientPerturbedGD
 from .output_perturbation import OutputPerturbedSGD
 
 
-def offline_setup(cls_name, task="auc", extra=None):
-    """GradientPerturbedGD (``cls_name="gradient"``, T = 1) or OutputPerturbedSGD (``"sgd"``, T = n)."""
+def offline_setup(algorithm, task="auc", extra=None):
+    """``algorithm`` GradientPerturbedGD (T = 1) or OutputPerturbedSGD (T = n)."""
+    if algorithm not in (GradientPerturbedGD, OutputPerturbedSGD):
+        raise ValueError(f"no batch audit of {algorithm!r}")
+
     def build(epsilon, delta, n, d, bounds):
         metric = task == "metric"
-        if cls_name == "gradient":
+        if algorithm is GradientPerturbedGD:
             # Metric task: R = 0.01 as for the Huai et al. learners, so that Γ at the public start
             # (‖W₀‖_F = R/2) is close to the canary's change 4 (4.16 against 4.35 at the default R = 0.1).
             # The papers' loss (threshold 1, uniform pairs), whose canary is computed by hand in the tests.

@@ -1,5 +1,5 @@
 """The exact pairwise gradient sum of :class:`onpair.GradientPerturbedGD` over the partitions of a fit on
-Dask data (:mod:`onpair.distributed`): per partition on its worker, only scores, pair-weight sums and
+Dask data (:mod:`onpair.core.distributed`): per partition on its worker, only scores, pair-weight sums and
 d-vectors cross the network, and the client adds the step's noise to the one total.
 
 Every function that runs on a worker is a deterministic function of its partition (no random number, no
@@ -18,7 +18,7 @@ from ._kernels import DEFAULT_BLOCK, _coefficient_sums, _combine, _scores
 def pairwise_gradient_sum(partitions, theta: np.ndarray, loss_code: int) -> np.ndarray:
     """Σ_{i∈pos} Σ_{j∈neg} ℓ'(θᵀ(x_i − x_j))(x_i − x_j) over all partitions' records (one Dask graph).
 
-    ``partitions`` is the fit's :class:`onpair.distributed.DaskPartitions` (layout ``"split"``). Per
+    ``partitions`` is the fit's :class:`onpair.core.distributed.DaskPartitions` (layout ``"split"``). Per
     partition a: the scores; one task pairs a's positives with every negative score (A for a's positives,
     a row of B over all negatives); the B rows are added by a tree; each partition then combines its own A
     and its segment of B with its records. About 8p tasks for p partitions (``bench/dask_scaling.py``

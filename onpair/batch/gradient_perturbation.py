@@ -119,7 +119,7 @@ def default_step_size(loss, radius: float, lam: float) -> float:
     return float(radius) / (loss.lipschitz(radius) + float(lam) * float(radius))
 
 
-class GradientPerturbedGD(PairwiseEstimator):
+class GradientPerturbedGD(PairwiseEstimator, algorithm="gradient"):
     """Private full-batch pairwise gradient descent by gradient perturbation (Kang et al. 2021, Alg. 1).
 
     T projected gradient steps on the pairwise empirical risk (plus (λ/2)‖θ‖²) from θ_0 = 0, each with
@@ -186,7 +186,9 @@ class GradientPerturbedGD(PairwiseEstimator):
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release events, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     Attributes
     ----------
@@ -360,7 +362,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         return self._descend(p, n, dim, theta_start, start_norm, gradient_sum, seed_sequence)
 
     #: A distributed fit keeps each partition's positives and negatives apart (the pair kernel's input;
-    #: the protocol of :class:`onpair.distributed.PartitionedFit`).
+    #: the protocol of :class:`onpair.core.distributed.PartitionedFit`).
     partition_layout = "split"
 
     def check_partitioned_fit(self) -> dict:
@@ -372,7 +374,7 @@ class GradientPerturbedGD(PairwiseEstimator):
         return p
 
     def fit_partitions(self, partitions, seed_sequence):
-        """The distributed fit (:mod:`onpair.distributed`): at each step the workers compute the pairwise
+        """The distributed fit (:mod:`onpair.core.distributed`): at each step the workers compute the pairwise
         gradient sum from their partitions (:mod:`onpair.batch.distributed_gradient`: only scores,
         pair-weight sums and d-vectors cross the network) and the noise is drawn here, once per step,
         exactly as in :meth:`_fit_released`."""

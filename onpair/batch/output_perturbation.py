@@ -68,17 +68,18 @@ import warnings
 
 import numpy as np
 
-from ._metric_kernels import _metric_pairwise_sgd
-from ._sgd_kernels import _pairwise_sgd
 from ..core._validation import check_in_range, check_radius
+from ..core.estimator import PairwiseEstimator, fit_report, perturbed
 from ..core.losses import get_loss
 from ..core.matrix_geometry import constraint_code, constraint_diameter
 from ..core.metric_losses import PAPER_TERMS, get_metric_loss
+from ..privacy.checks import check_epsilon
 from ..privacy.conversions import eps_from_rho
 from ..privacy.events import ApproxDPRelease
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.signal import signal_fields
-from ..core.estimator import PairwiseEstimator, fit_report, perturbed
+from ._metric_kernels import _metric_pairwise_sgd
+from ._sgd_kernels import _pairwise_sgd
 
 __all__ = ["OutputPerturbedSGD", "paper_sensitivity", "paper_sigma"]
 
@@ -119,7 +120,7 @@ def paper_sigma(n, T, eta, lipschitz, epsilon, delta):
     return math.sqrt(variance)
 
 
-class OutputPerturbedSGD(PairwiseEstimator):
+class OutputPerturbedSGD(PairwiseEstimator, algorithm="sgd"):
     """(ε, δ)-DP SGD for pairwise AUC learning with a non-smooth loss (Yang et al. 2021, Alg. 2).
 
     Runs T steps of SGD in which each step pairs a fresh uniform draw with every earlier draw, averages
@@ -162,7 +163,9 @@ class OutputPerturbedSGD(PairwiseEstimator):
         A budget shared with other models, with an (ε, δ) budget
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: this release is an (ε, δ) claim, not
         zCDP): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
     task : {"auc", "metric"}, default "auc"
         The metric task runs the same algorithm on Yang et al.'s metric hinge loss (11),
         ``(1 + τ h_W)₊`` with τ = +1 for a same-class pair, over symmetric d×d matrices (``coef_`` is W;
@@ -229,8 +232,6 @@ class OutputPerturbedSGD(PairwiseEstimator):
 
     def _checked_params(self):
         """The validated parameters (T and eta still possibly None); a ValueError names the bad one."""
-        from ..privacy.checks import check_epsilon
-
         epsilon = check_epsilon(self.epsilon)
         # Narrower than check_delta below: eq. (5)'s log(2/δ)² overflows for δ under ~1e-300.
         delta = check_in_range(self.delta, "delta", 1e-300, 1.0 - 1e-12)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
+from .._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
 from .matrix_geometry import _project_matrix
 from .metric_losses import _metric_pair_dloss, _metric_pair_loss
 

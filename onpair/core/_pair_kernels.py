@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
+from .._config import NJIT_OPTIONS, NJIT_REDUCTION_OPTIONS
 from .losses import LOGISTIC, _pair_dloss
 
 # -- the full-history gradient ----------------------------------------------------------------------

@@ -27,6 +27,44 @@ import numpy as np
 from ..privacy.checks import check_positive as _check_positive_number, check_rho as _check_rho
 
 
+#: Each ecosystem's name for the seed of a model's randomness: river's ``seed`` (the online learners, the
+#: river models), scikit-learn's ``random_state`` (the offline estimators, the scikit-learn scaler).
+SEED_NAMES = {"seed": "random_state", "random_state": "seed"}
+
+
+class SeedNameHint:
+    """A mixin whose constructor, given the other ecosystem's seed name (``seed=`` for ``random_state=`` or the
+    reverse), raises a TypeError that says which name the class takes ("did you mean 'random_state'?"), before
+    anything is built. Python's own TypeError is left for every other unexpected keyword.
+
+    Examples
+    --------
+    >>> class Estimator(SeedNameHint):
+    ...     def __init__(self, random_state=None):
+    ...         self.random_state = random_state
+    >>> Estimator(seed=0)
+    Traceback (most recent call last):
+    ...
+    TypeError: Estimator() got an unexpected keyword argument 'seed': did you mean 'random_state'? (scikit-learn's name, taken by onpair's offline estimators; river's seed= by its online learners and river models)
+    """
+
+    def __new__(cls, *args, **kwargs):
+        wrong = next((name for name in SEED_NAMES if name in kwargs), None)
+        if wrong is not None:
+            import inspect
+
+            parameters = inspect.signature(cls.__init__).parameters
+            right = SEED_NAMES[wrong]
+            if wrong not in parameters and right in parameters:
+                family = ("scikit-learn's name, taken by onpair's offline estimators; river's seed= by its online "
+                          "learners and river models" if right == "random_state" else
+                          "river's name, taken by onpair's online learners and river models; scikit-learn's "
+                          "random_state= by its offline estimators")
+                raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {wrong!r}: did you mean "
+                                f"{right!r}? ({family})")
+        return super().__new__(cls)
+
+
 def as_feature_block(X, n_features, stream_offset: int, name: str = "X") -> np.ndarray:
     """Return ``X`` as a C-contiguous float64 (m, d) array of finite values.
 
@@ -178,7 +216,7 @@ def binary_label(value, index: int, stream_offset: int, name: str = "y") -> int:
 def label_array(y, name: str = "y") -> np.ndarray:
     """``y`` as a 1-D array (object dtype for Python sequences), or a ValueError naming ``name`` for a
     string, a scalar or another shape. The one entry point of every label block (AUC and metric task,
-    learners and :mod:`onpair.metrics`)."""
+    learners and :mod:`onpair.evaluation`)."""
     if isinstance(y, (str, bytes)):
         raise ValueError(f"{name} must be a sequence of labels, got a string {y!r}")
     arr = y if isinstance(y, np.ndarray) else np.asarray(y, dtype=object)
@@ -263,9 +301,25 @@ def check_in_range(value, name: str, low: float, high: float) -> float:
 
 
 def check_seed(seed, name: str = "seed"):
-    """None, a non-negative int, or a SeedSequence (what numpy.random.SeedSequence accepts)."""
+    """None, a non-negative int, or a numpy SeedSequence (every learner's and river model's ``seed=``;
+    :func:`root_sequence` turns it into the learner's root sequence)."""
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{name} must be None or a non-negative integer, got {seed!r}")
+        raise ValueError(f"{name} must be None, a non-negative integer or a numpy SeedSequence, got {seed!r}")
     return int(seed)
+
+
+def root_sequence(seed, name: str = "seed") -> np.random.SeedSequence:
+    """The root SeedSequence of a learner's random streams from its ``seed`` (checked by :func:`check_seed`).
+
+    An int is ``SeedSequence(seed)``; None draws fresh OS entropy; a SeedSequence acts as an int does, as in
+    ``numpy.random.default_rng(sequence)``: the root is a copy of it (its entropy, spawn key and pool size,
+    with no child spawned yet), so two learners given the same sequence draw the same streams and the
+    caller's sequence is not advanced. Give learners distinct children (``sequence.spawn(k)``) for
+    independent streams.
+    """
+    seed = check_seed(seed, name)
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+    return np.random.SeedSequence(seed)

@@ -5,6 +5,8 @@ estimator, and the constants of a strong audit of Huai et al.'s learners."""
 from __future__ import annotations
 
 import numpy as np
+from .losses import get_loss
+from .metric_losses import get_metric_loss
 
 #: Huai et al.'s learners are audited at R = 0.01: G(R) ≈ 2.04 is close to the canary's actual change 2.
 AUDIT_RADIUS = 0.01
@@ -39,7 +41,4 @@ def offline_maker(cls, params: dict, *, epsilon, delta, bounds):
 
 def logistic_g(radius: float, metric: bool = False) -> float:
     """G(R) of the logistic loss of the AUC task, or of the metric task's with ``metric=True``."""
-    from .losses import get_loss
-    from .metric_losses import get_metric_loss
-
     return (get_metric_loss("logistic") if metric else get_loss("logistic")).lipschitz(radius)

@@ -23,10 +23,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 #: What every message about bounds says: where public bounds come from, and what not to do.
+#: A record whose norm exceeds a norm bound by at most this factor is not counted as clipped (it is still
+#: scaled onto the ball): 8 ulps, above the rounding of x/‖x‖ and of the norm computed here (≤ 2 ulps measured
+#: for d from 2 to 10,000).
+NORM_ROUNDING = 1.0 + 8.0 * np.finfo(np.float64).eps
+
 BOUNDS_ADVICE = ("Declare the data's public bounds (bounds=(lower, upper) or norm_bound=) from its documentation "
                  "or the features' physical ranges (streams.uci.get_spec(name).bounds for the bundled UCI sets); "
                  "never from the data: bounds=(X.min(0), X.max(0)) or a StandardScaler in front of the model leak "
@@ -107,38 +112,6 @@ def _clip_box_row(x, lower, upper, half_scale, out):
     return status
 
 
-@njit(**NJIT_OPTIONS)
-def clip_box_dot(x, lower, upper, half_scale, w):
-    """wᵀφ(x): one record through the clipped box map (the operations of :func:`_clip_box_row`) and its dot
-    product with ``w``, summed in index order, in one call (a river model's per-record score).
-
-    Parameters
-    ----------
-    x : float64 array of shape (d,)
-        The raw record (read only).
-    lower, upper, half_scale : float64 arrays of shape (d,)
-        The public box and its half-scale, as :func:`_clip_box_row` (read only).
-    w : float64 array of shape (d,)
-        The model (read only).
-
-    Returns
-    -------
-    float
-        The score, or NaN when an entry of ``x`` is NaN or ±inf (the caller's general path reports it).
-    """
-    total = 0.0
-    for k in range(x.shape[0]):
-        v = x[k]
-        if not (abs(v) < np.inf):
-            return np.nan
-        if v < lower[k]:
-            v = lower[k]
-        elif v > upper[k]:
-            v = upper[k]
-        total += ((2.0 * v - lower[k] - upper[k]) * half_scale[k]) * w[k]
-    return total
-
-
 class FeatureBounds:
     """Public bounds on the features and the map onto a domain of diameter 2.
 
@@ -215,7 +188,9 @@ class FeatureBounds:
         Z : ndarray of shape (n, d)
             The mapped records.
         clipped : ndarray of bool, shape (n,)
-            Which records were outside the declared bounds and clipped to them.
+            Which records were outside the declared bounds and clipped to them. Under a norm bound B, a
+            record with B < ‖x‖ ≤ B·(1 + 8 ulp) (:data:`NORM_ROUNDING`: a record normalised as x/‖x‖ in
+            floating point, under B = 1) is scaled onto the ball like any other, but not counted.
         """
         X = np.asarray(X, dtype=np.float64)
         if self.kind == "norm":
@@ -227,10 +202,15 @@ class FeatureBounds:
             # norm/peak overflows to inf for a tiny (subnormal) peak, and X/norm for a huge record: inf
             # rightly reads "inside" in the first, and the second only happens in rows clipped below.
             with np.errstate(over="ignore"):
-                clipped = unit_norms > self.norm / safe_peak
+                limit = self.norm / safe_peak
+                scaled = unit_norms > limit
+                # Counted (and warned about) only beyond rounding: x/‖x‖ computed in floating point has a norm
+                # of 1 within a few ulps, and is inside a unit ball by intent. Such a record is still scaled
+                # onto the ball (the map, hence the sensitivity, is unchanged); it is just not "clipped".
+                clipped = unit_norms > limit * NORM_ROUNDING
                 Z = X / self.norm
-            if clipped.any():
-                Z[clipped] = X[clipped] / safe_peak[clipped, None] / unit_norms[clipped, None]
+            if scaled.any():
+                Z[scaled] = X[scaled] / safe_peak[scaled, None] / unit_norms[scaled, None]
             return Z, clipped
         lower = np.broadcast_to(self.lower, X.shape[1:])
         upper = np.broadcast_to(self.upper, X.shape[1:])

@@ -12,12 +12,12 @@ holds the bulk of the data, and learns in that box with the rest of the budget. 
 * ``False`` (default): no discovery; the declared box is the box;
 * ``True``: a warm-up of m = min(max(records_needed(d, 0.2ρ), 500), 1,000) records (at least the fewest for
   which the finder runs all its levels at d features, :func:`onpair.privacy.ranges.records_needed`, and at
-  least 500: on the synthetic streams of bench/ranges.py the fewest lost 0.02–0.05 AUC against 500 at
-  d = 5), 20 % of ρ;
+  least 500: on the synthetic streams of bench/ranges.py the fewest lost 0.04–0.05 AUC against 500 at
+  d = 5, re-measured on 2026-11-28 after the discovery fix of issue 31), 20 % of ρ;
 * an integer m ≥ 1: that warm-up length, 20 % of ρ;
 * a dict: ``warmup`` (an integer or ``"auto"``), ``rho_share`` (in (0, 1), default 0.2) and any parameter
   of :func:`onpair.privacy.ranges.find_bounds` (``bins``, ``beta``, ``extend``, ``margin``,
-  ``final_margin``, ``coverage``, ``certify``, ``levels``).
+  ``final_margin``, ``coverage``, ``certify``, ``levels``, ``span``).
 
 A stream (:class:`RangeWarmup`, the state object of :class:`onpair.OnPairStats`): the first m records are
 **held** inside the learner, unreleased, and nothing is spent on them; at the m-th record the finder runs
@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import copy
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..privacy.events import GaussianRelease
+from ..privacy.exceptions import NoiseDominatedWarning
 from ..privacy.ranges import (DiscoveredBounds, find_bounds, finder_settings, levels_to_run, plan_cost,
-                              records_needed, result_params)
+                              planned_levels, records_needed, result_params)
 from .bounds import FeatureBounds
 
 #: The finder's default share of the budget (ρ_range = 0.2·ρ): measured on synthetic streams
@@ -54,12 +56,13 @@ DEFAULT_SHARE = 0.2
 #: ``discover_bounds=True`` holds at most this many records (at ε = 1 and 20 % of ρ: three levels up to d = 59,
 #: two up to 89, one up to 718, none from 719 on).
 MAX_AUTO_WARMUP = 1000
-#: It holds at least this many (bench/ranges.py: at d = 5, m = 500 gave progressive AUC 0.773 / 0.796 with
-#: the data centred / off-centre in a 1,000× box, the fewest records for three levels, 290, 0.755 / 0.746).
+#: It holds at least this many (bench/ranges.py: at d = 5, m = 500 gave progressive AUC 0.814 / 0.806 with
+#: the data centred / off-centre in a 1,000× box, the fewest records for three levels, 290, 0.766 / 0.762;
+#: 5 seeds, re-measured on 2026-11-28 after the discovery fix of issue 31).
 MIN_AUTO_WARMUP = 500
 #: The keys a ``discover_bounds`` dict may hold besides the finder's parameters.
 OWN_KEYS = ("warmup", "rho_share")
-FINDER_KEYS = ("bins", "beta", "extend", "margin", "final_margin", "coverage", "certify", "levels")
+FINDER_KEYS = ("bins", "beta", "extend", "margin", "final_margin", "coverage", "certify", "levels", "span")
 #: The model's ρ is (ρ − finder's ρ)·(1 − MODEL_MARGIN): the exact sum of the two spends stays ≤ ρ.
 MODEL_MARGIN = 1e-12
 #: The spawn key of the finder's random stream under a learner's SeedSequence (after the learner's own
@@ -160,9 +163,60 @@ def model_rho(rho: float, found) -> float:
     return (rho - found.rho) * (1.0 - MODEL_MARGIN)
 
 
+def warmup_shortfall(setting: DiscoverySetting, n_records: int, n_features: int, rho: float):
+    """``None`` if the finder can run every level it is asked for on m records of d features, else
+    ``(wanted, affordable, needed)``: the levels asked for (all of ``bins`` with ``levels="auto"``, or the
+    fixed number), the most whose anchor thresholds fit the block (:func:`onpair.privacy.ranges.planned_levels`;
+    0: none, the declared box is kept) and the records ``wanted`` levels need
+    (:func:`onpair.privacy.ranges.records_needed`). Public: m, d, ρ and the setting are.
+
+    Examples
+    --------
+    >>> from onpair.privacy import rho_from_dp
+    >>> rho = rho_from_dp(1.0, 1e-5, method="gaussian")
+    >>> warmup_shortfall(discovery_setting(True), 500, 9, rho) is None, warmup_shortfall(discovery_setting(True), 398, 30, rho)
+    (True, (3, 1, 708))
+    """
+    finder, share_rho = setting.finder, setting.share * rho
+    wanted = len(finder["bins"]) if finder["levels"] == "auto" else finder["levels"]
+    affordable = planned_levels(n_records, n_features, share_rho, finder["bins"], finder["beta"])
+    if affordable >= wanted:
+        return None
+    return wanted, affordable, records_needed(n_features, share_rho, finder["bins"], finder["beta"], n_levels=wanted)
+
+
+def warn_short_warmup(setting: DiscoverySetting, n_records: int, n_features: int, rho: float, stacklevel: int = 2):
+    """A :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` with the numbers when the warm-up of m
+    records cannot afford the finder's levels (:func:`warmup_shortfall`): records needed against records
+    held, and the fix. Nothing is spent by it; the finder then runs the levels the public rule allows."""
+    shortfall = warmup_shortfall(setting, n_records, n_features, rho)
+    if shortfall is None:
+        return
+    wanted, affordable, needed = shortfall
+    one = records_needed(n_features, setting.share * rho, setting.finder["bins"], setting.finder["beta"], n_levels=1)
+    fixed = setting.finder["levels"] != "auto"
+    if fixed:
+        what = (f"its {wanted} fixed level{'s' if wanted > 1 else ''} spend the finder's share but their anchor "
+                f"thresholds exceed what the block can hold, so the box found is likely the declared one")
+    elif affordable == 0:
+        what = ("no level can run: the declared box is kept (the finder's share of ρ is not spent, the model gets "
+                "all of it)")
+    else:
+        what = f"only {affordable} of its {wanted} levels run{'s' if affordable == 1 else ''}: the box found is coarser"
+    warnings.warn(
+        f"discover_bounds: the range finder's warm-up holds m = {n_records} records of d = {n_features} features "
+        f"at ρ_range = {setting.share * rho:.4g}; {what}. {wanted} level{'s' if wanted > 1 else ''} need m ≥ {needed} "
+        f"records{f', one level m ≥ {one}' if wanted > 1 else ''}. Fix: a longer warm-up (discover_bounds={needed} or more, on a stream or a data set with that many "
+        "records), tighter declared bounds (discover_bounds=False), a larger ε or rho_share.",
+        NoiseDominatedWarning, stacklevel=stacklevel + 1)
+
+
 def discover(setting: DiscoverySetting, X, declared: FeatureBounds, rho: float, rng) -> DiscoveredBounds:
-    """The finder on the block ``X`` inside the declared box, with ``setting.share·ρ`` (a fit's step)."""
+    """The finder on the block ``X`` inside the declared box, with ``setting.share·ρ`` (a fit's step); a
+    :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` with the numbers first when the block is too short
+    for the finder's levels (:func:`warn_short_warmup`)."""
     d = X.shape[1]
+    warn_short_warmup(setting, X.shape[0], d, rho, stacklevel=3)
     lower = np.broadcast_to(declared.lower, (d,))
     upper = np.broadcast_to(declared.upper, (d,))
     return find_bounds(X, lower, upper, setting.share * rho, random_state=rng, **setting.finder)

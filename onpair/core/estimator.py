@@ -25,18 +25,24 @@ import inspect
 import numpy as np
 from scipy.special import expit
 
-from ..metrics import roc_auc
-from ._validation import is_dask_collection
+from ..privacy.events import NonPrivate
+from ..privacy.reports import build_report
+from ._metric_pair_kernels import _project_parameter
+from ._validation import SeedNameHint, is_dask_collection
 from .bounds import FeatureBounds
-from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit,
-                      discovery_of, fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery,
-                      seed_sequence, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .fitting import (NotFittedError, check_binary, check_fit_accountant, complex_dtype, discovered_fit, discovery_of,
+                      fit_bounds, is_metric_task, label_coding, not_fitted_error, refuse_discovery, fit_seeds,
+                      fitted_feature_block, recording_feature_names, set_fitted, sklearn_feature_block, validate_training_data, warn_clipped)
+from .geometry import _project_l2_ball
+from .matrix_geometry import _project_matrix, metric_factor, symmetric_noise
+from .registry import register_algorithm
+from .scoring import leave_one_out_knn_accuracy, roc_auc
 
 __all__ = ["PairwiseEstimator", "NotFittedError", "perturbed", "fit_report",
            "not_fitted_error", "sklearn_feature_block", "complex_dtype", "check_binary", "warn_clipped"]
 
 
-class PairwiseEstimator:
+class PairwiseEstimator(SeedNameHint):
     """Shared scikit-learn API of the offline pairwise estimators (binary ranking / AUC tasks).
 
     Subclasses define ``__init__`` with keyword-only parameters stored verbatim, and
@@ -45,6 +51,18 @@ class PairwiseEstimator:
     """
 
     _estimator_type = "classifier"
+
+    def __init_subclass__(cls, *, algorithm=None, **kwargs):
+        """A public estimator registers itself with ``class X(..., algorithm="name")`` under the name users
+        choose it by (:mod:`onpair.core.registry`). Every fit (a subclass's own included) sets
+        ``feature_names_in_`` from a data frame's column names, as scikit-learn does; the predictions refuse
+        renamed or reordered columns (``fitted_feature_block``)."""
+        super().__init_subclass__(**kwargs)
+        if algorithm is not None:
+            register_algorithm(algorithm, cls)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "records_feature_names", False):
+            cls.fit = recording_feature_names(fit)
 
     # -- parameters (what sklearn.base.BaseEstimator provides) --------------------------------------
     def _store_params(self, arguments: dict) -> None:
@@ -104,7 +122,8 @@ class PairwiseEstimator:
         Any two distinct labels work; ``classes_[1]`` (the larger in sorted order) is the positive
         class. Each call spends the estimator's (ε, δ) budget again on the data it is given; with the same
         integer ``random_state`` two fits draw the *same* noise, which cancels in their difference, so a
-        seed is for reproducible experiments only.
+        seed is for reproducible experiments only (two fits charged to one shared ``accountant=`` draw
+        noise of their own: :meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
         ``X`` needs at least 2 records (the loss is over pairs): with 0 records (``fit([], [])``
         included) or 1, ``fit`` raises ``ValueError`` ("X has 0 records; fit needs at least 2") and the
@@ -114,7 +133,7 @@ class PairwiseEstimator:
         ``X`` may also be a Dask array or DataFrame (with ``y`` a Dask array or Series of the same
         partitions) for the estimators with a distributed fit (:class:`onpair.OffPairStats`,
         :class:`onpair.GradientPerturbedGD`): the records stay on the workers and only noisy releases
-        leave them (:func:`onpair.distributed.fit`, docs/distributed.md).
+        leave them (:func:`onpair.core.distributed.fit`, docs/distributed.md).
 
         Returns
         -------
@@ -126,7 +145,7 @@ class PairwiseEstimator:
             if setting is not None:
                 raise ValueError("discover_bounds needs the records in memory (a fit on Dask data takes the "
                                  "declared bounds as they are)")
-            from ..distributed import fit as distributed_fit
+            from .distributed import fit as distributed_fit  # needs Dask (optional): only for Dask data
 
             return distributed_fit(self, X, y)
         if setting is not None:
@@ -143,7 +162,9 @@ class PairwiseEstimator:
         coef, report = self._fit_released(Z, signs, self._seed_sequence())
         return self._set_fitted(coef, report, classes, X.shape[1], bounds, n_clipped)
 
-    # The steps around the release (:mod:`onpair.core.fitting`, shared with onpair.distributed.fit).
+    fit = recording_feature_names(fit)
+
+    # The steps around the release (:mod:`onpair.core.fitting`, shared with onpair.core.distributed.fit).
     def _set_fitted(self, coef, report, classes, n_features, bounds, n_clipped):
         return set_fitted(self, coef, report, classes, n_features, bounds, n_clipped)
 
@@ -151,7 +172,7 @@ class PairwiseEstimator:
         return is_metric_task(self)
 
     def _seed_sequence(self) -> np.random.SeedSequence:
-        return seed_sequence(getattr(self, "random_state", None))
+        return fit_seeds(self)
 
     def _make_bounds(self, n_features: int) -> FeatureBounds:
         return fit_bounds(self, n_features)
@@ -205,10 +226,8 @@ class PairwiseEstimator:
         return self._transform
 
     def _transform(self, X) -> np.ndarray:
-        from .matrix_geometry import metric_factor
-
         self._check_fitted()
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__, purpose="transform")
+        X = fitted_feature_block(self, X, purpose="transform")
         Z, _ = self.bounds_.transform(X)
         return Z @ metric_factor(self.coef_).T
 
@@ -226,7 +245,7 @@ class PairwiseEstimator:
         self._refuse_metric(what)
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = fitted_feature_block(self, X)
         Z, _ = self.bounds_.transform(X)
         return Z
 
@@ -257,8 +276,6 @@ class PairwiseEstimator:
         """
         self._check_fitted()
         if getattr(self, "task", "auc") == "metric":
-            from ..metrics import leave_one_out_knn_accuracy
-
             return leave_one_out_knn_accuracy(self.transform(X), y, k=3)
         y = np.asarray(y)
         scores = self.decision_function(X)
@@ -278,10 +295,6 @@ def perturbed(w, sigma, rng, dim, radius, constraint=None, terms=None) -> np.nda
     threshold (``terms.learned``, w = (W, b)) one more standard normal for b, isotropic in ‖(W, b)‖, and
     b clipped into its interval.
     """
-    from ._metric_pair_kernels import _project_parameter
-    from .geometry import _project_l2_ball
-    from .matrix_geometry import _project_matrix, symmetric_noise
-
     if constraint is None:
         out = w + sigma * rng.standard_normal(dim)
         _project_l2_ball(out, float(radius))
@@ -300,9 +313,6 @@ def fit_report(estimator, events, *, n, mode, accounting="gaussian", rho_budget=
     (:func:`onpair.privacy.reports.build_report`, the builder of every report). A non-private fit
     (``private=False``) records :class:`onpair.privacy.events.NonPrivate` instead of ``events``: nothing
     released, ε ∞, no ρ keys. ``n`` records were fitted; ``rho_budget`` for a fit accounted in zCDP."""
-    from ..privacy.events import NonPrivate
-    from ..privacy.reports import build_report
-
     private = bool(getattr(estimator, "private", True))
     status = (f"released once: one fit of {n} records" if private else
               "not private: the non-private twin protects nothing")

@@ -1,5 +1,5 @@
 """The steps of an offline fit around its release, shared by the in-process fit
-(:meth:`onpair.core.estimator.PairwiseEstimator.fit`) and the fit on Dask data (:func:`onpair.distributed.fit`):
+(:meth:`onpair.core.estimator.PairwiseEstimator.fit`) and the fit on Dask data (:func:`onpair.core.distributed.fit`):
 records and labels checked in the words scikit-learn's tools look for, the public label domain, the public
 bounds map, the fit's random seed, and the fitted attributes, assigned all at once after the release.
 
@@ -11,17 +11,23 @@ fitted attributes (``coef_``, ``classes_``, ``n_features_in_``, ``bounds_``, ``n
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..privacy.accountant import charge, check_accountant, refusal
+from ..privacy.checks import check_delta, check_epsilon
+from ..privacy.conversions import METHODS, eps_from_rho, rho_from_dp
+from ..privacy.events import NonPrivate, leaves, rho_of
+from ..privacy.exceptions import NoiseDominatedWarning, PrivacyWarning
+from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report, extend_report
 from ._validation import as_feature_block, is_frame
-from ..privacy.exceptions import NoiseDominatedWarning
-from ..privacy.accountant import charge, check_accountant
-from ..privacy.reports import extend_report
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
+from .discovery import (RANGE_SPAWN_KEY, declared_box, discover, discovery_setting, found_bounds, range_events,
+                        range_seed_sequence)
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -133,6 +139,17 @@ def seed_sequence(state) -> np.random.SeedSequence:
     raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, got {state!r}")
 
 
+def fit_seeds(estimator) -> np.random.SeedSequence:
+    """The SeedSequence of one fit of ``estimator``: :func:`seed_sequence` of its ``random_state``, keyed by the
+    next noise key of its shared ``accountant=`` when it has one
+    (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`), so that no two fits charged to one accountant draw
+    the same noise (a grid search with a fixed ``random_state`` over overlapping folds would otherwise
+    release differences without noise). Called once per fit, after the checks of the parameters and data."""
+    seeds = seed_sequence(getattr(estimator, "random_state", None))
+    accountant = getattr(estimator, "accountant", None)
+    return seeds if accountant is None else accountant.noise_seed(seeds)
+
+
 def fit_bounds(estimator, n_features: int) -> FeatureBounds:
     """The public bounds map of an estimator's ``bounds``/``norm_bound``, built as the online learners
     build it, checked against the records' number of features."""
@@ -146,6 +163,7 @@ def fit_bounds(estimator, n_features: int) -> FeatureBounds:
 def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     """Assign the fitted attributes, all at once and only after the release: a failed fit leaves the
     estimator untouched. Returns the estimator."""
+    warn_changed_classes(estimator, classes)  # before anything changes: under -W error the fit fails whole
     # A shared accountant (accountant=) is charged the fit's events before anything changes: a refusal
     # (PrivacyBudgetExceeded) leaves the estimator as it was, and nothing was released.
     accountant = check_accountant(getattr(estimator, "accountant", None), type(estimator).__name__)
@@ -177,15 +195,46 @@ def set_fitted(estimator, coef, report, classes, n_features, bounds, n_clipped):
     return estimator
 
 
-def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:
-    """The :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` of a fit whose release is mostly noise."""
-    if report.get("noise_dominated"):
+def warn_changed_classes(estimator, classes) -> None:
+    """The :class:`~onpair.privacy.exceptions.PrivacyWarning` of a fit with ``classes="observed"`` whose labels
+    read off ``y`` are not the previous fit's ``classes_`` (a class appeared, or one went missing): the released
+    model's shape (``classes_``, the rows of ``coef_``, the posterior) then changed with the records, which no
+    noise covers (one record can be a class's only one). The message names no label: the labels are data."""
+    declared, previous = getattr(estimator, "classes", None), getattr(estimator, "classes_", None)
+    if not (isinstance(declared, str) and declared == OBSERVED) or previous is None:
+        return
+    if set(np.asarray(previous).tolist()) != set(np.asarray(classes).tolist()):
         warnings.warn(
-            f"{owner}: the released model is dominated by noise: the expected cosine between its direction and "
-            f"the noiseless model's is {report['expected_cosine']:.2f} (below 1/2; privacy_report_"
-            "['expected_cosine']). Its scores are mostly the noise's: more records, a larger epsilon or another "
-            "estimator (OffPairStats releases the class statistics once) help.",
-            NoiseDominatedWarning, stacklevel=stacklevel + 1)
+            f"{type(estimator).__name__}: classes='observed' read labels off y that differ from the previous fit's "
+            "classes_ (a class appeared or went missing), so the released model's classes and shape changed "
+            "with the records, which no noise covers: a single record can add or remove a class. Declare the "
+            "public label domain, classes=[...], from the data's documentation.", PrivacyWarning, stacklevel=4)
+
+
+def warn_noise_dominated(owner: str, report: dict, stacklevel: int) -> None:
+    """The :class:`~onpair.privacy.exceptions.NoiseDominatedWarning` of a fit whose release is mostly noise.
+
+    The message says what the figure means: an expected cosine of 0 is the estimate's floor (the release is
+    no longer than its noise alone typically is), not a measured angle, and neither says how well the model
+    ranks held-out data. The advice names another estimator only where one helps (not OffPairStats itself).
+    """
+    if not report.get("noise_dominated"):
+        return
+    cosine = report["expected_cosine"]
+    if cosine > 0.0:
+        meaning = (f"the expected cosine between its direction and the noiseless model's is {cosine:.2f} (below 1/2; "
+                   f"privacy_report_['expected_cosine']): the noise's power is about {1.0 / cosine ** 2 - 1.0:.1f} "
+                   "times the signal's")
+    else:
+        meaning = ("the expected cosine between its direction and the noiseless model's is 0.00, the estimate's "
+                   "floor: the release is no longer than its noise alone typically is, so nothing in it shows a "
+                   "direction beyond the noise's (an estimate from the release's length, not a measured angle)")
+    advice = ("More records or a larger epsilon" if owner == "OffPairStats" else
+              "More records, a larger epsilon or another estimator (OffPairStats releases the class statistics once)")
+    warnings.warn(
+        f"{owner}: the released model is dominated by noise: {meaning}. Its scores are mostly the noise's, although "
+        f"a well-separated data set may still rank well: measure it on held-out data. {advice} help.",
+        NoiseDominatedWarning, stacklevel=stacklevel + 1)
 
 
 def _fixed_threshold(estimator) -> float:
@@ -380,6 +429,71 @@ def sklearn_feature_block(X, n_features, owner=None, purpose="prediction", minim
         raise
 
 
+def feature_names(X):
+    """scikit-learn's ``feature_names_in_`` for ``X``: the column names of a data frame whose column names are all
+    strings (an object array), else None (an array; a frame with other names, as scikit-learn ignores them)."""
+    if not is_frame(X):
+        return None
+    names = list(X.columns)
+    if not names or not all(isinstance(name, str) for name in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def recording_feature_names(fit):
+    """``fit`` that sets ``feature_names_in_`` from ``X`` (or removes it when ``X`` has no string column names)
+    after a successful fit only, as scikit-learn does: a failed fit leaves the estimator as it was."""
+    @functools.wraps(fit)
+    def wrapped(self, X, *args, **kwargs):
+        names = feature_names(X)
+        result = fit(self, X, *args, **kwargs)
+        if names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = names
+        return result
+
+    wrapped.records_feature_names = True
+    return wrapped
+
+
+def check_feature_names(estimator, X) -> None:
+    """scikit-learn's rule at prediction: a data frame must carry the column names ``X`` had at fit, in the same
+    order (a ValueError naming what differs); a frame after a fit on an array, or an array after a fit on a
+    frame, is read by position with a UserWarning."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = feature_names(X)
+    owner = type(estimator).__name__
+    if fitted is None and names is None:
+        return
+    if fitted is None:
+        warnings.warn(f"X has feature names, but {owner} was fitted without feature names", UserWarning, stacklevel=3)
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {owner} was fitted with feature names", UserWarning,
+                      stacklevel=3)
+        return
+    if len(names) == len(fitted) and all(a == b for a, b in zip(names, fitted)):
+        return
+    unseen = [name for name in names if name not in set(fitted)]
+    missing = [name for name in fitted if name not in set(names)]
+    parts = ["The feature names should match those that were passed during fit."]
+    if unseen:
+        parts.append(f"Feature names unseen at fit time: {unseen}")
+    if missing:
+        parts.append(f"Feature names seen at fit time, yet now missing: {missing}")
+    if not unseen and not missing:
+        parts.append(f"Feature names must be in the same order as they were in fit: {list(fitted)}, got {list(names)}")
+    raise ValueError(" ".join(parts))
+
+
+def fitted_feature_block(estimator, X, purpose="prediction") -> np.ndarray:
+    """The records ``X`` given to a fitted estimator: its column names checked (:func:`check_feature_names`),
+    then :func:`sklearn_feature_block` with its number of features."""
+    check_feature_names(estimator, X)
+    return sklearn_feature_block(X, estimator.n_features_in_, owner=type(estimator).__name__, purpose=purpose)
+
+
 # -- the checks before a fit reads a record ------------------------------------------------------------------
 
 def check_fit_accountant(estimator) -> None:
@@ -391,9 +505,6 @@ def check_fit_accountant(estimator) -> None:
     (``private=False``) can be charged to no budget: both are refused here, naming the fix, instead of after
     the fit. Whether the budget left covers the fit is asked when the fit's events are known
     (:func:`set_fitted`: refused then, with nothing changed)."""
-    from ..privacy.accountant import refusal
-    from ..privacy.events import NonPrivate
-
     owner = type(estimator).__name__
     accountant = check_accountant(getattr(estimator, "accountant", None), owner)
     if accountant is None:
@@ -421,8 +532,6 @@ SPLIT_NOTE = ("planned by basic composition: the range finder gets (epsilon_f, d
 def discovery_of(estimator):
     """The resolved ``discover_bounds`` of an estimator (None: no discovery); a bad value is a ValueError
     (scikit-learn's convention for parameters)."""
-    from .discovery import discovery_setting
-
     try:
         return discovery_setting(getattr(estimator, "discover_bounds", False), type(estimator).__name__)
     except TypeError as exc:
@@ -475,13 +584,6 @@ def discovered_fit(estimator, setting, X, labels, classes):
     """
     import copy
 
-    from ..privacy.checks import check_delta, check_epsilon
-    from ..privacy.conversions import eps_from_rho, rho_from_dp
-    from ..privacy.events import rho_of
-    from ..privacy.reports import COMMON_KEYS, RHO_KEYS, build_report
-    from .discovery import (RANGE_SPAWN_KEY, declared_box, discover, found_bounds, range_events,
-                            range_seed_sequence)
-
     refuse_discovery(estimator)
     epsilon, delta = check_epsilon(estimator.epsilon), check_delta(estimator.delta)
     n, d = X.shape
@@ -499,7 +601,7 @@ def discovered_fit(estimator, setting, X, labels, classes):
     if ran:
         inner.epsilon, inner.delta = _rest(epsilon, epsilon_f), _rest(delta, delta_f)
     inner._check_params(n, d, classes)  # every parameter of the model's fit, before the finder runs
-    seeds = seed_sequence(getattr(estimator, "random_state", None))  # a Generator is drawn from: after the checks
+    seeds = fit_seeds(estimator)  # a Generator is drawn from, a noise key taken: after the checks
     finder_rng = np.random.Generator(np.random.PCG64(range_seed_sequence(seeds)))
     found = discover(setting, X[:m], declared, rho_whole, finder_rng)
     if found.rho > rho_f or (found.rho > 0.0) != ran:  # never: find_bounds follows the public plan
@@ -546,9 +648,6 @@ def _combined_accounting(report, events, ran: bool) -> str:
     else "gaussian" when every event with a ρ is a Gaussian mechanism (the finder's levels always are: the
     conversion is exact for their composition), else the model's conversion if it is one
     (:data:`onpair.privacy.conversions.METHODS`), else "tight" (valid for any ρ-zCDP mechanism)."""
-    from ..privacy.conversions import METHODS
-    from ..privacy.events import leaves
-
     own = report["accounting"]
     if not ran:
         return own

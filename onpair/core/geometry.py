@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 LOGISTIC = 0
 HINGE = 1

@@ -41,7 +41,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
+from ._validation import check_radius
 
 FROBENIUS = 0
 PSD = 1
@@ -332,8 +333,6 @@ def project_matrix(W, radius: float, constraint: str = "frobenius") -> np.ndarra
     array([[1., 0.],
            [0., 0.]])
     """
-    from ._validation import check_radius
-
     M = as_square_symmetric(W)
     d = M.shape[0]
     return project_matrix_flat(M.reshape(-1), d, check_radius(radius), constraint_code(constraint)).reshape(d, d)

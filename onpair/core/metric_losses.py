@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 METRIC_LOGISTIC = 10
 METRIC_HINGE = 11

@@ -1,6 +1,6 @@
 """A learner's part of a snapshot: its parameters, settings and state, and typed reads of an untrusted one.
 
-:mod:`onpair.persistence` writes and reads the file (header, digest, atomic write, the consume-once rule,
+:mod:`onpair.core.persistence` writes and reads the file (header, digest, atomic write, the consume-once rule,
 wrappers); this module gives it the learner's part through public functions (:func:`learner_document`,
 :func:`rebuild_learner`), which drive the snapshot hooks of :class:`onpair.core.stream.StreamLearner`, and
 holds the registry of the learner classes a file may name (:func:`register_learner`).

@@ -11,7 +11,7 @@ validation of a block, snapshots, scoring.
   reservoir's slots);
 * ``learn_many`` (validated as a whole before anything changes), the clipping warning, and the
   ``n_seen``/``n_clipped`` counters;
-* the snapshot protocol that :mod:`onpair.persistence` drives: the constructor's parameters, the
+* the snapshot protocol that :mod:`onpair.core.persistence` drives: the constructor's parameters, the
   settings they resolve to, and the state (common part here, the learner's own objects through
   hooks), each part checked when it is read back;
 * ``model``-based scoring: ``decision_function`` (AUC task) and ``transform`` (metric task).
@@ -26,9 +26,12 @@ import warnings
 
 import numpy as np
 
-from ._validation import as_feature_block, check_seed
+from ._validation import SeedNameHint, as_feature_block, root_sequence
 from .bounds import BOUNDS_ADVICE, FeatureBounds, make_bounds
 from .matrix_geometry import metric_factor
+from .persistence import save_learner
+from .predictor import DirectionModel, Refresh, release_window
+from .registry import register_algorithm
 from .snapshot import register_learner
 from ..privacy.events import NonPrivate
 from ..privacy.reports import build_report
@@ -37,7 +40,7 @@ from ..privacy.reports import build_report
 RNG_NAMES = ("init", "noise", "buffer")
 
 
-class StreamLearner:
+class StreamLearner(SeedNameHint):
     """The root of the online learners (parameters are documented on the public classes)."""
 
     #: Whether the learner adds noise (private learners) or exposes what it learned.
@@ -45,22 +48,28 @@ class StreamLearner:
     #: Snapshot key naming the kind of the learner's own state.
     _STATE_KIND_KEY = "history"
 
-    def __init_subclass__(cls, *, saved=False, **kwargs):
+    def __init_subclass__(cls, *, saved=False, algorithm=None, **kwargs):
         """A public learner registers itself with ``class X(..., saved=True)``: snapshots may then name it
-        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses)."""
+        (:func:`onpair.core.snapshot.register_learner`; exact classes only, not their subclasses); and with
+        ``algorithm="name"`` under the name users choose it by (:mod:`onpair.core.registry`)."""
         super().__init_subclass__(**kwargs)
         if saved:
             register_learner(cls)
+        if algorithm is not None:
+            register_algorithm(algorithm, cls)
 
     def _setup_stream(self, bounds, norm_bound, n_features, seed, extra_dimension=None) -> None:
         """Bounds, dimension, random streams and counters (called by every constructor)."""
-        seed = check_seed(seed)
+        root = root_sequence(seed)
+        shared = getattr(self, "_shared", None)  # a private learner's accountant=, set before this call
+        if shared is not None:  # no two learners charging one accountant draw the same noise
+            root = shared.noise_seed(root)
         self._bounds = make_bounds(bounds, norm_bound, type(self).__name__)
         self._dim = self._initial_dimension(n_features, extra_dimension)
         # Independent random streams from one SeedSequence: the start/centre point, the release noise and
         # the reservoir's slots (public). Without a seed, SeedSequence() draws fresh OS entropy (a seed is
-        # for reproducible experiments only).
-        self._seed_sequence = np.random.SeedSequence(seed)
+        # for reproducible experiments only); with a shared accountant, the root is keyed by it.
+        self._seed_sequence = root
         init_seq, noise_seq, buffer_seq = self._seed_sequence.spawn(3)
         self._init_rng = np.random.Generator(np.random.PCG64(init_seq))
         self._noise_rng = np.random.Generator(np.random.PCG64(noise_seq))
@@ -69,6 +78,7 @@ class StreamLearner:
         self._n_clipped = 0
         self._warned_clipping = False
         self._read_only = None  # why the learner refuses to learn and be saved (a consume=False view)
+        self._refresh = None  # the view predictions read on the public refresh rule (predictor())
 
     def _initial_dimension(self, n_features, extra=None):
         """d from ``n_features``, array bounds and ``extra`` = (d, message if it disagrees), or None."""
@@ -137,13 +147,13 @@ class StreamLearner:
         for _, _, mark in pending:
             mark()
 
-    # -- snapshots (driven by onpair.persistence) --------------------------------------------------
+    # -- snapshots (driven by onpair.core.persistence) ---------------------------------------------
     def save(self, path) -> None:
         """Write the whole learner to ``path`` atomically; :func:`onpair.load` resumes it exactly.
 
         The file holds the internal state, the stored past, the random generators, the releases and
         the accountant's ledger, behind a format version and a SHA-256 digest
-        (:mod:`onpair.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
+        (:mod:`onpair.core.persistence`). ``onpair.load(path)`` consumes the file: a snapshot resumes
         once, because two learners resumed from it would reuse the same noise and budget.
 
         Parameters
@@ -160,8 +170,6 @@ class StreamLearner:
         >>> onpair.load(path).n_seen
         1
         """
-        from ..persistence import save_learner
-
         save_learner(self, path)
 
     @classmethod
@@ -176,8 +184,9 @@ class StreamLearner:
 
         For a private learner that is a new mechanism with **its own budget**: a learner and its clone
         fed the same records spend ρ₁ + ρ₂ on them. With a ``seed`` the clone repeats the original's
-        noise (seeds are for experiments only). A shared ``accountant=`` is shared by the clone too (not
-        copied): both charge the one budget.
+        noise (seeds are for experiments only), unless it charges a shared ``accountant=``: that one is
+        shared by the clone too (not copied), both charge the one budget, and so the clone draws noise of its
+        own (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
         Examples
         --------
@@ -215,6 +224,12 @@ class StreamLearner:
                               "pool_size": int(seq.pool_size), "n_children_spawned": int(seq.n_children_spawned)},
         }
         self._export_own(state, arrays)
+        if self._refresh is not None:  # the model predictions read (public): a restored learner predicts with it
+            scalars, views = self._refresh.view.to_state()
+            refresh = self._refresh
+            state["predictor"] = {"start": refresh.start, "stop": refresh.stop, "read": refresh.read,
+                                  "shift": refresh.shift, "cap": refresh.cap, **scalars}
+            arrays.update({f"predictor.{name}": value for name, value in views.items()})
         return state
 
     def _export_own(self, state: dict, arrays: dict) -> None:
@@ -243,7 +258,8 @@ class StreamLearner:
             dim = reader.integer(dim, "dim", low=1)
         if self._dim is not None and dim != self._dim:
             raise reader.error(f"dim = {dim!r}, but the parameters fix {self._dim} features")
-        reader.mapping(state, "state", keys + self._own_state_keys(dim))
+        own = self._own_state_keys(dim)
+        reader.mapping(state, "state", keys + own + ["predictor"], required=keys + own)
         n_clipped = reader.integer(state["n_clipped"], "n_clipped", low=0, high=t)
         warned = reader.boolean(state["warned_clipping"], "warned_clipping")
         reader.mapping(state["rng"], "rng", RNG_NAMES)
@@ -264,6 +280,30 @@ class StreamLearner:
         self._dim = dim
         self._n_clipped = n_clipped
         self._warned_clipping = warned
+        self._refresh = None if "predictor" not in state else self._restore_predictor(state["predictor"], reader)
+
+    def _restore_predictor(self, scalars, reader):
+        """The refresh state of a snapshot, checked: exact keys; a window that :func:`release_window` derives from
+        the count it was read at, its shift and cap; a view that is the release (or released model) of that count
+        (:meth:`_view_from_state`). A window the learner's count has left since is dropped (the next prediction
+        reads the current release, as the saved learner's would have)."""
+        if self._dim is None:
+            raise reader.error("predictor in the snapshot of a learner without features")
+        reader.mapping(scalars, "predictor", ("start", "stop", "read", "shift", "cap") + self._VIEW_KEYS)
+        start = reader.integer(scalars["start"], "predictor.start", low=0)
+        stop = reader.integer(scalars["stop"], "predictor.stop", low=start + 1)
+        read = reader.integer(scalars["read"], "predictor.read", low=start, high=stop - 1)
+        shift = reader.integer(scalars["shift"], "predictor.shift", low=0, high=62)
+        cap = None if scalars["cap"] is None else reader.integer(scalars["cap"], "predictor.cap", low=1)
+        if release_window(read, self.private, shift, cap) != (start, stop):
+            raise reader.error(f"predictor: the window [{start}, {stop}) is not the refresh rule's at count {read}")
+        count = self.n_releases if self.private else self._t
+        if read > count:
+            raise reader.error(f"predictor: read at count {read}, after the learner's count {count}")
+        view = self._view_from_state(scalars, reader, read)
+        if not start <= count < stop:
+            return None  # the saved learner would read the current release at its next prediction
+        return Refresh(start, stop, view, read, shift, cap)
 
     def _snapshot_written(self) -> None:
         """Called once a snapshot of this learner is on disk: a private learner without a seed detaches
@@ -346,6 +386,46 @@ class StreamLearner:
     def n_releases(self) -> int:
         """Models released so far (0 for a non-private learner, which releases nothing)."""
         return 0
+
+    # -- the model predictions read ----------------------------------------------------------------
+    def predictor(self, shift: int = 6, cap=None):
+        """The view of a released model that predictions read now, on the public refresh rule
+        (:func:`onpair.core.predictor.release_window` of the release count, or of the record count for the
+        non-private twin, with refresh shift ``shift`` and step cap ``cap``): the model is read when the count
+        leaves the window of the last read, and kept until then. Post-processing of public releases, read by a
+        public rule of the count alone. The window and the view are part of the learner's state: a snapshot
+        holds them, so a restored learner predicts with the model the saved one predicted with.
+
+        The view scores raw records: :class:`onpair.statistics.released_model.ReleasedModel` (the learners on
+        released statistics) or :class:`onpair.core.predictor.DirectionModel` (the record-keeping learners).
+        """
+        count = self.n_releases if self.private else self._t
+        refresh = self._refresh
+        if refresh is None or not refresh.covers(count):
+            start, stop = release_window(count, self.private, shift, cap)
+            refresh = self._refresh = Refresh(start, stop, self._released_view(), count, shift, cap)
+        return refresh.view
+
+    def _released_view(self):
+        """The view of the current release that :meth:`predictor` reads (the record-keeping learners': their model)."""
+        return DirectionModel(self.n_releases, self.model, self._bounds)
+
+    #: The keys of a snapshot's ``predictor`` that describe the view (beside the window's).
+    _VIEW_KEYS = ("index",)
+
+    def _view_from_state(self, scalars, reader, read: int):
+        """The view a snapshot's ``predictor`` holds, checked: a private learner's must be the model it released at
+        the count ``read`` (its last one, or an earlier one of its released models)."""
+        index = reader.integer(scalars["index"], "predictor.index", low=0)
+        model = reader.array("predictor.model", (self._task.param_size(self._dim),))
+        if self.private:
+            if index != read:
+                raise reader.error(f"predictor.index = {index}, but the model was read at release {read}")
+            expected = self._model_flat() if index == self.n_releases else (
+                np.asarray(self.released_models[index - 1], dtype=np.float64).reshape(-1) if index >= 1 else None)
+            if expected is None or not np.array_equal(model, expected):
+                raise reader.error(f"predictor.model is not the model released at release {index}")
+        return DirectionModel(index, model, self._bounds)
 
     def privacy_report(self, passes=1, order="same") -> dict:
         """What a non-private learner can say: it protects nothing.

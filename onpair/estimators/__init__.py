@@ -10,9 +10,3 @@ from ..statistics import OffPairStats
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic", "OffPairStats", "OffPairStrC", "OffPairC",
            "GradientPerturbedGD", "OutputPerturbedSGD", "NotFittedError"]
-
-
-def __getattr__(name):
-    from .._moved import submodule
-
-    return submodule(__name__, name)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ..core._pair_kernels import _history_gradient, _pair_coefficients, _weighted_rows
 from ..core.geometry import _project_l2_ball
 

@@ -50,10 +50,13 @@ def onpairstrc_class(kind):
     return OnPairStrC
 
 
-def online_setup(kind, cls_name, task="auc", extra=None):
-    """OnPairStrC (or a broken variant ``kind``) or OnPairC (``cls_name="onpairc"``): one release at n."""
+def online_setup(kind, algorithm, task="auc", extra=None):
+    """``algorithm`` OnPairStrC (or its broken variant ``kind``) or OnPairC: one release at n."""
+    if algorithm not in (OnPairStrC, OnPairC) or (kind is not None and algorithm is not OnPairStrC):
+        raise ValueError(f"no online audit of {algorithm!r} (variant {kind!r})")
+
     def build(epsilon, delta, n, d, bounds):
-        if cls_name == "onpairc":
+        if algorithm is OnPairC:
             # α = c·n^(−1/4) = G(R)/R: the regulariser dominates the loss's curvature.
             g = logistic_g(AUDIT_RADIUS, metric=task == "metric")
             c = g / AUDIT_RADIUS * n ** 0.25
@@ -76,11 +79,14 @@ def online_setup(kind, cls_name, task="auc", extra=None):
     return build
 
 
-def offline_setup(cls_name, task="auc", extra=None):
-    """OffPairStrC (``cls_name="offpairstrc"``) or OffPairC (``"offpairc"``): the last iterate, R = 0.01."""
+def offline_setup(algorithm, task="auc", extra=None):
+    """``algorithm`` OffPairStrC or OffPairC: the last iterate, R = 0.01."""
+    if algorithm not in (OffPairStrC, OffPairC):
+        raise ValueError(f"no offline audit of {algorithm!r} here")
+
     def build(epsilon, delta, n, d, bounds):
         metric = task == "metric"
-        if cls_name == "offpairstrc":
+        if algorithm is OffPairStrC:
             cls, params = OffPairStrC, dict(radius=AUDIT_RADIUS, output="last")
         else:
             # α = c/√n = G(R)/R.

@@ -19,23 +19,23 @@ import warnings
 
 import numpy as np
 
-from ..core._validation import check_radius
-from .histories import make_history
-from .iterate import Iterate
-from .round_objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
-from .path import giga_path
-from .slots import SlotPolicy
-from ..core.task import make_task
+from ..core._validation import check_in_range, check_radius
+from ..core.estimator import PairwiseEstimator, fit_report, perturbed
+from ..core.fitting import count_classes
 from ..core.metric_losses import PAPER_TERMS, make_pair_terms
+from ..core.task import make_task
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.conversions import rho_from_dp
 from ..privacy.events import GaussianRelease
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.gaussian import gaussian_sigma
-from ..privacy.signal import signal_fields
 from ..privacy.ledger import sensitivity_ledger
-from ..core.estimator import PairwiseEstimator, fit_report, perturbed
-from ..core.fitting import count_classes
+from ..privacy.signal import signal_fields
+from .histories import make_history
+from .iterate import Iterate
+from .path import giga_path
+from .round_objective import RoundObjective, StepRule, check_step_sizes, resolve_lam
+from .slots import SlotPolicy
 
 OUTPUTS = ("average", "last")
 MODES = ("ledger", "paper")
@@ -246,11 +246,13 @@ _COMMON_DOC = """
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 """
 
 
-class OffPairStrC(_OffPair):
+class OffPairStrC(_OffPair, algorithm="offpairstrc"):
     __doc__ = """Offline (ε, δ)-DP pairwise learner for λ-strongly convex objectives (Huai et al. Alg. 3).
 
     Streams the data once through Pairwise GIGA on ``ℓ + (λ/2)‖w‖²`` (``(λ/2)‖W − W₀‖²`` with the scaled
@@ -284,7 +286,7 @@ class OffPairStrC(_OffPair):
         return loss.lipschitz(self.radius) + alpha * self.radius
 
 
-class OffPairC(_OffPair):
+class OffPairC(_OffPair, algorithm="offpairc"):
     __doc__ = """Offline (ε, δ)-DP pairwise learner for convex losses (Huai et al. Alg. 4).
 
     Alg. 3 on ``ℓ + (α/2)‖w − w₀‖²`` with α = c/√n. The paper leaves c open (α = O(1/√n)); the default
@@ -313,8 +315,6 @@ class OffPairC(_OffPair):
         self._store_params(locals())
 
     def _strong_convexity(self, n, task):
-        from ..core._validation import check_in_range
-
         return check_in_range(self.c, "c", 1e-12, 1e12) / math.sqrt(n)
 
     def _check_center(self, task) -> None:

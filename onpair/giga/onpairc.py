@@ -9,7 +9,7 @@ from .private import PrivateOnlineLearner
 
 
 
-class OnPairC(PrivateOnlineLearner, saved=True):
+class OnPairC(PrivateOnlineLearner, saved=True, algorithm="onpairc"):
     """Online (ε, δ)-DP pairwise learner for convex losses: Alg. 1 on ``ℓ + (α/2)‖w − w₀‖²``.
 
     Algorithm 2 of Huai et al. makes a convex loss α-strongly convex by pulling towards a random point

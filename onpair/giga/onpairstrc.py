@@ -7,7 +7,7 @@ from .private import PrivateOnlineLearner
 
 
 @with_task_parameters
-class OnPairStrC(PrivateOnlineLearner, saved=True):
+class OnPairStrC(PrivateOnlineLearner, saved=True, algorithm="onpairstrc"):
     """Online (ε, δ)-differentially private pairwise learner for λ-strongly convex objectives.
 
     The learner runs Pairwise GIGA on ``ℓ(w; z, z') + (λ/2)‖w‖²`` over ``‖w‖₂ ≤ radius`` and, at the
@@ -58,13 +58,15 @@ class OnPairStrC(PrivateOnlineLearner, saved=True):
         "paper" reproduces Algorithm 1 literally: T₁ = max(16L²/α², 7) rounds of random outputs, the
         paper's η_t, σ_t² = 32G²(n−T₁)/(α²t²ρ) at every round after T₁, Lemma 3's conversion.
     {task_parameters}
-    seed : int, optional
-        For reproducible experiments only. Without it the start point and the noise come from fresh
-        OS entropy.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int). Without it the start
+        point and the noise come from fresh OS entropy.
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`): every release is also
         charged to it, and a block it cannot pay for is refused before anything changes. Shared, not
-        copied, by :meth:`clone`; not saved in snapshots (a learner with one refuses ``save``).
+        copied, by :meth:`clone`; not saved in snapshots (a learner with one refuses ``save``). A learner
+        charging it (a clone too) draws noise of its own, even with a ``seed`` another model charging it
+        has (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     Examples
     --------

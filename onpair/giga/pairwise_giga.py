@@ -6,7 +6,7 @@ from .online import OnlinePairwiseLearner, with_task_parameters
 
 
 @with_task_parameters
-class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
+class PairwiseGIGA(OnlinePairwiseLearner, saved=True, algorithm="giga"):
     """Online projected gradient descent on the pairwise online penalty, **without privacy**.
 
     At round t the learner steps on ``L̂_t(w) = 1/(t−1) Σ_{i<t} ℓ(w; z_t, z_i) + (λ/2)‖w‖²`` and
@@ -31,7 +31,7 @@ class PairwiseGIGA(OnlinePairwiseLearner, saved=True):
     n_features : int, optional
         Number of features, if not fixed by the bounds or the first record.
     {task_parameters}
-    seed : int, optional
+    seed : int or SeedSequence, optional
         Seeds the reservoir buffer's slots (``buffer=("reservoir", s)``) and a random centre; no noise
         is drawn by the non-private learner.
 

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 SLOT_KINDS = ("all", "fifo", "reservoir")
 #: Kinds accepted by the learners' ``buffer=(kind, size)`` parameter.

@@ -6,9 +6,3 @@ from ..giga import OnPairC, OnPairStrC, PairwiseGIGA
 from ..statistics import OnPairStats
 
 __all__ = ["PairwiseGIGA", "OnPairStrC", "OnPairC", "OnPairStats"]
-
-
-def __getattr__(name):
-    from .._moved import submodule
-
-    return submodule(__name__, name)

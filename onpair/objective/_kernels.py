@@ -21,7 +21,7 @@ import math
 
 from numba import njit, prange
 
-from ..core._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
+from .._config import NJIT_OPTIONS, NJIT_PARALLEL_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

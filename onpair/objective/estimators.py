@@ -44,7 +44,8 @@ from ..privacy.events import ApproxDPRelease, GaussianRelease
 from ..privacy.gaussian import gaussian_sigma
 from ..privacy.signal import signal_fields
 from ..privacy.reports import warn_large_delta
-from ..core.estimator import PairwiseEstimator, fit_report, sklearn_feature_block
+from ..core.estimator import PairwiseEstimator, fit_report
+from ..core.fitting import fitted_feature_block
 
 __all__ = ["ObjectivePerturbedLogistic", "ApproxMinimaPerturbedLogistic"]
 
@@ -211,7 +212,7 @@ class _PerturbedLogistic(PairwiseEstimator):
         self._check_fitted()
         if hasattr(X, "tocsr") or hasattr(X, "toarray"):
             raise TypeError("sparse input is not supported: pass a dense array (X.toarray())")
-        X = sklearn_feature_block(X, self.n_features_in_, owner=type(self).__name__)
+        X = fitted_feature_block(self, X)
         Z, _ = self.bounds_.transform(X)
         return Z @ self.coef_ + self.intercept_
 
@@ -252,7 +253,8 @@ _COMMON_PARAMETERS = """
         (:meth:`onpair.privacy.accountant.ZCDPAccountant.from_dp`: objective perturbation's bound is an
         (ε, δ) one, not zCDP): each fit charges it its release events, and is refused
         (``PrivacyBudgetExceeded``, the estimator unchanged) when the budget cannot pay. scikit-learn's
-        ``clone`` shares it."""
+        ``clone`` shares it. Each fit charged to it draws noise of its own, even with a fixed
+        ``random_state`` (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`)."""
 
 _COMMON_ATTRIBUTES = """
     Attributes
@@ -299,7 +301,8 @@ class ObjectivePerturbedLogistic(_PerturbedLogistic):
     Pointwise: O(n·p²) per Newton step. Pairwise: O(n⁺·n⁻·d) per step (the Hessian's cross term), so
     thousands of records, not millions. The pairwise gradient changes by up to 4(n − 1) when one record is
     replaced, against 2√2 pointwise, and its Jacobian term has rank d instead of 1: pairwise objective
-    perturbation needs far more noise and regularisation (bench/results.md measures what that costs).
+    perturbation needs far more noise and regularisation (bench/results/objective_perturbation.md measures what
+    that costs).
 
     References
     ----------

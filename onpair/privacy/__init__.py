@@ -26,9 +26,3 @@ __all__ = [
     "record_rho", "replay_rho", "group_rho", "public_report",
     "GaussianRelease", "ContinualRelease", "ZCDPRelease", "ApproxDPRelease", "Composed", "NonPrivate",
 ]
-
-
-def __getattr__(name):
-    from .._moved import submodule
-
-    return submodule(__name__, name)

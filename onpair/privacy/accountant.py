@@ -14,17 +14,37 @@ budget; the shared one is charged every event too, and a spend that either would
 before anything changes. ``copy.copy``, ``copy.deepcopy`` and so scikit-learn's and river's ``clone()``
 return the accountant itself (sharing is the point); pickling is refused, since a pickled copy (e.g. a
 grid search with ``n_jobs > 1``) would split the budget without anyone noticing.
+
+**Seeds under a shared accountant.** Two fits with the same seed draw the same noise, which cancels in the
+difference of their releases: on neighbouring data sets that difference is a record, exactly. Charged to
+one accountant, they would be counted as independent releases while revealing that record, so no two
+models charging one accountant draw the same noise: each takes a **noise key** from it
+(:meth:`ZCDPAccountant.noise_seed`, a counter) and draws from its seed's sequence extended by that key.
+Seeds stay reproducible: the same script (the same seeds, the same order of models on the accountant)
+draws the same noise, and a model without a shared accountant still repeats its seed's noise. An online
+learner or river model takes its key when it is built (a river ``clone()`` is a new model: a new key), an
+offline estimator or scaler at each fit, once the parameters and the data are checked. A model built or a
+fit refused after it took its key leaves that key unused: harmless for privacy (no key is handed out twice,
+and an unused one released nothing), and the same script still skips the same keys.
 """
 
 import copy
 import math
 
+import numpy as np
+
 from .checks import check_delta, check_epsilon, check_rho
 from .conversions import METHODS, eps_from_rho, rho_from_dp
 from .events import ApproxDPRelease, Composed, NonPrivate, PrivacyEvent, ZCDPRelease, epsilon_of, leaves
 from .exceptions import PrivacyBudgetExceeded
+from .reports import accountant_report
 
 __all__ = ["ZCDPAccountant", "AccountantView", "charge", "refusal", "check_accountant"]
+
+#: The spawn-key word that marks a sequence keyed by a shared accountant (:meth:`ZCDPAccountant.noise_seed`),
+#: followed by the key: far above any child a fit or learner spawns itself (at most a few), so a keyed root
+#: is never one of an unkeyed root's own streams.
+NOISE_SPAWN_KEY = 0xACC0_0000
 
 
 def _grow_partials(partials, x):
@@ -113,6 +133,7 @@ class ZCDPAccountant:
         self._approx = []
         self._partials = []
         self._spent = 0.0
+        self._noise_keys = 0  # noise keys handed out (noise_seed)
 
     @classmethod
     def from_dp(cls, epsilon, delta, method="gaussian"):
@@ -149,7 +170,7 @@ class ZCDPAccountant:
         total = self._total_with(rho)
         if total > self._budget:
             return (f"spend {event.label!r} of rho={rho!r} refused: rho_spent={self._spent!r}, "
-                    f"rho_remaining={self.rho_remaining!r} of rho_budget={self._budget!r}")
+                    f"rho_remaining={self.rho_remaining!r} of rho_budget={self._budget!r}" + self._advice(rho))
         if self._approx or any(isinstance(e, ApproxDPRelease) for e in parts):
             if self._target is None:
                 raise ValueError(f"{event.label!r} is an (ε, δ) release: this accountant has a ρ budget only; "
@@ -160,6 +181,70 @@ class ZCDPAccountant:
                 return (f"spend {event.label!r} refused: the history would be ({spent!r}, {delta!r})-DP, more than "
                         f"the budget's epsilon={epsilon!r}")
         return None
+
+    #: The numbers of fits a refusal gives the per-fit share for.
+    ADVICE_FITS = (2, 4, 8, 16)
+
+    def _advice(self, rho):
+        """What a refusal advises: how many times the budget pays for ``rho``, and the per-fit share of it
+        for n fits (ρ divides between fits, ε does not), as the ε to pass at the budget's δ when it has one."""
+        times = math.floor(self._budget / rho) if rho > 0 else None
+        pays = "" if times is None else ("; it asks more than the whole budget" if times == 0 else
+                                         f"; the whole budget pays for it {times} times")
+        if self._target is None:
+            return (f"{pays}. To share it between n fits, give each rho_budget/n (ρ adds up, ε does not): "
+                    "epsilon_per_fit(n, delta) is the ε to pass (docs/guide.md, 'Splitting a budget')")
+        remains = self._rounded_down(eps_from_rho(self.rho_remaining, self._target[1], self._target[2]))
+        shares = ", ".join(f"{self.epsilon_per_fit(n):g} for n={n}" for n in self.ADVICE_FITS)
+        return (f"{pays}, and what remains one release of epsilon <= {remains:g}. To share the budget between n "
+                f"fits, give each rho_budget/n (ρ adds up, ε does not): at delta={self._target[1]!r}, "
+                f"epsilon={shares} (epsilon_per_fit(n); docs/guide.md, 'Splitting a budget')")
+
+    @staticmethod
+    def _rounded_down(epsilon, digits=4):
+        """``epsilon`` rounded down to ``digits`` significant digits (0 stays 0)."""
+        if epsilon <= 0:
+            return 0.0
+        scale = 10.0 ** (digits - 1 - math.floor(math.log10(epsilon)))
+        return math.floor(epsilon * scale) / scale
+
+    def epsilon_per_fit(self, fits, delta=None, method=None):
+        """The ε to give each of ``fits`` models (or fits) charged to this accountant so that all of them fit:
+        ``rho_budget / fits`` (zCDP composes by adding ρ: the budget divides in ρ, not in ε) as ε at ``delta``,
+        rounded down to 4 significant digits (so that ``fits`` fits at that ε, each charging
+        ``rho_from_dp(ε, delta)``, sum to no more than the budget).
+
+        Parameters
+        ----------
+        fits : int
+            How many fits share the whole budget, >= 1 (a ``GridSearchCV``: candidates × folds, plus 1 for
+            the refit).
+        delta, method : float and str, optional
+            The δ and the conversion of the models (the ε ↔ ρ conversion they charge with). Default: the
+            budget's (:meth:`from_dp`); an accountant built from a ρ needs ``delta``.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> budget = ZCDPAccountant.from_dp(4.0, 1e-5)
+        >>> budget.epsilon_per_fit(16)     # 3 candidates × 5 folds + the refit; not 4/16 = 0.25
+        0.8503
+        """
+        if isinstance(fits, bool) or not isinstance(fits, int):
+            raise TypeError(f"fits must be an int, got {fits!r} ({type(fits).__name__})")
+        if fits < 1:
+            raise ValueError(f"fits must be >= 1, got {fits!r}")
+        if delta is None:
+            if self._target is None:
+                raise ValueError("delta is needed: this accountant has a ρ budget only (ZCDPAccountant.from_dp "
+                                 "keeps a δ)")
+            delta = self._target[1]
+        if method is None:
+            method = "gaussian" if self._target is None else self._target[2]
+        return self._rounded_down(eps_from_rho(self._budget / fits, check_delta(delta), method))
 
     def can_spend(self, event):
         """Whether :meth:`spend` would accept ``event`` now (a dry run).
@@ -234,9 +319,48 @@ class ZCDPAccountant:
             self._events.append(part)
         return self
 
+    def noise_seed(self, sequence):
+        """The SeedSequence that a model charging this accountant draws from: ``sequence`` (the one its seed
+        gives) keyed by this accountant's next noise key, which is then used up.
+
+        Every learner, estimator, scaler and river model taking ``accountant=`` calls it (once per learner
+        or river model, when it is built; once per fit of an estimator or scaler), so no two of them draw the
+        same noise, even with the same seed, and the same script reproduces bit for bit (module docstring).
+
+        Parameters
+        ----------
+        sequence : numpy.random.SeedSequence
+            The model's root sequence from its seed (not changed).
+
+        Returns
+        -------
+        numpy.random.SeedSequence
+            ``sequence``'s entropy and pool size, its spawn key extended by
+            ``(NOISE_SPAWN_KEY, key)``, no child spawned yet.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> acc = ZCDPAccountant(1.0)
+        >>> first, second = acc.noise_seed(np.random.SeedSequence(0)), acc.noise_seed(np.random.SeedSequence(0))
+        >>> bool(first.generate_state(1)[0] != second.generate_state(1)[0]), acc.noise_keys
+        (True, 2)
+        """
+        if not isinstance(sequence, np.random.SeedSequence):
+            raise TypeError(f"sequence must be a numpy SeedSequence, got {sequence!r} ({type(sequence).__name__})")
+        key = self._noise_keys
+        self._noise_keys += 1
+        return np.random.SeedSequence(sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (NOISE_SPAWN_KEY, key),
+                                      pool_size=sequence.pool_size)
+
     # ------------------------------------------------------------------
     # read-only state
     # ------------------------------------------------------------------
+
+    @property
+    def noise_keys(self):
+        """int: how many noise keys :meth:`noise_seed` has handed out (the next one's number)."""
+        return self._noise_keys
 
     @property
     def rho_budget(self):
@@ -313,8 +437,6 @@ class ZCDPAccountant:
         >>> r["rho_spent"], len(r["releases"]), r["epsilon_spent"] < 2.0
         (0.03125, 1, True)
         """
-        from .reports import accountant_report
-
         return accountant_report(self, delta, method)
 
     # ------------------------------------------------------------------
@@ -322,7 +444,9 @@ class ZCDPAccountant:
     # ------------------------------------------------------------------
 
     def to_dict(self):
-        """Plain JSON-able state: ``{"rho_budget": float, "history": [[label, rho], ...]}``.
+        """Plain JSON-able state: ``{"rho_budget": float, "history": [[label, rho], ...]}``, and
+        ``"noise_keys"`` once :meth:`noise_seed` has handed one out (an accountant rebuilt by :meth:`from_dict`
+        goes on with the next key: a model charged to it never repeats the noise of one charged before).
 
         Returns
         -------
@@ -341,6 +465,8 @@ class ZCDPAccountant:
             out["dp_budget"] = list(self._target)
         if self._approx:
             out["approx"] = [[e.label, e.epsilon, e.delta] for e in self._approx]
+        if self._noise_keys:
+            out["noise_keys"] = self._noise_keys
         return out
 
     @classmethod
@@ -355,8 +481,8 @@ class ZCDPAccountant:
         d : dict
             Mapping with keys ``"rho_budget"`` and ``"history"`` (a sequence
             of ``(label, rho)`` pairs), and optionally ``"dp_budget"`` ([ε, δ,
-            method] of :meth:`from_dp`) and ``"approx"`` ((label, ε, δ) of
-            the (ε, δ) events).
+            method] of :meth:`from_dp`), ``"approx"`` ((label, ε, δ) of
+            the (ε, δ) events) and ``"noise_keys"`` (a non-negative int).
 
         Returns
         -------
@@ -417,6 +543,10 @@ class ZCDPAccountant:
                 acc.spend(event)
             except PrivacyBudgetExceeded as exc:
                 raise ValueError(f"approx[{i}]: {exc}") from None
+        keys = d.get("noise_keys", 0)
+        if isinstance(keys, bool) or not isinstance(keys, int) or keys < 0:
+            raise ValueError(f"noise_keys must be a non-negative int, got {keys!r}")
+        acc._noise_keys = keys
         return acc
 
     # A shared accountant is one budget: copies (and so clone() in scikit-learn and river) are the accountant
@@ -531,7 +661,7 @@ def charge(accountants, events):
     >>> charge([own, shared], [GaussianRelease(1.0, 1.0, 1)])
     Traceback (most recent call last):
     ...
-    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'release at round 1' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1
+    onpair.privacy.exceptions.PrivacyBudgetExceeded: spend 'release at round 1' of rho=0.5 refused: rho_spent=0.0, rho_remaining=0.1 of rho_budget=0.1; it asks more than the whole budget. To share it between n fits, give each rho_budget/n (ρ adds up, ε does not): epsilon_per_fit(n, delta) is the ε to pass (docs/guide.md, 'Splitting a budget')
     >>> own.rho_spent
     0.0
     """

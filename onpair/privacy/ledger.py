@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

@@ -16,7 +16,9 @@ invertible image of it). A record at the positions P, whose input changes by u a
 a Gaussian mechanism's: for the factorisation (Δ²/(2σ²))·‖Σ_{p∈P} C e_p‖², for a tree
 Σ_h (Δ²/(2σ_h²))·Σ_{nodes j of level h} n_{h,j}² with n_{h,j} the positions of P in node (h, j), and
 for doubling epochs the sum of the trees' costs over the epochs that hold a position of P (each tree
-sees its own positions; sequential composition across epochs). Every entry of E is ≥ 0, so inputs
+sees its own positions; sequential composition across epochs), and for blocks released once
+(:class:`~onpair.privacy.continual.BlockRelease`) (Δ²/(2σ²))·Σ_j n_j(P)² with n_j(P) the positions of P in
+block j. Every entry of E is ≥ 0, so inputs
 that differ between positions (‖u_p‖ ≤ Δ each) cost no more: Σ_{p,q} E_{r,p}E_{r,q}⟨u_p, u_q⟩ ≤
 Δ²(Σ_p E_{r,p})². The rows are those the mechanism can ever release (up to its horizon, or every level
 of an unbounded stream): the cost of the whole stream, as ``rho_spent``. :func:`record_rho` computes it.
@@ -43,7 +45,7 @@ import numbers
 
 import numpy as np
 
-from .continual import (MAX_RECORDS, BandedToeplitz, BufferedToeplitz, EpochTrees, TreeAggregation,
+from .continual import (MAX_RECORDS, BandedToeplitz, BlockRelease, BufferedToeplitz, EpochTrees, TreeAggregation,
                         sqrt_toeplitz_coefficients)
 from .conversions import eps_from_rho
 from .gaussian import gaussian_rho
@@ -67,9 +69,9 @@ def _check_count(value, name, minimum=1, maximum=MAX_RECORDS) -> int:
 
 
 def _check_mechanism(mechanism):
-    if not isinstance(mechanism, (BufferedToeplitz, BandedToeplitz, TreeAggregation, EpochTrees)):
-        raise TypeError(f"mechanism must be a BufferedToeplitz, BandedToeplitz, TreeAggregation or EpochTrees, got "
-                        f"{type(mechanism).__name__}")
+    if not isinstance(mechanism, (BufferedToeplitz, BandedToeplitz, TreeAggregation, EpochTrees, BlockRelease)):
+        raise TypeError(f"mechanism must be a BufferedToeplitz, BandedToeplitz, TreeAggregation, EpochTrees or "
+                        f"BlockRelease, got {type(mechanism).__name__}")
     return mechanism
 
 
@@ -126,6 +128,8 @@ def record_rho(mechanism, positions) -> float:
         return _toeplitz_rho(mechanism, np.sort(P))
     if isinstance(mechanism, BufferedToeplitz):
         return _blt_rho(mechanism, np.sort(P))
+    if isinstance(mechanism, BlockRelease):
+        return float(_blocks_rho(mechanism, P[None, :])[0])
     return float(_dyadic_rho(mechanism, P[None, :])[0])
 
 
@@ -157,8 +161,21 @@ def replay_rho(mechanism, n_records, passes) -> float:
         records = np.arange(lo, min(n, lo + _CHUNK - 1) + 1, dtype=np.int64)
         P = records[:, None] + offsets[None, :]
         P[P > mechanism.capacity] = 0  # never learned
-        worst = max(worst, float(np.max(_dyadic_rho(mechanism, P))))
+        costs = _blocks_rho(mechanism, P) if isinstance(mechanism, BlockRelease) else _dyadic_rho(mechanism, P)
+        worst = max(worst, float(np.max(costs)))
     return worst
+
+
+def _blocks_rho(mechanism, P) -> np.ndarray:
+    """ρ(P) of each row of positions P (0: not learned) for blocks released once: (Δ²/(2σ²))·Σ_j n_j(P)²."""
+    ends = np.array(mechanism.block_ends(), dtype=np.int64)
+    blocks = np.searchsorted(ends, P, side="left")  # position p lies in block j when b_j < p ≤ b_{j+1}
+    unit = gaussian_rho(mechanism.sensitivity, mechanism.describe()["sigma"])
+    blocks[P <= 0] = -1  # not learned
+    pairs = np.zeros(P.shape[0])  # Σ_j n_j(P)² = the pairs (a, b) of learned positions in one block
+    for a in range(P.shape[1]):
+        pairs += np.sum((blocks == blocks[:, a:a + 1]) & (blocks[:, a:a + 1] >= 0), axis=1)
+    return unit * pairs
 
 
 def record_level(rho, delta, accounting, passes=1, order="same", mechanism=None, n_seen=0) -> dict:

@@ -16,7 +16,12 @@ scalers, Dask fits) is built by :func:`build_report` from the typed events the m
   NaN, never None. Absent for the non-private twins and for the (ε, δ) mechanisms (objective and
   approximate minima perturbation, Yang et al.'s SGD);
 * ``record_level`` (models that learn a stream: ``privacy_report(passes=k, order=...)``), the cost of a
-  record learned k times (:func:`onpair.privacy.replay.record_level`), with ``rho`` by the same rule;
+  record learned k times (:func:`onpair.privacy.replay.record_level`), with ``rho`` by the same rule. The
+  headline fields answer the question asked: with k > 1, ``epsilon_spent`` and ``rho_spent`` are that
+  cost (``rho_remaining`` the budget less it, at least 0), and ``epsilon_per_position`` and
+  ``rho_per_position`` (:data:`PER_POSITION_KEYS`, present in every such report, ρ by the rule) keep the
+  cost of a record at one stream position; with k = 1 both are the same figures
+  (:func:`record_headline`);
 * the class's own public fields (documented on each class), and curator-only ones.
 
 A privacy report mixes two kinds of fields:
@@ -45,8 +50,9 @@ from .events import NonPrivate, epsilon_of, leaves, rho_of
 from .exceptions import PrivacyWarning
 from .replay import record_level
 
-__all__ = ["CURATOR_ONLY_FIELDS", "COMMON_KEYS", "RHO_KEYS", "PrivacyReport", "build_report", "spent",
-           "extend_report", "mark_curator_only", "public_report", "warn_large_delta", "accountant_report"]
+__all__ = ["CURATOR_ONLY_FIELDS", "COMMON_KEYS", "RHO_KEYS", "PER_POSITION_KEYS", "PrivacyReport", "build_report",
+           "spent", "record_headline", "extend_report", "mark_curator_only", "public_report", "warn_large_delta",
+           "warn_stream_delta", "accountant_report", "STREAM_DELTA"]
 
 #: Fields that are never a function of the releases and the public inputs (name → why).
 CURATOR_ONLY_FIELDS = {
@@ -67,6 +73,9 @@ COMMON_KEYS = ("algorithm", "private", "mode", "accounting", "epsilon", "delta",
                "n_seen", "status", "curator_only")
 #: The zCDP keys, present exactly when every event of the report has a ρ.
 RHO_KEYS = ("rho_budget", "rho_spent", "rho_remaining")
+#: The cost of a record at one stream position, beside the headline of ``privacy_report(passes=k)``
+#: (``rho_per_position`` by the rule for ρ).
+PER_POSITION_KEYS = ("epsilon_per_position", "rho_per_position")
 
 
 class PrivacyReport(dict):
@@ -140,7 +149,8 @@ def build_report(algorithm, events, *, epsilon, delta, accounting, mode, n_seen,
         Further field names to list under ``curator_only`` (e.g. :data:`ORDER_FIELDS`).
     passes, order, mechanism :
         For models that learn a stream: ``record_level`` for a record learned ``passes`` times
-        (``mechanism``: the continual-release mechanism, for the exact same-order cost).
+        (``mechanism``: the continual-release mechanism, for the exact same-order cost), which the headline
+        fields then give (:func:`record_headline`), and :data:`PER_POSITION_KEYS`.
     """
     events = tuple(events)
     flat = tuple(leaves(events))
@@ -158,6 +168,10 @@ def build_report(algorithm, events, *, epsilon, delta, accounting, mode, n_seen,
     if passes is not None:
         rho = figures.get("rho_spent") if private else None
         report["record_level"] = record_level(rho, delta, accounting, passes, order, mechanism, n_seen)
+        report["epsilon_per_position"] = figures["epsilon_spent"]
+        if "rho_spent" in report:
+            report["rho_per_position"] = report["rho_spent"]
+        record_headline(report)
     for fields in (public, curator):
         for key, value in (fields or {}).items():
             if key in report or key == "curator_only":
@@ -167,6 +181,31 @@ def build_report(algorithm, events, *, epsilon, delta, accounting, mode, n_seen,
     return mark_curator_only(report, tuple(curator or ()) + tuple(extra_curator))
 
 
+def record_headline(report):
+    """``report`` with its headline fields answering ``privacy_report(passes=k)``: for k > 1, ``epsilon_spent``
+    and ``rho_spent`` (by the rule for ρ) are the cost of a record learned k times (``record_level``'s), and
+    ``rho_remaining`` the budget less it (at least 0); for k = 1 the report is left as built (one position is
+    the record's cost). Called again by a model that adds to ``record_level`` after the builder.
+
+    Examples
+    --------
+    >>> from onpair.privacy.events import GaussianRelease
+    >>> report = build_report("Example", [GaussianRelease(1.0, 4.0, 10)], epsilon=1.0, delta=1e-5,
+    ...                       accounting="gaussian", mode="example", n_seen=10, status="released",
+    ...                       rho_budget=0.05, passes=2, order="any")
+    >>> report["rho_spent"], report["rho_per_position"], report["rho_remaining"]   # the group bound 2²ρ
+    (0.125, 0.03125, 0.0)
+    """
+    level = report.get("record_level")
+    if level is None or level["passes"] == 1:
+        return report
+    report["epsilon_spent"] = level["epsilon"]
+    if "rho_spent" in report and "rho" in level:
+        report["rho_spent"] = level["rho"]
+        report["rho_remaining"] = max(0.0, report["rho_budget"] - level["rho"])
+    return report
+
+
 def extend_report(report, public=None, curator=None, extra_curator=()):
     """``report`` (a :class:`PrivacyReport`, copied) with a wrapper's or a fit's own fields added (the river
     wrappers' record counts, an offline fit's ``n_clipped``), by the builder's rules: no builder key is
@@ -174,7 +213,7 @@ def extend_report(report, public=None, curator=None, extra_curator=()):
     out = report.copy() if isinstance(report, PrivacyReport) else PrivacyReport(report)
     for fields in (public, curator):
         for key, value in (fields or {}).items():
-            if key in COMMON_KEYS or key in RHO_KEYS or key == "record_level":
+            if key in COMMON_KEYS or key in RHO_KEYS or key in PER_POSITION_KEYS or key == "record_level":
                 raise ValueError(f"{out.get('algorithm')}: the report field {key!r} is the builder's")
             out[key] = value
     return mark_curator_only(out, tuple(curator or ()) + tuple(extra_curator))
@@ -209,6 +248,34 @@ def warn_large_delta(owner, delta, n, what="n", stacklevel=3) -> None:
     if n is not None and n > 0 and delta >= 1.0 / n:
         warnings.warn(f"delta = {delta:g} ≥ 1/{what} = {1.0 / n:g}: a mechanism that publishes one random record in "
                       f"the clear satisfies such a δ. Prefer δ ≪ 1/n ({owner}).", PrivacyWarning,
+                      stacklevel=stacklevel + 1)
+
+
+#: The largest δ a stream of unknown length is built with in silence: δ ≥ 1/n as soon as the stream holds
+#: n ≥ 1/δ records, and river's own data sets hold 1,000 and more.
+STREAM_DELTA = 1e-3
+
+
+def warn_stream_delta(owner, delta, length, stacklevel=3) -> None:
+    """The PrivacyWarning for a large δ on a stream: δ ≥ 1/``length`` when its public length (horizon, n) is
+    known, else δ ≥ :data:`STREAM_DELTA` (any stream of 1/δ records or more has δ ≥ 1/n).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_stream_delta("Example", 0.01, None)
+    >>> str(caught[0].message).split(":")[0]
+    'delta = 0.01 ≥ 0.001 on a stream of unknown length'
+    """
+    if length is not None:
+        warn_large_delta(owner, delta, length, what="horizon", stacklevel=stacklevel + 1)
+    elif delta >= STREAM_DELTA:
+        warnings.warn(f"delta = {delta:g} ≥ {STREAM_DELTA:g} on a stream of unknown length: δ ≥ 1/n once the stream "
+                      f"holds n ≥ 1/δ = {1.0 / delta:,.0f} records, and a mechanism that publishes one random record "
+                      "in the clear satisfies such a δ. Prefer δ ≪ 1/n for the longest stream expected (the default "
+                      f"is 1e-5), or give the learner its public horizon ({owner}).", PrivacyWarning,
                       stacklevel=stacklevel + 1)
 
 

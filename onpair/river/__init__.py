@@ -9,7 +9,9 @@
 * :class:`PrivateStandardScaler` (:mod:`onpair.river.scaler`): standardisation with privately released
   means and variances, the private alternative to river's ``StandardScaler``;
 * :func:`pipeline_report` (:mod:`onpair.river.composition`): the record-level total of every onpair model
-  in a river pipeline (their zCDP costs add).
+  in a river pipeline (their zCDP costs add);
+* :class:`PositiveClass` (:mod:`onpair.river.labels`): a river binary metric (``ROCAUC``, ``LogLoss``) read
+  over a declared label domain such as ``("no", "yes")``.
 
 Both read dict records through one mapper (:mod:`onpair.river.records`: feature order, missing and
 undeclared keys, value checks) and keep a lineage of clones (:mod:`onpair.river.lineage`). They read
@@ -22,6 +24,7 @@ from .multiclass import PrivateClassifier
 from .metric import MetricTransformer, metric_distance
 from .scaler import PrivateStandardScaler
 from .composition import pipeline_report
+from .labels import PositiveClass
 
 __all__ = ["PrivatePairwiseClassifier", "PrivateClassifier", "MetricTransformer", "metric_distance", "PrivateStandardScaler",
-           "pipeline_report"]
+           "pipeline_report", "PositiveClass"]

@@ -69,25 +69,26 @@ it, and the ``lineage`` total (which assumes each member learned each record onc
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from river import base, utils
 
-from ..learners import OnPairC, OnPairStats, OnPairStrC, PairwiseGIGA
+from ..algorithms import ALGORITHMS, ONLINE
+from ..learners import PairwiseGIGA
 from ..persistence import load_learner
-from ..core.bounds import _clip_box_row, missing_bounds_message
+from ..core.bounds import missing_bounds_message
 from .labels import check_classes, label_sign, persisted_classes
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
-                      restored_wrapper)
+from ..core.predictor import decayed_refresh_cap
+from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper, warn_large_stream_delta
 
 __all__ = ["PrivatePairwiseClassifier"]
 
-#: Name → learner class. "stats" (the default) learns from class statistics released after every record;
-#: "onpairstrc" and "onpairc" are Huai et al.'s output-perturbed learners; "giga" is their non-private twin.
-LEARNERS = {"stats": OnPairStats, "onpairstrc": OnPairStrC, "onpairc": OnPairC, "giga": PairwiseGIGA}
+#: Name → learner class: the online learners of the one registry (:data:`onpair.algorithms.ALGORITHMS`). "stats"
+#: (the default) learns from class statistics released after every record; "onpairstrc" and "onpairc" are Huai
+#: et al.'s output-perturbed learners; "giga" is their non-private twin.
+LEARNERS = {name: ALGORITHMS[name] for name in ONLINE}
 #: Learners that keep records (and so take ``buffer`` and ``release_every``).
 RECORD_LEARNERS = ("onpairstrc", "onpairc", "giga")
 #: The buffer the record-keeping learners get with ``buffer="auto"``: flat memory (river checks it).
@@ -150,15 +151,15 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         schedule (64, 128, 256, …). "stats" releases after every record.
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
-    seed : int, optional
-        For reproducible experiments only; anyone who knows it can remove the noise. Without it the
-        noise comes from fresh OS entropy.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it
+        can remove the noise. Without it the noise comes from fresh OS entropy.
     half_life : float, optional
         Forgetting under concept drift (``learner="stats"``): a public half-life in records; the class
         statistics decay with it (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any
         length, a bounded noise level), so that the model follows a drift within a few half-lives. The model
         is then refreshed at least every H/2^s releases (s = :attr:`REFRESH_SHIFT`). None (default): no
-        forgetting (docs/forgetting.md says when to set it; bench/results.md, "Forgetting under drift").
+        forgetting (docs/forgetting.md says when to set it; bench/results/drift.md, "Forgetting under drift").
     learner_params : dict, optional
         Further arguments of the learner (everything but the parameters above); an argument the learner
         does not take is a ``ValueError`` naming those it takes. For "stats" (:class:`onpair.OnPairStats`):
@@ -177,7 +178,9 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         A budget shared with other models (:mod:`onpair.privacy.accountant`: a pipeline, an ensemble, a
         model selection): every release is also charged to it, and a record it cannot pay for is refused
         before anything changes. river's ``clone()`` shares it (the clones then spend one budget, which
-        their ``lineage`` total shows). Private learners only; a model with one refuses ``save``.
+        their ``lineage`` total shows). Private learners only; a model with one refuses ``save``. A model
+        charging it draws noise of its own, even with a ``seed`` another model (a clone too) charging it has
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`); without one, a clone repeats its seed's noise.
 
     Examples
     --------
@@ -197,14 +200,14 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     dict_keys([False, True])
     """
 
-    #: The model refresh rule of :meth:`_released`: after 2^(s+1) releases, the model is recomputed from the
+    #: The model refresh rule of :meth:`_view`: after 2^(s+1) releases, the model is recomputed from the
     #: release every 2^(⌊log₂ k⌋ − s) releases (about 2^s·(1 + log₂(n/2^(s+1))) refreshes over n records).
     #: s = 4 since issue 22 (6 before; snapshots keep the rule they were saved with, so that a resumed model
     #: predicts as the original would): over 10 seeds of Phishing and 3 of two synthetic streams at ε = 1 the
-    #: progressive AUC moved by at most 0.003 from refreshing at every record (bench/results.md). Re-checked on
-    #: synthetic streams only with the calibrated probabilities (bench/refresh_shift.py: Hyperplane, SEA, Agrawal,
-    #: 5,000 records, 3 seeds, ε = 1): s = 4 within 0.003 AUC and 0.004 log loss of every release; s = 3 and 2
-    #: lose 0.002 and 0.009 AUC on Hyperplane (Agrawal's function 0 has no linear signal at this ε).
+    #: progressive AUC moved by at most 0.003 from refreshing at every record (issue 22's table, no longer kept).
+    #: Re-checked on synthetic streams only with the calibrated probabilities (bench/studies/refresh_shift.py:
+    #: Hyperplane, SEA, Agrawal, 5,000 records, 3 seeds, ε = 1): s = 4 within 0.003 AUC and 0.004 log loss of
+    #: every release; s = 3 and 2 lose 0.002 and 0.009 AUC on Hyperplane (Agrawal's function 0 has no linear signal at this ε).
     REFRESH_SHIFT = 4
 
     def __init__(self, *, learner="stats", epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None,
@@ -234,8 +237,8 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
                 example="arrays with features=[...]; e.g. bounds=(0.0, 1.0) for river's Phishing"))
         self._records = RecordMapper(features, unknown_features, type(self).__name__)
         self._inner = self._make_inner(self._records.order)
+        warn_large_stream_delta(type(self).__name__, delta, self._inner, stacklevel=2)
         self._labels = check_classes(classes)  # (negative, positive): public, never from the stream
-        self._cache = None  # the visible model for predictions and what scores with it: see _released
         self._refresh_shift = self.REFRESH_SHIFT
         self._refresh_cap = self._cap_of(half_life)
         self._lineage = Lineage()
@@ -325,64 +328,12 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         return self.learner
 
     # -- prediction --------------------------------------------------------------------------------
-    def _released(self):
-        """(w, ‖w‖, a, b) of the visible model and its calibration p = σ(a·s + b) (``a`` None: p = (1 + s/‖w‖)/2,
-        the record-keeping learners), read once per release (private learners) or per record (the
-        non-private twin); the default learner's on the schedule of :func:`onpair.river.wrapper.release_window`
-        with s = the model's refresh shift (:attr:`REFRESH_SHIFT`, or the one its snapshot was saved with)."""
-        inner = self._inner
-        private = inner.private
-        count = inner.n_releases if private else inner.n_seen
-        cache = self._cache
-        if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
-            return cache[3], cache[4], cache[7], cache[8]
-        start, stop = release_window(count, private, self._refresh_shift, self._refresh_cap)
-        if self.learner == "stats":
-            model, slope, intercept = inner._scored_model()  # the model and its calibration, one compiled call
-        else:
-            model, slope, intercept = inner.model, None, 0.0
-        # (learner, the counts [start, start + step) that read this model, the model, its norm, the scratch row
-        # of _probability_one, the box map's rows or None, the calibration): the row and the box rows are the
-        # previous refresh's where the learner and the dimension are the same
-        if cache is not None and cache[0] is inner and cache[5].shape == model.shape:
-            row, box = cache[5], cache[6]
-        else:
-            bounds = inner.feature_bounds
-            row = np.empty(model.shape[0])
-            box = bounds.box_rows(model.shape[0]) if bounds.kind == "box" and model.ndim == 1 else None
-        norm = math.sqrt(model.dot(model))  # what np.linalg.norm computes for a real vector, bit for bit
-        self._cache = (inner, start, stop, model, norm, row, box, slope, intercept)
-        return model, norm, slope, intercept
-
-    def _probabilities(self, block):
-        """p = σ(a·s + b) (the default learner) or (1 + s/‖w‖)/2, with s = wᵀφ(x) under the last released model
-        w (‖φ(x)‖ ≤ 1)."""
-        model, norm, slope, intercept = self._released()
-        if slope is None and norm == 0.0:
-            return np.full(block.shape[0], 0.5)
-        Z, _ = self._inner.feature_bounds.transform(block)
-        scores = Z @ model  # the same (possibly cached) released model as the norm and as predict_proba_one
-        if slope is not None:
-            return np.array([_logistic(slope * s + intercept) for s in scores.tolist()])
-        return (1.0 + np.clip(scores / norm, -1.0, 1.0)) / 2.0
-
-    def _probability_one(self, vector) -> float:
-        """:meth:`_probabilities` of one checked row, in Python floats (the per-record path): the same
-        score (the dot product of the mapped row and the model: what a 1 × d product computes, as in
-        ``decision_function``), the same IEEE operations after it."""
-        model, norm, slope, intercept = self._released()
-        if slope is None and norm == 0.0:
-            return 0.5
-        row, box = self._cache[5], self._cache[6]
-        # The record mapped (clipped to the box) into a scratch row, as map_one maps it (the box map's own kernel,
-        # with the box rows read at the refresh); map_one itself for a norm bound or a record that is not finite.
-        # Its product with the model is the dot product a 1 × d matmul makes.
-        if box is None or vector.shape != row.shape or _clip_box_row(vector, box[0], box[1], box[2], row) < 0:
-            row = mapped_row(self._inner.feature_bounds, vector, None)
-        if slope is not None:
-            return _logistic(slope * float(row.dot(model)) + intercept)
-        ratio = float(row.dot(model)) / norm
-        return (1.0 + min(1.0, max(-1.0, ratio))) / 2.0
+    def _view(self):
+        """The view of the released model predictions read now (:meth:`onpair.core.stream.StreamLearner.predictor`:
+        the learner keeps it, on the refresh rule of :func:`onpair.core.predictor.release_window` with s = the
+        model's refresh shift, :attr:`REFRESH_SHIFT` or the one its snapshot was saved with). The default learner's
+        probability is σ(a·s + b), the record-keeping learners' (1 + s/‖w‖)/2, with s = wᵀφ(x)."""
+        return self._inner.predictor(self._refresh_shift, self._refresh_cap)
 
     def predict_proba_one(self, x, **kwargs):
         """``{negative label: 1 − p, positive label: p}`` from the last released model."""
@@ -394,7 +345,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         found = self._records.fast_vector(x, remember=True)  # for a learn_one of the same dict; None: the
         # general path decides (and says why)
         vector = (found or self._records.vector(x, "record to predict"))[0]
-        p = self._probability_one(vector)
+        p = self._view().positive_probability(vector)
         return {negative: 1.0 - p, positive: p}
 
     def _proba_many(self, X):
@@ -402,7 +353,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if self._records.order is None or len(frame) == 0:
             return frame, np.full(len(frame), 0.5)
         block, _, _ = self._records.block(frame, self._records.order, None)
-        return frame, self._probabilities(block)
+        return frame, self._view().positive_probabilities(block)
 
     def predict_proba_many(self, X):
         """A frame with one column per label (negative, positive), as ``predict_proba_one`` per row."""
@@ -512,14 +463,6 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         model._refresh_shift = shift
         model._refresh_cap = model._cap_of(model.half_life)
         return model
-
-
-def _logistic(u: float) -> float:
-    """σ(u) = 1/(1 + e^(−u)) in Python floats, without overflow; monotone in u."""
-    if u >= 0.0:
-        return 1.0 / (1.0 + math.exp(-u))
-    e = math.exp(u)
-    return e / (1.0 + e)
 
 
 def _is_auto(buffer) -> bool:

@@ -10,6 +10,8 @@ onpair model for its record-level cost, and converts the sum once.
 
 from __future__ import annotations
 
+from river import base
+
 from ..privacy.events import NonPrivate, ZCDPRelease
 from ..privacy.reports import spent
 from .classifier import PrivatePairwiseClassifier
@@ -25,6 +27,13 @@ ONPAIR_MODELS = (PrivatePairwiseClassifier, MetricTransformer, PrivateStandardSc
 def _is_onpair(model) -> bool:
     # type(), not isinstance(): a river Pipeline passes isinstance checks for the class of its last step.
     return issubclass(type(model), ONPAIR_MODELS)
+
+
+def _learns(step) -> bool:
+    """Whether a step that is not an onpair model learns from the stream: its ``learn_one`` is not river's
+    no-op (``Select``, ``FuncTransformer``, ``Binarizer``, ``FeatureHasher`` keep it; ``StandardScaler``,
+    ``OneHotEncoder`` and every river learner override it). Unknown steps count as learning."""
+    return getattr(type(step), "learn_one", None) is not base.Transformer.learn_one
 
 
 def _steps(model, name):
@@ -59,13 +68,16 @@ def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
     dict
         ``members`` (per onpair model: ``step``, ``algorithm``, ``private``, and at the record level ``rho``,
         ``epsilon``, ``delta``, ``accounting``), ``other_steps`` (the names of the steps that are not onpair
-        models: their privacy is not accounted, and a step that learns from the stream, e.g. river's
-        ``StandardScaler``, voids the guarantee of everything after it), ``passes``, ``order``, ``rho`` (Σ of
-        the members' record-level ρ; absent with a non-private member, by the rule for ρ of
-        :mod:`onpair.privacy.reports`), ``delta``, ``accounting`` ("gaussian" when every member reports
-        with it: a composition of Gaussian mechanisms; "tight" otherwise), ``epsilon`` (the figures of
-        :func:`onpair.privacy.reports.spent`, as every report's) and ``curator_only`` (empty: every field
-        is a function of the parameters and n).
+        models), ``guarantee`` ("holds", or "void" when some step reads the records without noise),
+        ``voided_by`` (the names of those steps: a non-private onpair member, or another step that learns
+        from the stream, e.g. river's ``StandardScaler`` or a river model: its state is a function of the
+        records, and so is everything computed from it; a stateless step such as ``compose.Select`` voids
+        nothing), ``passes``, ``order``, ``rho`` (Σ of the members' record-level ρ; absent when the
+        guarantee is void, by the rule for ρ of :mod:`onpair.privacy.reports`), ``delta``, ``accounting``
+        ("gaussian" when every member reports with it: a composition of Gaussian mechanisms; "tight"
+        otherwise), ``epsilon`` (the figures of :func:`onpair.privacy.reports.spent`, as every report's: ∞
+        when the guarantee is void) and ``curator_only`` (empty: every field is a function of the parameters
+        and n).
 
     Examples
     --------
@@ -80,10 +92,12 @@ def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
     >>> [m["step"] for m in report["members"]], round(report["epsilon"], 2)   # ρ add up, ε do not
     (['PrivateStandardScaler', 'PrivatePairwiseClassifier'], 1.15)
     """
-    members, others = [], []
+    members, others, void = [], [], []
     for name, step in _steps(pipeline, ""):
         if not _is_onpair(step):
             others.append(name or type(step).__name__)
+            if _learns(step):
+                void.append(others[-1])
             continue
         report = step.privacy_report(passes, order)
         level = report["record_level"]
@@ -93,6 +107,8 @@ def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
             member["rho"] = level["rho"]
         member.update(epsilon=level["epsilon"], delta=level["delta"], accounting=report["accounting"])
         members.append(member)
+        if not member["private"]:
+            void.append(member["step"])
     if not members:
         raise ValueError(f"no onpair model in {type(pipeline).__name__}: nothing to account")
     private = [m for m in members if m["private"]]
@@ -101,9 +117,11 @@ def pipeline_report(pipeline, passes=1, order="same", delta=None) -> dict:
     accounting = "gaussian" if all(m["accounting"] == "gaussian" for m in private) else "tight"
     # Each member's record-level cost is a zCDP event (a Gaussian mechanism's, replayed); the total goes
     # through the figures every report uses.
+    # A step that learns without noise is a non-private mechanism in the composition.
     events = [ZCDPRelease(m["rho"], m["step"]) if m["private"] else NonPrivate(m["step"]) for m in members]
-    figures = spent(events, 1e-5 if delta is None else delta, accounting, private=len(private) == len(members))
-    out = {"members": members, "other_steps": others, "passes": passes, "order": order}
+    figures = spent(events, 1e-5 if delta is None else delta, accounting, private=not void)
+    out = {"members": members, "other_steps": others, "guarantee": "void" if void else "holds", "voided_by": void,
+           "passes": passes, "order": order}
     if "rho_spent" in figures:
         out["rho"] = figures["rho_spent"]
     out.update(delta=delta, accounting=accounting, epsilon=figures["epsilon_spent"], curator_only=[])

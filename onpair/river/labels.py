@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["CANONICAL_CLASSES", "check_classes", "check_domain", "label_code", "label_sign", "persisted_classes"]
+__all__ = ["CANONICAL_CLASSES", "PositiveClass", "check_classes", "check_domain", "label_code", "label_sign", "persisted_classes"]
 
 
 #: The label domain without ``classes=``: river's binary one (``predict_proba_one``'s keys, in this order).
@@ -154,3 +154,74 @@ def persisted_classes(extra, given, where):
         f"{where} was written by an earlier onpair, whose prediction keys were the first labels the stream brought "
         f"(here {labels[0]!r} for the negative class); the label domain is now public. Load it with "
         f"PrivatePairwiseClassifier.load(path, classes=({labels[0]!r}, 1)) to declare it; the file is unchanged")
+
+
+def _wrapper_base():
+    """``river.metrics.base.WrapperMetric`` (river is imported by this package only)."""
+    from river import metrics
+
+    return metrics.base.WrapperMetric
+
+
+class PositiveClass(_wrapper_base()):
+    """A river binary metric read over a declared label domain: ``y == positive`` is the positive class.
+
+    river's binary metrics read the probability of the positive class as ``y_pred.get(True)`` and, in river
+    0.26, ``ROCAUC(pos_val=...)`` with any ``pos_val`` other than ``True`` reads 0 (it counts ``y == pos_val``
+    as a boolean, then asks its confusion matrix for ``pos_val``). So with labels such as ``("no", "yes")``
+    ``ROCAUC(pos_val="yes")`` reads 0 whatever the model. This wrapper hands the metric booleans:
+    ``y_true == positive``, and ``y_pred[positive]`` (a probability) or ``y_pred == positive`` (a label).
+
+    Parameters
+    ----------
+    metric : river.metrics.base.BinaryMetric
+        A binary metric with river's default ``pos_val=True`` (``ROCAUC()``, ``LogLoss()``,
+        ``RollingROCAUC()``, ``F1()``, …).
+    positive : hashable
+        The positive label: ``classes[1]`` of :class:`onpair.river.PrivatePairwiseClassifier`.
+
+    Examples
+    --------
+    >>> from river import metrics
+    >>> auc = PositiveClass(metrics.ROCAUC(), positive="yes")
+    >>> for y, p in [("no", 0.2), ("yes", 0.9), ("no", 0.6), ("yes", 0.5)]:
+    ...     auc.update(y, {"no": 1 - p, "yes": p})
+    >>> round(float(auc.get()), 3)   # 3 of the 4 opposite pairs ranked right (ROCAUC(pos_val="yes") reads 0)
+    0.75
+    """
+
+    def __init__(self, metric, positive):
+        from river import metrics
+
+        if not isinstance(metric, metrics.base.BinaryMetric):
+            raise TypeError(f"metric must be a river binary metric (ROCAUC(), LogLoss(), F1(), …), got {metric!r} "
+                            f"({type(metric).__name__})")
+        if getattr(metric, "pos_val", True) is not True:
+            raise ValueError(f"metric must keep river's pos_val=True (the wrapper hands it booleans), got "
+                             f"pos_val={metric.pos_val!r}: pass positive={metric.pos_val!r} here instead")
+        try:
+            hash(positive)
+        except TypeError:
+            raise TypeError(f"positive must be a label (hashable), got {positive!r}") from None
+        self._metric = metric
+        self.positive = positive
+
+    @property
+    def metric(self):
+        return self._metric
+
+    def _booleans(self, y_true, y_pred):
+        if isinstance(y_pred, dict):
+            y_pred = {True: y_pred.get(self.positive, 0.0), False: 1.0 - y_pred.get(self.positive, 0.0)}
+        elif not isinstance(y_pred, float):
+            y_pred = _equals(y_pred, self.positive)
+        return _equals(y_true, self.positive), y_pred
+
+    def update(self, y_true, y_pred, w=1.0):
+        self._metric.update(*self._booleans(y_true, y_pred), w)
+
+    def revert(self, y_true, y_pred, w=1.0):
+        self._metric.revert(*self._booleans(y_true, y_pred), w)
+
+    def works_with(self, model) -> bool:
+        return self._metric.works_with(model)

@@ -32,8 +32,8 @@ from ..statistics import OnPairStats
 from .labels import check_domain, label_code
 from .lineage import Lineage
 from .records import RecordMapper, as_frame
-from .wrapper import (LearnerWrapper, decayed_refresh_cap, learner_arguments, mapped_row, plain_value, release_window,
-                      restored_wrapper)
+from ..core.predictor import decayed_refresh_cap
+from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wrapper, warn_large_stream_delta
 
 __all__ = ["PrivateClassifier"]
 
@@ -43,7 +43,7 @@ SAVE_TAG = "onpair.river.multiclass:PrivateClassifier"
 _SAVE_VERSION = 1
 #: Learner arguments the wrapper sets itself.
 _OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "seed", "n_features", "task", "classes", "accountant",
-                  "discover_bounds")
+                  "discover_bounds", "half_life")
 
 
 class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
@@ -74,8 +74,14 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         ``PrivacyWarning``; the report then lists ``features`` and ``schedule`` as curator-only).
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
-    seed : int, optional
-        For reproducible experiments only; anyone who knows it can remove the noise.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int); anyone who knows it can
+        remove the noise.
+    half_life : float, optional
+        Forgetting under concept drift: a public half-life in records; the class statistics decay with it
+        (:class:`onpair.OnPairStats`'s ``half_life``: the same ρ for a stream of any length), and predictions
+        use a model at most H/64 releases old (:func:`onpair.core.predictor.decayed_refresh_cap`). None
+        (default): no forgetting (docs/forgetting.md).
     learner_params : dict, optional
         Further arguments of :class:`onpair.OnPairStats`: ``mechanism``, ``covariance``, ``moments``, ``lam``,
         ``weights``, ``horizon``, ``band``, ``accounting``, ``private`` (False: the non-private twin).
@@ -83,13 +89,14 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         A budget shared with other models (:mod:`onpair.privacy.accountant`), as for
         :class:`onpair.river.PrivatePairwiseClassifier`: the release is also charged to it, and a record it
         cannot pay for is refused before anything changes; ``clone()`` shares it. A model with one refuses ``save``.
+        A model charging it (a clone too) draws noise of its own (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
     discover_bounds : bool, int or dict, default False
         Find the box privately inside the loose declared ``bounds`` from the first m records, with a share of the
         one budget (:class:`onpair.OnPairStats`, ``discover_bounds``; True: m = min(max(records_needed(d, 0.2ρ),
         500), 1,000), 20 % of ρ). Those records are held unreleased, and until the m-th ``predict_proba_one``
-        gives the data-independent prior (1/C for every class); later records outside the box found are clipped
-        to it. :meth:`finish_warmup` ends the warm-up of a stream shorter than m. Recommended whenever the
-        documentation gives no tight range (README, "Which bounds do I declare").
+        gives the data-independent prior (exactly ``1.0 / C`` for every class); later records outside the box
+        found are clipped to it. :meth:`finish_warmup` ends the warm-up of a stream shorter than m. Recommended
+        whenever the documentation gives no tight range (README, "Which bounds do I declare").
 
     Examples
     --------
@@ -107,7 +114,8 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     _multiclass = True
 
     def __init__(self, *, classes, epsilon=1.0, delta=1e-5, bounds=None, norm_bound=None, features=None,
-                 unknown_features="ignore", seed=None, learner_params=None, accountant=None, discover_bounds=False):
+                 unknown_features="ignore", seed=None, half_life=None, learner_params=None, accountant=None,
+                 discover_bounds=False):
         self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
@@ -116,6 +124,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         self.features = features
         self.unknown_features = unknown_features
         self.seed = seed
+        self.half_life = half_life
         self.learner_params = learner_params
         self.accountant = accountant
         self.discover_bounds = discover_bounds
@@ -132,7 +141,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(
                 "PrivateClassifier needs the public bounds of the features: pass bounds=(lower, upper) (scalars or "
                 f"per-feature arrays with features=[...]), or norm_bound=B if every record has ‖x‖₂ ≤ B. {BOUNDS_ADVICE}")
-        self._cache = None  # (learner, start, stop, posterior, scratch row) of the release predictions read
+        warn_large_stream_delta(type(self).__name__, delta, self._inner, stacklevel=2)
         self._lineage = Lineage()
         self._lineage.add(self._inner)
 
@@ -143,7 +152,7 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         return OnPairStats(task="classify", classes=list(range(len(self._domain))), epsilon=self.epsilon,
                            delta=self.delta, bounds=self.bounds, norm_bound=self.norm_bound, seed=self.seed,
                            n_features=None if order is None else len(order), accountant=self.accountant,
-                           discover_bounds=self.discover_bounds, **kwargs)
+                           discover_bounds=self.discover_bounds, half_life=self.half_life, **kwargs)
 
     # -- river's test hooks ------------------------------------------------------------------------
     @classmethod
@@ -177,45 +186,42 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
         return "stats"
 
     # -- prediction --------------------------------------------------------------------------------
-    def _posterior(self):
-        """The posterior of the release predictions read (:meth:`onpair.OnPairStats.posterior`), on the schedule
-        of :func:`onpair.river.wrapper.release_window` (with a half-life, ``learner_params={"half_life": H}``, a
-        model at most H/64 releases old: :func:`onpair.river.wrapper.decayed_refresh_cap`), and the single-record
-        scorer's scratch row."""
+    def _view(self):
+        """The view of the released model predictions read now (:meth:`onpair.core.stream.StreamLearner.predictor`:
+        the learner keeps it, on the refresh rule of :func:`onpair.core.predictor.release_window`; with a half-life,
+        ``half_life=H``, a model at most H/64 releases old: :func:`onpair.core.predictor.decayed_refresh_cap`)."""
         inner = self._inner
-        count = inner.n_releases if inner.private else inner.n_seen
-        cache = self._cache
-        if cache is not None and cache[0] is inner and cache[1] <= count < cache[2]:
-            return cache[3], cache[4]
-        start, stop = release_window(count, inner.private, cap=decayed_refresh_cap(getattr(inner, "half_life", None)))
-        posterior = inner.posterior()
-        row = np.empty(posterior.coef.shape[1]) if inner.feature_bounds.kind == "box" else None
-        self._cache = (inner, start, stop, posterior, row)
-        return posterior, row
+        return inner.predictor(cap=decayed_refresh_cap(getattr(inner, "half_life", None)))
 
     def _uniform(self) -> dict:
         return {label: 1.0 / len(self._domain) for label in self._domain}
 
+    def _prior_only(self) -> bool:
+        """Whether the model predicts the data-independent prior: no record yet, or nothing released yet (a
+        private learner's ``discover_bounds`` warm-up holds its records unreleased)."""
+        inner = self._inner
+        return self._records.order is None or inner.n_seen == 0 or (inner.private and inner.n_releases == 0)
+
     def predict_proba_one(self, x, **kwargs):
-        """``{label: P(label | x)}`` for every declared class, from the latest release read (exactly 1/C each
-        before the first record)."""
-        if self._records.order is None or self._inner.n_seen == 0:
+        """``{label: P(label | x)}`` for every declared class, from the latest release read; before the first
+        record and during a ``discover_bounds`` warm-up (nothing released) exactly ``1.0 / C`` each (the float
+        nearest 1/C: their sum is 1 up to rounding)."""
+        if self._prior_only():
             if not isinstance(x, dict):
                 raise TypeError(f"x must be a dict of features (record to predict), got {type(x).__name__}")
             return self._uniform()  # nothing released yet: the priors, exactly 1/C
         found = self._records.fast_vector(x, remember=True)  # for a learn_one of the same dict
         vector = (found or self._records.vector(x, "record to predict"))[0]
-        posterior, row = self._posterior()
-        log_p = posterior.log_proba_one(mapped_row(self._inner.feature_bounds, vector, row))
+        log_p = self._view().log_proba_one(vector)
         return {label: math.exp(v) for label, v in zip(self._domain, log_p.tolist())}
 
     def _proba_many(self, X):
         frame = as_frame(X)
-        if self._records.order is None or self._inner.n_seen == 0 or len(frame) == 0:
+        if self._prior_only() or len(frame) == 0:
             return frame, np.full((len(frame), len(self._domain)), 1.0 / len(self._domain))
         block, _, _ = self._records.block(frame, self._records.order, None)
-        Z, _ = self._inner.feature_bounds.transform(block)
-        return frame, np.exp(self._posterior()[0].log_proba(Z))
+        view = self._view()
+        return frame, np.exp(view.log_proba(block))
 
     def predict_proba_many(self, X):
         """A frame with one column per declared class, as ``predict_proba_one`` per row."""
@@ -285,7 +291,12 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
             raise ValueError(f"{where}: does not hold the classifier of {cls.__name__} over {classes!r}")
         if learner.private and (extra["epsilon"] != learner.epsilon or extra["delta"] != learner.delta):
             raise ValueError(f"{where}: the wrapper's epsilon or delta differ from the learner's")
+        names = extra["learner_params"]
+        if isinstance(names, list) and "half_life" in names:
+            # Saved when half_life went through learner_params: it is the wrapper's own parameter now.
+            extra = dict(extra, learner_params=[name for name in names if name != "half_life"] or None)
         return restored_wrapper(cls, {"classes": tuple(classes) if extra["classes_is_tuple"] else classes,
                                       "epsilon": extra["epsilon"], "delta": extra["delta"],
-                                      "discover_bounds": getattr(learner, "discover_bounds", False)},
+                                      "discover_bounds": getattr(learner, "discover_bounds", False),
+                                      "half_life": getattr(learner, "half_life", None)},
                                 learner, extra, where)

@@ -13,9 +13,10 @@ is (0.5 + 1)-ish DP in total: the zCDP budgets add (``privacy_report()["rho_spen
 Before its first record the scaler maps the public box's centre to 0 and its edges to ±1.
 
 It is the private replacement for a ``StandardScaler`` habit, not a gain: measured, the pipeline loses to
-the model alone in every setting (river's Phishing at ε = 1 in all: 0.71 against 0.87 progressive ROCAUC;
-a box 1,000× wider than the data: 0.50 either way, where the model's own ``discover_bounds=True`` gives
-0.67; bench/results.md, "Range discovery (issue 24)"). For loose bounds use ``discover_bounds=``.
+the model alone in every setting (river's Phishing at ε = 1 in all: 0.66 against 0.86 progressive ROCAUC;
+a box 1,000× wider than the data: 0.49 either way, where the model's own ``discover_bounds=True`` gives
+0.67; bench/results/ranges.md, "Range discovery (issue 24)", re-measured on 2026-11-28 after the discovery fix of
+issue 31). For loose bounds use ``discover_bounds=``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from river import base
 
 from ..preprocessing import DEFAULT_CLIP, moments_from_sums, scaler_sensitivity, standardise, unit_range
+from ..core._validation import SeedNameHint, root_sequence
 from ..core.bounds import missing_bounds_message
 from ..privacy.checks import check_delta, check_epsilon
 from ..privacy.continual import PrefixSumMechanism
@@ -38,7 +40,7 @@ from .records import RecordMapper, has_array_bounds
 __all__ = ["PrivateStandardScaler"]
 
 
-class PrivateStandardScaler(base.Transformer):
+class PrivateStandardScaler(SeedNameHint, base.Transformer):
     """Standardise river records with privately released, continually updated means and variances.
 
     Parameters
@@ -52,15 +54,17 @@ class PrivateStandardScaler(base.Transformer):
         then warns: those keys are the record's, and they fix the output's keys and the sensitivity).
     clip : float, default 3.0
         Outputs are clipped to [−clip, clip].
-    seed : int, optional
-        For reproducible experiments only.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int: the same sequence, the
+        same noise; the caller's sequence is not advanced).
     mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
         The continual-release mechanism of the sums (as :class:`onpair.OnPairStats`'s ``mechanism``, without
         a horizon); "toeplitz" was the default before issue 22.
     accountant : ZCDPAccountant, optional
         A budget shared with other models (the classifier after the scaler, say): the stream's cost is
         charged to it with the first record, which is refused (nothing changes) when it cannot pay.
-        river's ``clone()`` shares it.
+        river's ``clone()`` shares it. A scaler charging it draws noise of its own, even with a ``seed`` another
+        model charging it has (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`; a clone too).
 
     Examples
     --------
@@ -85,6 +89,9 @@ class PrivateStandardScaler(base.Transformer):
         self.seed = seed
         self.mechanism = mechanism
         self._mechanism_class = PrefixSumMechanism.for_option(mechanism)  # a ValueError names the choices
+        if mechanism == "blocks":  # its estimate covers the completed blocks' records only, not n_seen (review)
+            raise ValueError("mechanism='blocks' releases only at the ends of its blocks and is for OnPairStats; the "
+                             "scaler's moments need a release after every record: use 'blt', 'toeplitz', 'epochs' or 'tree'")
         self.accountant = check_accountant(accountant, "PrivateStandardScaler")
         check_epsilon(epsilon)
         check_delta(delta)
@@ -108,7 +115,10 @@ class PrivateStandardScaler(base.Transformer):
         self._rho = rho_from_dp(epsilon, delta, method="gaussian")
         # The scaler's own record: the stream's cost, charged with the first record.
         self._own = ZCDPAccountant(self._rho, owner="PrivateStandardScaler")
-        self._rng = np.random.default_rng(seed)
+        root = root_sequence(seed)
+        if self.accountant is not None:  # no two models charging one accountant draw the same noise
+            root = self.accountant.noise_seed(root)
+        self._rng = np.random.Generator(np.random.PCG64(root))
         self._mechanism = None
         self._box = None
         self._cache = None  # (n_seen, mean, scale)

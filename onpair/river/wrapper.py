@@ -15,15 +15,16 @@ import copy
 import math
 import warnings
 
+from ..core._validation import SeedNameHint
 from ..persistence import save_learner
-from ..privacy.reports import extend_report
+from ..privacy.reports import extend_report, warn_stream_delta
 from .lineage import Lineage
 from .records import as_frame, has_array_bounds, series_values, sorted_keys
 
-__all__ = ["LearnerWrapper", "plain_value", "from_params", "release_window", "mapped_row"]
+__all__ = ["LearnerWrapper", "plain_value", "from_params"]
 
 
-class LearnerWrapper:
+class LearnerWrapper(SeedNameHint):
     """The shared part of the river models that drive one online learner (module docstring)."""
 
     # -- learning ----------------------------------------------------------------------------------
@@ -123,8 +124,8 @@ class LearnerWrapper:
         (``progressive_val_score(data * k, model)``: k passes in the same order, ``order="same"``; the
         default learner's is then exact, e.g. record-level ε 3.03 for four passes of Phishing at
         ε = 1, 2.15 with ``learner_params={"mechanism": "toeplitz"}``; ``order="any"`` or an output-perturbed
-        learner: the group bound k²ρ). ``epsilon_spent`` is
-        the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
+        learner: the group bound k²ρ); with ``passes`` > 1 the headline ``epsilon_spent`` and ``rho_spent`` are
+        that cost, and ``epsilon_per_position`` and ``rho_per_position`` the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
         each learning a record **once** (one position each): it does not cover a meta-model that learns a
         record several times per member (river's bagging, a Poisson number of times, which has no
         upper bound), nor passes (``record_level`` does, per model; :func:`onpair.river.pipeline_report`
@@ -231,50 +232,15 @@ def from_params(cls, params):
     return cls(**params)
 
 
-def release_window(count: int, private: bool, shift: int = 6, cap=None) -> tuple:
-    """``[start, stop)``: the learner counts (releases of a private learner, records of a twin) that predict
-    with the model read at ``start``. A private learner that releases after every record is read at every
-    release up to release 2^(s+1), then at every 2^(⌊log₂ k⌋ − s)-th release k (s = ``shift``; 6: up to 128,
-    then predictions use a release at most 1/64 of the stream old): post-processing of public releases, a
-    public rule of the release count alone, at a fraction of the cost. ``cap`` (a decayed model's, from
-    its public half-life) bounds the step.
-
-    Examples
-    --------
-    >>> release_window(5, True), release_window(300, True), release_window(300, False)
-    ((5, 6), (300, 304), (300, 301))
-    >>> release_window(300, True, shift=4)
-    (288, 304)
-    """
-    step = 1 << (count.bit_length() - 1 - shift) if private and count >> (shift + 1) else 1
-    if cap is not None and step > cap:
-        step = cap  # a decayed model (half_life): at most ``cap`` releases old, a public function of H
-    start = count - count % step
-    return start, start + step
-
-
-def decayed_refresh_cap(half_life, shift: int = 6):
-    """The longest refresh step of a decayed model (:func:`release_window`'s ``cap``): the largest power of two
-    ≤ H/2^s (at least 1), so that predictions read a model at most 1/2^s of a half-life old; None without a
-    half-life (no cap). A public function of the public H.
-
-    Examples
-    --------
-    >>> decayed_refresh_cap(None), decayed_refresh_cap(500), decayed_refresh_cap(500, shift=4), decayed_refresh_cap(8)
-    (None, 4, 16, 1)
-    """
-    if half_life is None:
-        return None
-    return 1 << max(0, int(math.floor(math.log2(float(half_life)))) - shift)
-
-
-def mapped_row(bounds, vector, row):
-    """One checked record mapped by the public ``bounds`` (clipped to the box): into the scratch ``row`` where
-    the box map can write it there, else :meth:`onpair.core.bounds.FeatureBounds.map_one`'s new array (the
-    same floating-point operations either way)."""
-    if row is not None and vector.shape == row.shape and bounds.map_into(vector, row):
-        return row
-    return bounds.map_one(vector)
+def warn_large_stream_delta(owner: str, delta, learner, stacklevel: int = 3) -> None:
+    """The river model's warning for a large δ (the offline estimators warn for δ ≥ 1/n): none for a non-private
+    twin or where the ``learner`` knows its stream's public length (``horizon`` or ``n``: it warned for δ ≥ 1/length
+    itself), else :func:`onpair.privacy.reports.warn_stream_delta` for a stream of unknown length."""
+    if not learner.private:
+        return
+    if getattr(learner, "horizon", None) is not None or getattr(learner, "n", None) is not None:
+        return
+    warn_stream_delta(owner, delta, None, stacklevel=stacklevel + 1)
 
 
 def learner_arguments(owner: str, learner_params, own_arguments, why: str, order, bounds, learner=None,

@@ -2,7 +2,7 @@
 
 One record's log-posterior log P(c | z) = s_c − logsumexp_k s_k, s_c = zᵀcoef_c + intercept_c, in a fixed order
 of operations, so that a block of records gives, row by row, exactly what the records scored one at a time
-give. Measured (bench/classifier_prototype.py ``timing``): one record's posterior through NumPy costs about
+give. Measured (bench/studies/classifier_prototype.py ``timing``): one record's posterior through NumPy costs about
 1.4 ``OnPairStats.learn_one`` at d = 10 (0.28 at d = 50), compiled 0.16 (0.03): the per-record path of a river
 ``predict_proba_one`` at small d.
 """
@@ -13,7 +13,7 @@ import math
 
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)

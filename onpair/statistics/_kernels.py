@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
+from .._config import NJIT_OPTIONS
 from ..core.bounds import _clip_box_row
 from ..privacy.continual._blt_kernels import blt_record
 from ..privacy.continual.blt import NEED_NORMALS
@@ -147,31 +147,6 @@ def _statistics_rows(Z, codes, weights, out):
         Overwritten: row i is v(z_i), zero outside block ``codes[i]``.
     """
     _layout_rows(Z, codes, 0, weights, False, out)
-
-
-@njit(**NJIT_OPTIONS)
-def _unpack_vech(vech, d, out):
-    """The symmetric matrix whose orthonormal coordinates are ``vech`` (the inverse of the row map).
-
-    Parameters
-    ----------
-    vech : ndarray of float64, shape (d(d+1)/2,)
-        Diagonal entries as they are, off-diagonal entries times √2, upper triangle row by row; read only.
-    d : int
-        Matrix size.
-    out : ndarray of float64, shape (d, d)
-        Overwritten with the symmetric matrix.
-    """
-    inv_root2 = 1.0 / math.sqrt(2.0)
-    idx = 0
-    for k in range(d):
-        out[k, k] = vech[idx]
-        idx += 1
-        for l in range(k + 1, d):
-            value = vech[idx] * inv_root2
-            out[k, l] = value
-            out[l, k] = value
-            idx += 1
 
 
 @njit(**NJIT_OPTIONS)
@@ -497,6 +472,27 @@ def _cholesky_solve(A, rhs, out):
     return True
 
 
+#: Where the twin's within-class variance is at most this (no spread yet, or one within the rounding of the decoded
+#: covariances M̂/n̂ − μμᵀ, ‖μ‖ ≤ 1), :func:`_twin_scale` gives the box's scale, 1.
+TWIN_SCALE_FLOOR = 1e-12
+
+
+@njit(**NJIT_OPTIONS)
+def _twin_scale(counts, covariances):
+    """The non-private twin's variance scale (:attr:`onpair.statistics.model.ClassStatistics.scale`): tr(S_w) =
+    Σ_c (n̂_c/Σ_k n̂_k)·tr(C_c) where it exceeds :data:`TWIN_SCALE_FLOOR`, else 1 (the box's). Reads the data: for
+    the twin's exact statistics only. ``counts`` (C,), ``covariances`` (C, d, d): decoded, read only."""
+    total = 0.0
+    for c in range(counts.shape[0]):
+        total += counts[c]
+    trace = 0.0
+    for c in range(counts.shape[0]):
+        weight = counts[c] / total
+        for k in range(covariances.shape[1]):
+            trace += weight * covariances[c, k, k]
+    return trace if trace > TWIN_SCALE_FLOOR else 1.0
+
+
 @njit(**NJIT_OPTIONS)
 def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, auto_factor, out):
     """The AUC task's pairwise square model from one release, fused (the per-record hot path).
@@ -520,8 +516,9 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
     lam : float
         The ridge λ when ``auto_base`` < 0; ignored otherwise.
     auto_base : float
-        ≥ 0: λ = auto_base + auto_factor·2√d·moment_sd·(1/n̂₋ + 1/n̂₊)
-        (:func:`onpair.statistics.model.auto_ridge`).
+        ≥ 0: λ = auto_base·s + auto_factor·2√d·moment_sd·(1/n̂₋ + 1/n̂₊)
+        (:func:`onpair.statistics.model.auto_ridge`), s the twin's variance scale (:func:`_twin_scale`) where the
+        release is exact (``moment_sd`` 0 with a moment block), else 1.
     auto_factor : float
         The noise-ridge factor of the automatic ridge.
     out : ndarray of float64, shape (d,)
@@ -537,11 +534,12 @@ def _auc_square_model(estimate, d, weights, floor, moment_sd, lam, auto_base, au
     means = np.empty((2, d))
     covariances = np.empty((2, d, d))
     _decode_statistics(estimate, 2, d, weights, floor, counts, means, covariances)
-    return _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out)
+    scale = _twin_scale(counts, covariances) if moment_sd == 0.0 and weights[2] > 0.0 else 1.0
+    return _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, scale, out)
 
 
 @njit(**NJIT_OPTIONS)
-def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, out):
+def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, auto_factor, scale, out):
     """:func:`_auc_square_model` after its decoding (the same operations): the ridge and the square model from
     the decoded statistics of the two classes. Returns the ridge used, or −1.0 where C₊ + C₋ + (λ/2)I is not
     positive definite.
@@ -559,13 +557,15 @@ def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, 
     lam : float
         The ridge, used when ``auto_base`` < 0.
     auto_base, auto_factor : float
-        The automatic ridge auto_base + auto_factor·2√d·moment_sd·(1/n̂₀ + 1/n̂₁) when ``auto_base`` ≥ 0.
+        The automatic ridge auto_base·scale + auto_factor·2√d·moment_sd·(1/n̂₀ + 1/n̂₁) when ``auto_base`` ≥ 0.
+    scale : float
+        The variance scale of the base ridge: 1 for a private release, the twin's :func:`_twin_scale`.
     out : ndarray of float64, shape (d,)
         Overwritten with the square model w.
     """
     d = means.shape[1]
     if auto_base >= 0.0:
-        lam = auto_base + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
+        lam = auto_base * scale + auto_factor * 2.0 * math.sqrt(d) * moment_sd * (1.0 / counts[0] + 1.0 / counts[1])
     A = np.empty((d, d))
     diff = np.empty(d)
     for k in range(d):
@@ -575,11 +575,11 @@ def _square_from_decoded(counts, means, covariances, moment_sd, lam, auto_base, 
         A[k, k] += 0.5 * lam
     if not _cholesky_solve(A, diff, out):
         return -1.0
-    scale = 0.0
+    along = 0.0
     for k in range(d):
-        scale += diff[k] * out[k]
+        along += diff[k] * out[k]
     for k in range(d):
-        out[k] /= 1.0 + scale
+        out[k] /= 1.0 + along
     return lam
 
 
@@ -652,7 +652,7 @@ def statistics_total(Z: np.ndarray, codes: np.ndarray, n_classes: int, weights,
 
     The blocks' sums are added in order, so the result is a deterministic function of the records and
     their order. This is the sum that one partition of a distributed fit computes
-    (:mod:`onpair.distributed`), and the in-process fit computes it over the whole data set.
+    (:mod:`onpair.core.distributed`), and the in-process fit computes it over the whole data set.
 
     Examples
     --------

@@ -23,9 +23,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ..core._config import NJIT_OPTIONS
-from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded
+from .._config import NJIT_OPTIONS
+from ._kernels import _auc_square_model, _cholesky_lower, _decode_statistics, _square_from_decoded, _twin_scale
 from .discriminant import (BASE_RIDGE_PER_FEATURE, MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, RIDGE_FACTOR,
+                           SEPARATION_FLOOR,
                            SPREAD_NOISE_FACTOR, LinearDiscriminant, ranking_discriminant)
 from .model import BASE_RIDGE, NOISE_RIDGE_FACTOR
 
@@ -114,7 +115,7 @@ def _well_conditioned_inverse(S, shift, out):
 
 
 @njit(**NJIT_OPTIONS)
-def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam,
+def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_release, kind, lam, scale,
                        base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, spread_noise_factor, coef,
                        intercept, log_priors):
     """Fills coef (2, d), intercept (2,), log_priors (2,); returns (κ, κ_JS, α, ridge, status), status 0 when
@@ -133,6 +134,9 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         Whether the second moments were released pooled (one block for both classes).
     kind : int
         The AUC model: 0 "square", 1 "centroid".
+    scale : float
+        The variance scale of the base ridge (:attr:`onpair.statistics.model.ClassStatistics.scale`: 1 for a
+        private release).
     lam, base, ridge_factor, max_undo, min_shrinkage, prior_noise_factor, spread_noise_factor : float
         The model's ridge and the discriminant's public constants.
     coef : ndarray of float64, shape (2, d)
@@ -177,7 +181,7 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         noise_sd = moment_sd / total
     else:
         noise_sd = moment_sd * math.sqrt((weights[0] / counts[0]) ** 2 + (weights[1] / counts[1]) ** 2)
-    ridge = base / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
+    ridge = base * scale / d + ridge_factor * ((1.0 - alpha) * math.sqrt(2.0 * d) + 1.0) * noise_sd
     # covariance model Σ̃ (PSD, without ridge)
     sigma = np.zeros((d, d))
     if alpha == 1.0:
@@ -256,6 +260,11 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
     released = 0.0
     reach = 0.0
     noise = 0.0
+    scale = 0.0  # Σ_c π_c μ̂_cᵀWμ̂_c: the floor of the separation (discriminant.SEPARATION_FLOOR)
+    for c in range(2):
+        for i in range(d):
+            for j in range(d):
+                scale += weights[c] * means[c, i] * W[i, j] * means[c, j]
     for c in range(2):
         centred = means[c] - centre
         projected = np.zeros(d)
@@ -274,7 +283,7 @@ def _ranking_posterior(counts, means, covs, count_sd, sum_sd, moment_sd, pooled_
         released += weights[c] * quad
         reach += weights[c] * length
         noise += weights[c] * (1.0 - weights[c]) * trace[c]
-    if not separation > 0.0:
+    if not separation > SEPARATION_FLOOR * scale:
         agreement, undo = 0.0, 1.0
     else:
         agreement = max(1.0 - noise / separation, min_shrinkage)
@@ -320,7 +329,8 @@ def fast_ranking_discriminant(stats, kind: str, lam: float) -> LinearDiscriminan
     kappa, agreement, alpha, ridge, status = _ranking_posterior(
         np.ascontiguousarray(stats.counts, dtype=np.float64), np.ascontiguousarray(stats.means, dtype=np.float64),
         np.ascontiguousarray(stats.covariances, dtype=np.float64), float(stats.count_sd), float(stats.sum_sd),
-        float(stats.moment_sd), bool(stats.pooled), code, float(lam), BASE_RIDGE_PER_FEATURE, RIDGE_FACTOR,
+        float(stats.moment_sd), bool(stats.pooled), code, float(lam), float(stats.scale), BASE_RIDGE_PER_FEATURE,
+        RIDGE_FACTOR,
         MAX_UNDO, MIN_SHRINKAGE, PRIOR_NOISE_FACTOR, SPREAD_NOISE_FACTOR, coef, intercept, log_priors)
     if status != 0:
         return ranking_discriminant(stats, kind, lam)
@@ -363,12 +373,13 @@ def _square_refresh(estimate, weights, sd, lam, auto_base, auto_factor, constant
     means = np.empty((2, d))
     covariances = np.empty((2, d, d))
     _decode_statistics(estimate, 2, d, weights, max(1.0, 2.0 * sd / a), counts, means, covariances)
+    scale = _twin_scale(counts, covariances) if sd == 0.0 and m > 0.0 else 1.0
     used = _square_from_decoded(counts, means, covariances, sd / m if m > 0 else 0.0, lam, auto_base, auto_factor,
-                                model)
+                                scale, model)
     if used < 0.0:
         return 1
     kappa, agreement, alpha, ridge, status = _ranking_posterior(
-        counts, means, covariances, sd / a, sd / b, sd / m if m > 0 else math.inf, False, 0, used, constants[0],
+        counts, means, covariances, sd / a, sd / b, sd / m if m > 0 else math.inf, False, 0, used, scale, constants[0],
         constants[1], constants[2], constants[3], constants[4], constants[5], coef, intercept, log_priors)
     if status != 0:
         return 2
@@ -411,21 +422,20 @@ def _ridge_arguments(lam):
     return (0.0, BASE_RIDGE, NOISE_RIDGE_FACTOR) if lam is None else (lam, -1.0, NOISE_RIDGE_FACTOR)
 
 
-def square_model(stats, lam):
-    """The AUC square model of the current release of ``stats`` (:class:`~onpair.statistics.released.ReleasedStatistics`
-    of the two classes; ``lam`` the learner's ridge, None: automatic) by the fused kernel
-    :func:`~onpair.statistics._kernels._auc_square_model` (:meth:`onpair.OnPairStats.model`'s hot path), or None
-    where its Cholesky fails (an indefinite noisy scatter: the general path projects it)."""
-    sd = math.sqrt(stats.noise_variance())
-    a, _, m = stats.weights
-    out = np.empty(stats.dim)
-    used = _auc_square_model(stats.estimate(), stats.dim, stats.weight_array, max(1.0, 2.0 * sd / a),
-                             sd / m if m > 0 else 0.0, *_ridge_arguments(lam), out)
+def square_model_of(estimate, d: int, weights, variance: float, lam):
+    """The AUC square model of one release (``estimate`` (2·q,) of ``d`` features, its noise ``variance``; ``weights``
+    (a, b, m) as a float64 array; ``lam`` the learner's ridge, None: automatic) by the fused kernel
+    :func:`~onpair.statistics._kernels._auc_square_model`, or None where its Cholesky fails (an indefinite noisy
+    scatter: the general path projects it)."""
+    sd = math.sqrt(max(float(variance), 0.0))
+    a, _, m = (float(v) for v in weights)
+    out = np.empty(d)
+    used = _auc_square_model(estimate, d, weights, max(1.0, 2.0 * sd / a), sd / m if m > 0 else 0.0,
+                             *_ridge_arguments(lam), out)
     return out if used >= 0.0 else None
 
 
-def released_refresh(stats, lam):
-    """:func:`square_refresh` of the current release of ``stats`` (one estimate, one variance) with the learner's
-    ridge ``lam`` (None: automatic): ``(w, posterior, (a, b))`` or None, as there."""
-    return square_refresh(stats.estimate(), stats.dim, stats.weight_array, stats.noise_variance(),
-                          *_ridge_arguments(lam))
+def released_refresh_of(estimate, d: int, weights, variance: float, lam):
+    """:func:`square_refresh` of one release with the learner's ridge ``lam`` (None: automatic):
+    ``(w, posterior, (a, b))`` or None, as there."""
+    return square_refresh(estimate, d, weights, variance, *_ridge_arguments(lam))

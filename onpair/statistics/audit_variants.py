@@ -24,8 +24,9 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
     """Weights g (n,) with Σ g_t = 1 of the minimum-variance linear estimate, from the releases after
     records 1, …, n of the continual-release ``mechanism``, of a change in the **first** record.
 
-    Replacing record 1 adds a_t·δv to the released sum after record t, with a_t = 1 for prefix sums and
-    a_t = γ^{t−1} for the decayed sums of :class:`onpair.privacy.continual.DecayedBLT` (its ``workload_decay``);
+    Replacing record 1 adds a_t·δv to the released sum after record t, with a_t = 1 for prefix sums,
+    a_t = γ^{t−1} for the decayed sums of :class:`onpair.privacy.continual.DecayedBLT` (its ``workload_decay``),
+    and the first block's public weight for :class:`onpair.privacy.continual.BlockRelease` (its ``coefficient``);
     the releases r_t = S_t + N_t carry noise N that is independent across the k coordinates and has the same
     covariance Σ (n × n) over time in each. So h = Σ_t g_t·r_t with g ∝ Σ⁻¹a, scaled to gᵀa = 1, moves by
     exactly δv, with the least variance 1/(aᵀΣ⁻¹a) per coordinate of any such combination; a test on ⟨h, δv⟩
@@ -56,6 +57,16 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
         noise = twin.add_block(np.zeros((n, width)), rng, return_estimates=True)
         covariance += noise @ noise.T
         done += width
+    if hasattr(mechanism, "coefficient"):
+        # Blocks released once (BlockRelease): record 1 moves the release after t by the public weight of the
+        # first block (0 until it completes), and the releases repeat inside a block (a singular Σ): the
+        # least-variance combination by the pseudo-inverse over the releases that carry noise.
+        shift = np.array([mechanism.coefficient(t, 0) for t in range(1, n + 1)])
+        if not np.any(shift):
+            raise ValueError(f"no block of the mechanism completes within the audit's {n} records: nothing about "
+                             "the first record is released, and no test can be built (audit a longer stream)")
+        g = np.linalg.pinv(covariance / samples, rcond=1e-10, hermitian=True) @ shift
+        return g / (g @ shift)
     shift = getattr(mechanism, "workload_decay", 1.0) ** np.arange(n, dtype=np.float64)
     g = np.linalg.solve(covariance / samples, shift)
     return g / (g @ shift)

@@ -67,10 +67,11 @@ COVARIANCES = ("auto", "full", "diagonal")
 #: How the per-class covariances are pooled.
 POOLINGS = ("counts", "equal")
 #: The data-independent part of the ridge, per feature: a box-mapped feature has variance at most 1/d, so
-#: the base ridge is ``BASE_RIDGE_PER_FEATURE/d``.
+#: the base ridge is ``BASE_RIDGE_PER_FEATURE/d`` (the non-private twin's: times its own within-class variance,
+#: :attr:`onpair.statistics.model.ClassStatistics.scale`).
 BASE_RIDGE_PER_FEATURE = 1e-4
 #: The ridge adds this many times the expected spectral norm of the pooled covariance's privacy noise
-#: (:func:`covariance_noise_norm`). Chosen on synthetic streams only (bench/classifier_prototype.py
+#: (:func:`covariance_noise_norm`). Chosen on synthetic streams only (bench/studies/classifier_prototype.py
 #: ``defaults``: Hyperplane, SEA and three Gaussian streams at ε = 1 and 4, progressive accuracy): factor 1
 #: loses 0.003 on average (up to 0.013), factor 4 gains 0.003 on average (−0.008 to +0.019): a flat optimum.
 RIDGE_FACTOR = 2.0
@@ -100,9 +101,15 @@ MIN_SHRINKAGE = 0.01
 #: times its noise (:func:`shrunk_log_priors`). With few classes the positive-part James–Stein factor (factor 1)
 #: under-shrinks: it has C − 1 degrees of freedom, and its dominance needs at least 3; noisy priors then
 #: decide predictions whose discriminant part the calibration has shrunk. Chosen on synthetic streams only
-#: (bench/classifier_prototype.py ``defaults``): factor 1 loses 0.006 progressive accuracy on average (−0.035 to
-#: +0.016), equal priors (factor ∞) lose 0.009 on average (−0.080 to +0.028).
+#: (bench/studies/classifier_prototype.py ``defaults``): factor 1 loses 0.006 progressive accuracy on average
+#: (−0.035 to +0.016), equal priors (factor ∞) lose 0.009 on average (−0.080 to +0.028).
 PRIOR_NOISE_FACTOR = 4.0
+
+#: Released class means whose centred separation Σ_c π_c μ̃_cᵀWμ̃_c is at most this share of Σ_c π_c μ̂_cᵀWμ̂_c do not
+#: differ beyond the rounding of their centring (equal means leave ~1e-32 of it): :func:`calibration_factor` then
+#: returns (0, 1), the "no difference" answer, instead of a ratio of two rounding errors (which the compiled and
+#: the NumPy paths round differently). A real difference of relative size 1e-10 leaves 1e-20.
+SEPARATION_FLOOR = 1e-20
 
 
 @dataclass(frozen=True)
@@ -254,7 +261,7 @@ def offdiagonal_shrinkage(stats: ClassStatistics, pooled: np.ndarray, weights: n
 
     The **privacy** noise of Σ̂ is left to the ridge (:func:`discriminant_ridge`), a spectral treatment.
     Counting it here, entry by entry, shrinks the covariance to (nearly) its diagonal under privacy (α ≈ 0.85–
-    0.98); in the exploration behind bench/classifier_prototype.py that lost 0.023 progressive accuracy on
+    0.98); in the exploration behind bench/studies/classifier_prototype.py that lost 0.023 progressive accuracy on
     Hyperplane at ε = 4 and 0.011 on SEA at ε = 1, and gained 0.027 on a 3-class Gaussian stream at ε = 1:
     the within-class correlations of the river streams are of low rank, and their few strong eigen-directions
     stand out of the noise's spectrum and survive a ridge, while every single entry is within the noise.
@@ -286,9 +293,11 @@ def covariance_noise_norm(stats: ClassStatistics, weights: np.ndarray, alpha: fl
 
 def discriminant_ridge(stats: ClassStatistics, weights: np.ndarray, alpha: float,
                        factor: float = RIDGE_FACTOR, base: float = BASE_RIDGE_PER_FEATURE) -> float:
-    """The automatic ridge: base/d + factor·:func:`covariance_noise_norm` (public quantities only)."""
+    """The automatic ridge: base·scale/d + factor·:func:`covariance_noise_norm` (public quantities only for a private
+    release, whose :attr:`~onpair.statistics.model.ClassStatistics.scale` is 1; the non-private twin's scale is its
+    own within-class variance)."""
     d = stats.means.shape[1]
-    return base / d + factor * covariance_noise_norm(stats, weights, alpha)
+    return base * stats.scale / d + factor * covariance_noise_norm(stats, weights, alpha)
 
 
 def _check_covariance(covariance) -> None:
@@ -404,13 +413,14 @@ def calibration_factor(W: np.ndarray, means: np.ndarray, priors: np.ndarray, err
     -------
     (float, float)
         (κ_JS, κ_ridge): κ_JS ∈ [min_shrinkage, 1] and κ_ridge ∈ [1, max_undo], or (0, 1) where the released
-        means do not differ at all; κ = κ_JS·κ_ridge.
+        means do not differ beyond rounding (:data:`SEPARATION_FLOOR`); κ = κ_JS·κ_ridge.
     """
     centred = means - priors @ means
     projected = centred @ W  # rows Wμ̃_c (W symmetric)
     separation = float(np.sum(priors * np.einsum("cd,cd->c", centred, projected)))
     noise = float(np.sum(priors * (1.0 - priors) * np.einsum("de,ced->c", W, error_covariances)))
-    if not separation > 0.0:
+    scale = float(np.sum(priors * np.einsum("cd,de,ce->c", means, W, means)))
+    if not separation > SEPARATION_FLOOR * scale:  # the means do not differ beyond rounding: nothing to calibrate
         return 0.0, 1.0
     agreement = max(1.0 - noise / separation, float(min_shrinkage))
     if spread_noise_factor is None or pooled is None:

@@ -31,15 +31,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy.signal import signal_fields
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import _cholesky_solve, _decode_pooled, _decode_statistics
+from ._kernels import _cholesky_solve, _decode_pooled, _decode_statistics, _twin_scale
 
 
-#: The data-independent part of the automatic ridge (on the unit-ball domain).
+#: The data-independent part of the automatic ridge (on the unit-ball domain, where a record's total variance is at
+#: most 1). The non-private twin's is this times its own within-class variance (:attr:`ClassStatistics.scale`).
 BASE_RIDGE = 1e-3
 #: The automatic ridge is BASE_RIDGE + NOISE_RIDGE_FACTOR·noise_ridge: with A = C₊ + C₋ + (λ/2)I that adds
-#: twice the expected spectral norm of the covariances' noise. Chosen on synthetic streams (bench/
-#: statistics_defaults.py: factors 0.5–8), where 2–8 beat factors ≤ 1 by 0.004–0.033 AUC at every ε.
+#: twice the expected spectral norm of the covariances' noise. Chosen on synthetic streams
+#: (bench/studies/statistics_defaults.py: factors 0.5–8), where 2–8 beat factors ≤ 1 by 0.004–0.033 AUC at
+#: every ε.
 NOISE_RIDGE_FACTOR = 4.0
 
 
@@ -64,6 +67,14 @@ class ClassStatistics:
         Whether the release held one second moment for all classes (the pooled layout of
         :mod:`onpair.statistics._kernels`): every entry of ``covariances`` is then the one pooled
         within-class covariance, whose noise is that of one released moment (not of C).
+    scale : float, default 1
+        The variance the base ridges are relative to (:data:`BASE_RIDGE`,
+        :data:`onpair.statistics.discriminant.BASE_RIDGE_PER_FEATURE`). 1 (the box's: a box-mapped record's total
+        variance is at most 1) for a private release, a public constant. For the exact statistics of the
+        non-private twin (noise variance 0), :func:`class_statistics` sets it to the data's own within-class
+        variance tr(S_w) = Σ_c (n̂_c/Σn̂)·tr(C_c) (1 where that is at most
+        :data:`~onpair.statistics._kernels.TWIN_SCALE_FLOOR`), so that the twin's ridge follows the data's scale:
+        its model and probabilities are the same in a tight box and in a box 1,000× too wide.
     """
 
     counts: np.ndarray
@@ -74,6 +85,7 @@ class ClassStatistics:
     moment_sd: float
     count_floor: float
     pooled: bool = False
+    scale: float = 1.0
 
 
 def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, noise_variance: float,
@@ -91,7 +103,8 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
     weights : (a, b, m)
         The public block weights.
     noise_variance : float
-        Per-coordinate variance of the release's noise (0 without noise).
+        Per-coordinate variance of the release's noise (0 without noise: the non-private twin, whose
+        :attr:`ClassStatistics.scale` is then its own within-class variance where it has a moment block).
     count_floor : float, default 1
         Counts below ``max(count_floor, 2·count_sd)`` are raised to it.
     pooled : bool, default False
@@ -116,8 +129,10 @@ def class_statistics(estimate: np.ndarray, n_classes: int, dim: int, weights, no
     covariances = np.empty((n_classes, dim, dim))
     decode = _decode_pooled if pooled else _decode_statistics
     decode(np.ascontiguousarray(estimate, dtype=np.float64), n_classes, dim, w, floor, counts, means, covariances)
+    # the twin's exact statistics may set the scale of its ridge; a private release's never reads its data for it
+    scale = float(_twin_scale(counts, covariances)) if sd == 0.0 and m > 0.0 else 1.0
     return ClassStatistics(counts, means, covariances, count_sd, sd / b, sd / m if m > 0 else math.inf, floor,
-                           bool(pooled))
+                           bool(pooled), scale)
 
 
 def psd_projection(M: np.ndarray) -> np.ndarray:
@@ -141,8 +156,9 @@ def noise_ridge(stats: ClassStatistics, classes=None) -> float:
 
 
 def auto_ridge(stats: ClassStatistics) -> float:
-    """The ``lam="auto"`` ridge: BASE_RIDGE + NOISE_RIDGE_FACTOR·noise_ridge(stats) (public quantities only)."""
-    return BASE_RIDGE + NOISE_RIDGE_FACTOR * noise_ridge(stats)
+    """The ``lam="auto"`` ridge: BASE_RIDGE·scale + NOISE_RIDGE_FACTOR·noise_ridge(stats) (public quantities only for
+    a private release, whose :attr:`~ClassStatistics.scale` is 1)."""
+    return BASE_RIDGE * stats.scale + NOISE_RIDGE_FACTOR * noise_ridge(stats)
 
 
 def pairwise_square_model(stats: ClassStatistics, lam: float, positive: int = 1, negative: int = 0) -> np.ndarray:
@@ -248,17 +264,16 @@ def released_signal(stats: ClassStatistics) -> dict:
     >>> released_signal(stats)   # no noise
     {'expected_cosine': 1.0, 'noise_dominated': False}
     """
-    from ..privacy.signal import signal_fields
-
     w = stats.counts / stats.counts.sum()
     centred = np.sqrt(w)[:, None] * (stats.means - w @ stats.means)
     return signal_fields(centred, stats.means.shape[1] * between_noise_level(stats))
 
 
 def discriminant_ridge(stats: ClassStatistics) -> float:
-    """The ``lam="auto"`` ridge of :func:`discriminant_metric`: 10⁻³ plus :func:`within_class_diagonal_sd` (public)."""
+    """The ``lam="auto"`` ridge of :func:`discriminant_metric`: 10⁻³ (times :attr:`~ClassStatistics.scale`, 1 for a
+    private release) plus :func:`within_class_diagonal_sd` (public)."""
     noise = within_class_diagonal_sd(stats)
-    return BASE_RIDGE + (noise if math.isfinite(noise) else 0.0)
+    return BASE_RIDGE * stats.scale + (noise if math.isfinite(noise) else 0.0)
 
 
 def discriminant_metric(stats: ClassStatistics, ridge: float | None = None, complement: float = COMPLEMENT_WEIGHT,
@@ -288,7 +303,7 @@ def discriminant_metric(stats: ClassStatistics, ridge: float | None = None, comp
     stats : ClassStatistics
         The decoded release.
     ridge : float, optional
-        ρ; default ``BASE_RIDGE + within_class_diagonal_sd(stats)``.
+        ρ; default ``BASE_RIDGE·stats.scale + within_class_diagonal_sd(stats)``.
     complement : float, default :data:`COMPLEMENT_WEIGHT`
         κ > 0.
     noise_floor : float, default :data:`NOISE_FLOOR_FACTOR`
@@ -409,7 +424,8 @@ def moment_layout(task: str, moments) -> bool:
 
 
 def choose_ridge(kind: str, stats: ClassStatistics, lam=None) -> float:
-    """λ of a model: ``lam``, or for None ("auto") 10⁻³ plus the noise ridge (public): the noise standard
+    """λ of a model: ``lam``, or for None ("auto") 10⁻³ (times the twin's :attr:`~ClassStatistics.scale`, 1 for a
+    private release) plus the noise ridge (public): the noise standard
     deviation of one diagonal entry of the pooled within-class covariance for ``"discriminant"``
     (:func:`discriminant_ridge`), the expected spectral norm of the covariances' noise otherwise
     (:func:`auto_ridge`)."""

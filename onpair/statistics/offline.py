@@ -34,7 +34,7 @@ from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, cl
                     moment_layout, released_model, released_signal)
 
 
-class OffPairStats(PairwiseEstimator):
+class OffPairStats(PairwiseEstimator, algorithm="offstats"):
     """Offline (ε, δ)-DP pairwise learner from one release of the class statistics.
 
     One Gaussian release of the per-class counts, sums and second moments (sensitivity Δ of one record,
@@ -80,7 +80,8 @@ class OffPairStats(PairwiseEstimator):
         AUC). Without it the AUC task reads the two labels off ``y``, so which label values occur must itself
         be public (pass it when in doubt: a record that changed the label set would flip the positive class,
         which no noise covers). ``"observed"`` reads the domain off ``y`` for any task, knowingly (as
-        scikit-learn's own tools expect).
+        scikit-learn's own tools expect); a refit whose labels are not the previous fit's ``classes_`` (the
+        model's shape changes with the records) issues a ``PrivacyWarning``.
     private : bool, default True
         False gives the non-private twin (the exact statistics).
     random_state : int, SeedSequence, Generator or None
@@ -96,7 +97,9 @@ class OffPairStats(PairwiseEstimator):
     accountant : ZCDPAccountant, optional
         A budget shared with other models (:mod:`onpair.privacy.accountant`; e.g. every fit of a grid
         search): each fit charges it its release event, and is refused (``PrivacyBudgetExceeded``, the
-        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it.
+        estimator unchanged) when the budget cannot pay. scikit-learn's ``clone`` shares it. Each fit
+        charged to it draws noise of its own, even with a fixed ``random_state``
+        (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     Examples
     --------
@@ -167,7 +170,7 @@ class OffPairStats(PairwiseEstimator):
         return self._release(plan, total, Z.shape[0], Z.shape[1], seed_sequence, found=found, rho=rho)
 
     #: A distributed fit keeps each partition's records in order with their class codes (the protocol of
-    #: :class:`onpair.distributed.PartitionedFit`).
+    #: :class:`onpair.core.distributed.PartitionedFit`).
     partition_layout = "records"
 
     def check_partitioned_fit(self):
@@ -178,7 +181,7 @@ class OffPairStats(PairwiseEstimator):
                              "bounds as they are)")
 
     def fit_partitions(self, partitions, seed_sequence):
-        """The distributed fit (:mod:`onpair.distributed`): each partition sums its records' statistics on
+        """The distributed fit (:mod:`onpair.core.distributed`): each partition sums its records' statistics on
         its worker, a tree of additions brings the one total here, and the noise is drawn here, once."""
         plan = self._release_settings()
         if plan[3] is None:

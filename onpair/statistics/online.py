@@ -31,18 +31,17 @@ from ..privacy.exceptions import PrivacyWarning
 from ..privacy.events import ContinualRelease
 from ..privacy.reports import build_report, extend_report, warn_large_delta
 from ..privacy.signal import NOTHING_RELEASED
-from ._ranking_kernels import fast_ranking_discriminant, released_refresh, square_model
-from .discriminant import check_covariance_model, linear_discriminant, score_calibration
-from .model import (DEFAULT_WEIGHTS, check_task, check_weights, choose_ridge, model_kind, moment_layout,
-                    released_model, released_signal)
+from .discriminant import check_covariance_model
+from .model import DEFAULT_WEIGHTS, check_task, check_weights, model_kind, moment_layout, released_signal
 from .released import MECHANISMS, PLAUSIBLE_DEVIATIONS, ReleasedStatistics
+from .released_model import ReleasedModel
 from .warmup import WarmupLearning
 
 #: The snapshot array of the normals drawn ahead and not consumed yet (:meth:`OnPairStats._noise_source`).
 NORMALS_ARRAY = "noise.normals"
 
 
-class OnPairStats(WarmupLearning, StreamLearner, saved=True):
+class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
     """Online (ε, δ)-DP pairwise learner on continually released class statistics.
 
     After every record the learner releases the prefix sum of the per-class statistics (counts, sums,
@@ -95,7 +94,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
         lies in [1e-50, 1e50] (:data:`onpair.statistics.model.WEIGHT_RANGE`; the moment weight may also be 0).
-    mechanism : {"blt", "toeplitz", "epochs", "tree"}, default "blt"
+    mechanism : {"blt", "toeplitz", "epochs", "tree", "blocks"}, default "blt"
         How the prefix sums are released (:mod:`onpair.privacy.continual`, docs/continual_release.md):
         "blt", a buffered-linear-Toeplitz factorisation (:class:`onpair.privacy.continual.BufferedToeplitz`:
         O(buffers·k) work and memory per record, any stream length at the cost ρ; its error is within 0.2 %
@@ -104,8 +103,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         about 100 records, then its error grows linearly, ×6 of the square root's at 1,250 records, ×24 at
         20,000; its copies farther apart than the band do not overlap, so k same-order passes cost exactly
         k·ρ against the BLT's slightly more, see ``privacy_report(passes=k)``); doubling epochs of
-        least-squares trees (error O(log² t)); or one tree (with ``horizon``; unbounded otherwise, with level
-        shares ρ_h ∝ 1/h²).
+        least-squares trees (error O(log² t)); one tree (``horizon``, else level shares ρ_h ∝ 1/h²); "blocks": blocks
+        of 32, 64, … records, each released once (:class:`onpair.privacy.continual.BlockRelease`; stale inside a block).
     band : int, optional
         Band of the banded factorisation (``mechanism="toeplitz"`` only; default
         :data:`onpair.privacy.continual.DEFAULT_BAND`). A band, a horizon or a number of features whose state
@@ -124,7 +123,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         continual mechanism gives the last prefix the error of one release at the same ρ (the BLT's, at a
         known horizon, is ×3–5 of it from 10³ to 10⁶ records); the default, 0, spends everything on the
         stream, whose every model is then as good as a continual release allows. The trade-off on Pima and
-        Phishing: bench/results.md, "final share".
+        Phishing: bench/results/final_share.md, "final share".
     half_life : float, optional
         Forgetting under concept drift: a public half-life H in records (4 ≤ H ≤ 2^24; ``mechanism="blt"``).
         The statistics become exponentially decayed sums Σ_{s≤t} γ^{t−s} v_s (γ = 2^{−1/H}: a record H positions
@@ -142,8 +141,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         (ε, δ) → ρ conversion; "gaussian" is exact here (the whole release is one Gaussian mechanism).
     private : bool, default True
         False gives the non-private twin: the exact statistics, no noise.
-    seed : int, optional
-        For reproducible experiments only.
+    seed : int or SeedSequence, optional
+        For reproducible experiments only (a numpy ``SeedSequence`` acts as an int; it is not advanced).
     discover_bounds : bool, int or dict, default False
         Find the box privately inside the declared (loose) ``bounds`` from a warm-up of the stream, with a
         public share of the one budget (:mod:`onpair.core.discovery`): True (a warm-up of
@@ -155,9 +154,9 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         no warning). ``finish_warmup()`` ends a warm-up early (a stream shorter than m). Recommended whenever
         the documentation gives no tight range (docs/guide.md, "Which bounds do I declare"); needs a box.
     accountant : ZCDPAccountant, optional
-        A budget shared with other models (:mod:`onpair.privacy.accountant`): the release's cost is also
-        charged to it, with the first record, and a learner it cannot pay for refuses that record (nothing
-        changes). Not saved in snapshots: a learner with one refuses ``save``.
+        A budget shared with other models (:mod:`onpair.privacy.accountant`), charged the cost with the first
+        record (refused, nothing changed, when it cannot pay); a learner with one refuses ``save``. Its noise
+        is its own, even with another's ``seed`` (:meth:`onpair.privacy.ZCDPAccountant.noise_seed`).
 
     Examples
     --------
@@ -254,7 +253,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         self._box = None  # (lower, upper, half-scale) rows of a box, once the dimension is known
         self._normal_block = None  # the release noise's normals, drawn ahead: _noise_source()
         self._frozen_warned = False
-        self._model_cache = self._posterior_cache = self._scored_cache = None  # (records learned, …) of the release
+        self._current = None  # the ReleasedModel of the latest release (released_model(): the only model cache)
         if self._dim is not None:
             self._init_state(self._dim)
         elif self.private:
@@ -430,22 +429,59 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         return 0 if self._stats is None else self._stats.n_seen
 
     # -- the model (post-processing of the current release) ----------------------------------------
+    def released_model(self) -> ReleasedModel:
+        """The latest release and everything computed from it (:class:`onpair.statistics.released_model.ReleasedModel`:
+        public, post-processing), built once per release: the only cache of the decode, the model and the posterior,
+        keyed by the release (the state it came from and its index) and the public bounds that map records for it."""
+        self._require_dim()
+        stats, bounds = self._stats, self._bounds
+        index = stats.n_seen
+        current = self._current
+        if current is None or current.index != index or current.bounds is not bounds or current.source is not stats:
+            current = ReleasedModel(index, stats.estimate(), stats.noise_variance(),
+                                    (stats.n_classes, stats.dim, stats.weight_array, stats.pooled), self._model_kind,
+                                    self._lam, self.covariance, bounds)
+            current.source = stats
+            self._current = current
+        return current
+
+    def _released_view(self):
+        return self.released_model()
+
+    _VIEW_KEYS = ("index", "variance")
+
+    def _view_from_state(self, scalars, reader, read: int):
+        """The view a snapshot's ``predictor`` holds, checked: the release at ``index`` (the count ``read`` of a
+        private learner), whose noise variance is the mechanism's at that index, and whose released sum is the
+        current one when no release came since, else within what that many records and the noise can reach."""
+        stats = self._stats
+        index = reader.integer(scalars["index"], "predictor.index", low=0, high=stats.n_seen)
+        if self.private and index != read:
+            raise reader.error(f"predictor.index = {index}, but the release was read at release {read}")
+        estimate = reader.array("predictor.estimate", (stats.width,))
+        variance = reader.number(scalars["variance"], "predictor.variance")
+        expected = float(stats.mechanism.variance(index)) if self.private else 0.0
+        if variance != expected:
+            raise reader.error(f"predictor.variance = {variance!r}, but the release {index} has variance {expected!r}")
+        if index == stats.n_seen and not np.array_equal(estimate, stats.estimate()):
+            raise reader.error(f"predictor.estimate is not the release {index}")
+        if not float(np.max(np.abs(estimate), initial=0.0)) <= stats.plausible_limit(index):
+            raise reader.error("predictor.estimate holds values no release of this learner can reach")
+        return ReleasedModel(index, estimate, variance, (stats.n_classes, stats.dim, stats.weight_array, stats.pooled),
+                             self._model_kind, self._lam, self.covariance, self._bounds)
+
     def class_statistics(self):
         """Counts, means and covariances decoded from the current release
         (:class:`onpair.statistics.model.ClassStatistics`); all public."""
-        self._require_dim()
-        return self._stats.class_statistics()
+        return self.released_model().statistics
 
     def ridge(self) -> float:
-        """λ used by the current model: ``lam``, or for "auto" 10⁻³ plus the noise ridge (public): the expected
+        """λ used by the current model: ``lam``, or for "auto" 10⁻³ (the non-private twin's: times its own within-class
+        variance, :attr:`onpair.statistics.model.ClassStatistics.scale`) plus the noise ridge (public): the expected
         spectral norm of the covariances' noise (AUC and ``"whitening"``), or the noise standard deviation of
         one diagonal entry of the pooled within-class covariance (``"discriminant"``); the classifier's is
         :func:`onpair.statistics.discriminant.discriminant_ridge`."""
-        if self._lam is not None:
-            return self._lam
-        if self._model_kind == "lda":
-            return self.posterior().ridge
-        return choose_ridge(self._model_kind, self.class_statistics())
+        return self.released_model().ridge()
 
     def posterior(self):
         """The calibrated posterior of the current release (:class:`onpair.statistics.discriminant.LinearDiscriminant`,
@@ -456,19 +492,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         record: the uniform distribution. Not for the metric task."""
         if self._task.name == "metric":
             raise ValueError("posterior() is for task='auc' or 'classify'; with task='metric' use transform(X) or model")
-        self._require_dim()
-        key = self._learned()
-        if self._posterior_cache is None or self._posterior_cache[0] != key:
-            if self._model_kind == "square" and self._square_refresh(key):
-                return self._posterior_cache[1]
-            stats = self._stats.class_statistics()
-            if self._model_kind == "lda":
-                posterior = linear_discriminant(stats, covariance=self.covariance,
-                                                ridge="auto" if self._lam is None else self._lam)
-            else:
-                posterior = fast_ranking_discriminant(stats, self._model_kind, self.ridge())
-            self._posterior_cache = (key, posterior)
-        return self._posterior_cache[1]
+        return self.released_model().posterior
 
     def _mapped(self, X) -> np.ndarray:
         self._require_dim()
@@ -502,41 +526,12 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
     def model(self) -> np.ndarray:
         """The model computed from the current release: a vector (AUC), a d×d matrix (metric task), or the
         classifier's coefficients, one row per class (C, d) (:meth:`posterior` has the whole model)."""
-        self._require_dim()
-        if self._model_kind == "lda":
-            return self.posterior().coef.copy()
-        key = self._learned()
-        if self._model_cache is None or self._model_cache[0] != key:
-            model = square_model(self._stats, self._lam) if self._model_kind == "square" else None  # None: projected
-            if model is None:
-                ridge = None if self._model_kind == "centroid" else self.ridge()
-                model = released_model(self._model_kind, self._stats.class_statistics(), ridge)
-            self._model_cache = (key, model)
-        return self._model_cache[1].copy()
-
-    def _square_refresh(self, key) -> bool:
-        """The square model, its posterior and (a, b) of the release ``key`` into the caches by one compiled call (the
-        reference paths' bits; :func:`~onpair.statistics._ranking_kernels.released_refresh`), or False: not there."""
-        found = released_refresh(self._stats, self._lam)
-        if found is not None:
-            self._model_cache, self._posterior_cache = (key, found[0]), (key, found[1])
-            self._scored_cache = (key, found[0], *found[2])
-        return found is not None
-
-    def _scored_model(self):
-        """(w, a, b): the AUC :attr:`model` (not a copy: read only) and the log-odds a·wᵀz + b of :meth:`posterior`
-        along it (:func:`~onpair.statistics.discriminant.score_calibration`; the river classifier's refresh)."""
-        self._require_dim()
-        key = self._learned()
-        if self._scored_cache is None or self._scored_cache[0] != key:
-            if self._model_kind != "square" or not self._square_refresh(key):
-                posterior, model = self.posterior(), self.model
-                self._scored_cache = (key, model, *score_calibration(posterior, model))
-        return self._scored_cache[1:]
+        return self.released_model().model.copy()
 
     @property
     def n_releases(self) -> int:
-        """Releases so far: one per record learned (none while a warm-up holds records; up to the horizon)."""
+        """The release count the refresh rule reads: the records learned (none while a warm-up holds records; up to the
+        horizon). With ``mechanism="blocks"`` the released statistics change only at the end of a block."""
         return self._learned() if self.private else 0
 
     # -- snapshots ---------------------------------------------------------------------------------
@@ -667,7 +662,8 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         signal = self._signal()
         noise_dominated = signal["noise_dominated"]
         status = (f"frozen: the horizon of {horizon} records is reached" if frozen else
-                  self._warmup_status() or "learning; a release after every record")
+                  self._warmup_status() or ("learning; a release at the end of each public block"
+                                                    if self.mechanism == "blocks" else "learning; a release after every record"))
         if noise_dominated:
             status += (f"; the released statistics are dominated by noise (expected cosine "
                        f"{signal['expected_cosine']:.2f} between their direction and the noiseless one): more records "
@@ -687,7 +683,7 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True):
         (:func:`onpair.statistics.model.released_signal`; before any record: None and False)."""
         if self._stats is None or self._learned() == 0:
             return dict(NOTHING_RELEASED)
-        return released_signal(self._stats.class_statistics())
+        return released_signal(self.class_statistics())
 
     # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
     # noise and its budget (two copies fed neighbouring streams release noise that cancels in their

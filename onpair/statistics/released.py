@@ -28,7 +28,7 @@ from .model import class_statistics
 
 #: The continual-release mechanisms users choose by name (``OnPairStats(mechanism=...)``), the default
 #: first: the options of :class:`onpair.privacy.continual.PrefixSumMechanism` (a test checks they agree).
-MECHANISMS = ("blt", "toeplitz", "epochs", "tree")
+MECHANISMS = ("blt", "toeplitz", "epochs", "tree", "blocks")
 
 #: Standard deviations of the noise beyond which a stored value is not one a mechanism drew (a Gaussian
 #: deviation beyond 40σ has probability below 10⁻³⁴⁷): a snapshot holding one is refused.
@@ -117,7 +117,6 @@ class ReleasedStatistics:
         self.pooled = bool(pooled)
         self.width = _checked_width(self.dim, self.n_classes, self.pooled)
         self.mechanism = ExactSums(self.width) if mechanism is None else mechanism
-        self._cache = None  # (n_seen, count_floor, ClassStatistics)
         self.weight_array = np.array(self.weights)
         self._row = np.zeros(self.width)  # the single-record path's row v(z)
         self._z = np.zeros(self.dim)  # and its mapped record
@@ -221,13 +220,10 @@ class ReleasedStatistics:
         return float(self.mechanism.variance())
 
     def class_statistics(self, count_floor: float = 1.0):
-        """Counts, means and covariances decoded from the current release (cached per record count)."""
-        key = (self.n_seen, float(count_floor))
-        if self._cache is None or self._cache[0] != key:
-            stats = class_statistics(self.estimate(), self.n_classes, self.dim, self.weights,
-                                     self.noise_variance(), count_floor, self.pooled)
-            self._cache = (key, stats)
-        return self._cache[1]
+        """Counts, means and covariances decoded from the current release (no cache: the learner's
+        :class:`onpair.statistics.released_model.ReleasedModel` is the one that keeps it)."""
+        return class_statistics(self.estimate(), self.n_classes, self.dim, self.weights, self.noise_variance(),
+                                count_floor, self.pooled)
 
     @property
     def memory_bound(self) -> int:
@@ -277,6 +273,15 @@ class ReleasedStatistics:
     def _record_bound(self) -> float:
         """The largest entry of a row v(z) of a record in the unit ball: max(a, b, m) (|x_k|, |x_k x_l|·√2 ≤ 1)."""
         return max(self.weights)
+
+    def plausible_limit(self, n: int) -> float:
+        """The largest entry a release of ``n`` records of the unit ball can hold: n·max(a, b, m) plus 40 standard
+        deviations of the noise (probability below 10⁻³⁴⁷) with a margin of (n + 1)² for the noise's sums."""
+        if not self.private:
+            return n * self._record_bound() * (1 + 1e-9)
+        description = self.mechanism.describe()
+        sigma = max(description.get("sigmas") or [description["sigma"]])
+        return n * self._record_bound() + PLAUSIBLE_DEVIATIONS * max(sigma, 1.0) * (n + 1.0) ** 2
 
     def _check_plausible(self, reader, arrays: dict) -> None:
         """Every stored array and the release must be what n records of the unit ball and the mechanism's
@@ -354,9 +359,3 @@ def _checked_width(dim: int, n_classes: int, pooled: bool = False) -> int:
         raise ValueError(f"{dim} features in {n_classes} classes make {width:,} statistics per record, more than "
                          f"MAX_STATE_FLOATS = 2**30 (the second moments grow like d²)")
     return width
-
-
-def n_classes_of(task_name: str, classes) -> int:
-    """C: 2 for the AUC task (negative, positive), the size of the public domain for the other tasks."""
-    return 2 if task_name == "auc" else len(classes)
-

@@ -21,6 +21,7 @@ import numpy as np
 from ..core.discovery import RangeWarmup, declared_box, discovery_setting, found_bounds, model_rho, range_events
 from ..privacy.accountant import charge, refusal
 from ..privacy.conversions import eps_from_rho
+from ..privacy.reports import record_headline
 
 
 class WarmupLearning:
@@ -125,8 +126,6 @@ class WarmupLearning:
         self._bounds = bounds
         self._stats, self._dim = fresh, dim
         self._box = bounds.box_rows(dim) if bounds.kind == "box" else None  # the fast path's map: the box found
-        self._model_cache = None
-        self._scored_cache = None
         charge([self._accountant, self._shared], events)
         self._stats.add(Z, all_codes, self._noise_source())
         self._t += X.shape[0]
@@ -194,7 +193,7 @@ class WarmupLearning:
         level["epsilon"] = float(eps_from_rho(level["rho"], level["delta"], method=self.accounting))
         level["bound"] += (f"; plus the range finder's cost for {copies} cop{'y' if copies == 1 else 'ies'} of the "
                            "record in its block")
-        return report
+        return record_headline(report)
 
     def _finder_copies(self, passes: int) -> int:
         """How many copies of one record the finder's block of m records may hold over ``passes`` same-order

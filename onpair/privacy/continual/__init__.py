@@ -24,10 +24,18 @@ encoder E (``docs/algorithms.md`` §7 and §12; ``docs/continual_release.md``).
 * :class:`EpochTrees`: doubling epochs (T₀, 2T₀, 4T₀, … records), each a least-squares tree planned
   for its epoch's length with the whole ρ; a record lies in one epoch only (parallel composition), so
   the stream costs ρ for any length and the variance grows like (log t)² without a known horizon.
+* :class:`BlockRelease`: not every prefix: disjoint public blocks of geometric sizes, each block's sum
+  released once at the whole ρ (parallel composition), combined over the completed blocks with public
+  weights. For a stationary stream its estimate has the noise of ≈ 1.7 releases over all the records it
+  describes, at any length, paid for with staleness inside the current block (:mod:`~onpair.privacy.continual.blocks`).
 
-Noise is drawn with NumPy from the caller's ``Generator`` (``rng.standard_normal``) in a fixed
-per-record order, so that a block equals its records fed one at a time, bit for bit; the compiled
-kernels (:mod:`onpair.privacy.continual._kernels`) only do the noise-free arithmetic.
+The noise's standard normals are NumPy's from the caller's ``Generator``: ``rng.standard_normal``'s numbers,
+or the same numbers drawn ahead by :class:`onpair.privacy.continual.normals.NormalBlock` (a compiled port of
+NumPy's ziggurat, bit for bit), consumed in a fixed per-record order, so that a block equals its records fed
+one at a time, bit for bit. Compiled kernels do add noise: the BLT step
+(:mod:`onpair.privacy.continual._blt_kernels`) and the statistics family's fused per-record kernels take the
+normals and add σ times their combination to the released sums. No kernel holds a random state of its own,
+and every σ is computed from public quantities before the kernel runs.
 
 Privacy unit: a record is a stream position. A record replayed k times (several passes over a data
 set) is k positions: its cost is at most k²·ρ in zCDP (group privacy for a Gaussian mechanism:
@@ -42,6 +50,7 @@ it is as secret as the raw stream. For the same reason a mechanism refuses to be
 from __future__ import annotations
 
 from .base import PrefixSumMechanism
+from .blocks import BlockRelease
 from .blt import BLTParameters, BufferedToeplitz
 from .decayed import DecayedBLT
 from .epochs import EpochTrees
@@ -56,6 +65,7 @@ __all__ = [
     "EpochTrees",
     "BufferedToeplitz",
     "DecayedBLT",
+    "BlockRelease",
     "BLTParameters",
     "sqrt_toeplitz_coefficients",
     "DEFAULT_BAND",

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
 
 #: The per-record step is the entry point other packages' compiled kernels call (the statistics family's
 #: single-record path fuses its row and this step in one call: BufferedToeplitz.add_one_compiled).

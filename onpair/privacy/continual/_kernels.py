@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
 
 
 @njit(**NJIT_OPTIONS)
@@ -151,6 +151,23 @@ def _add_row(src, dest):
     """
     for q in range(src.shape[0]):
         dest[q] += src[q]
+
+
+@njit(**NJIT_OPTIONS)
+def _add_rows_in_order(rows, dest):
+    """``dest += rows[0] + rows[1] + …`` in this order (a block adds exactly what its rows added one at a time
+    by :func:`_add_row` would).
+
+    Parameters
+    ----------
+    rows : float64 (m, k)
+        Read only.
+    dest : float64 (k,)
+        Updated in place.
+    """
+    for i in range(rows.shape[0]):
+        for q in range(rows.shape[1]):
+            dest[q] += rows[i, q]
 
 
 @njit(**NJIT_OPTIONS)

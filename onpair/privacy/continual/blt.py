@@ -43,7 +43,7 @@ O(m²) per query for any t (1 − λ_pλ_q and the powers are computed through l
 when λ_pλ_q → 1). In units of one Gaussian release of the total at the same ρ (variance Δ²/(2ρ)), the
 error of prefix t is κ²·Σ_{n<t} β_n²; it grows with t, so the last prefix has the largest error.
 
-**Parameters.** The decays are fitted once, offline, by ``bench/blt_optimise.py`` and stored in
+**Parameters.** The decays are fitted once, offline, by ``bench/generators/blt_optimise.py`` and stored in
 :mod:`onpair.privacy.continual.blt_fits`:
 :data:`HORIZON_FITS` (known horizon T = 2^j: minimise the last prefix's error κ²(T)·Σ_{n<T} β_n², which is
 the largest over t ≤ T; with the fewest buffers, up to :data:`FIT_MAX_BUFFERS`, within
@@ -53,14 +53,14 @@ the exact square-root factorisation's at the same T). The fits reach the square 
 2^29 records; 0.25 % at 2^30 with 8 buffers), the unbounded fit within ×1.145 over 10³–10⁷ records (×1.30 at
 100, ×1.68 at 10⁸, ×4.1 at 10⁹: beyond its slowest buffer, ~1/(1 − θ_1) ≈ 5·10⁶ records, its error grows
 linearly). A known horizon that is not a power of two takes the fit of the next power of two (its κ² is
-computed at the true horizon), and one beyond 2^30 the fit of 2^30. Measured by ``bench/blt_optimise.py
+computed at the true horizon), and one beyond 2^30 the fit of 2^30. Measured by ``bench/generators/blt_optimise.py
 --rules`` at eight horizons from 100 to 5·10⁶: that rule is within 0.02 % of a fresh fit at the horizon (which
 takes seconds with scipy) and of a log-linear interpolation between the neighbouring fits, so neither is
 worth its code.
 
 **Decayed sums.** The decoder is written for the workload 1/(1 − γx) (γ = 1: prefix sums): the kernel and
 :class:`BLTParameters` take γ, so that the decayed sums Σ_s γ^{t−s} v_s of docs/algorithms.md §13 can reuse
-them with a BLT fitted to (1 − γx)^{−1/2} (``bench/blt_optimise.py --workload-decay``). The mechanism
+them with a BLT fitted to (1 − γx)^{−1/2} (``bench/generators/blt_optimise.py --workload-decay``). The mechanism
 below releases prefix sums only.
 
 Literature: Dvijotham, McMahan, Pillutla, Steinke, Thakurta (2024), "Efficient and near-optimal noise
@@ -84,7 +84,7 @@ import numbers
 import numpy as np
 from numba import njit
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
 from ..gaussian import gaussian_rho
 from ._blt_kernels import _blt_add_block, blt_record
 from ._kernels import _toeplitz_release

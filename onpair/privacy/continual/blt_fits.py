@@ -1,6 +1,6 @@
 """The stored fits of the buffered-linear-Toeplitz mechanism (:mod:`onpair.privacy.continual.blt`): public
-constants, fitted once, offline, by ``bench/blt_optimise.py`` (which rewrites the block between the markers
-below; do not edit it by hand).
+constants, fitted once, offline, by ``bench/generators/blt_optimise.py`` (which rewrites the block between the
+markers below; do not edit it by hand).
 
 A learner's snapshot resumes only with the decays its noise was drawn with, rebuilt from these tables: a refit
 must add a table (and a way to name it), never change a stored fit in place.
@@ -14,12 +14,12 @@ FIT_TOLERANCE = 0.002
 FIT_MAX_BUFFERS = 8
 
 FIT_LOSS = ("κ²(T)·Σ_{n<T} β_n²: the variance of the last (= the worst) prefix of a stream of T records, in units "
-            "of one Gaussian release of the total at the same ρ (bench/blt_optimise.py)")
+            "of one Gaussian release of the total at the same ρ (bench/generators/blt_optimise.py)")
 UNBOUNDED_LOSS = ("max over 17 horizons T = 10^3, 10^3.25, …, 10^7 of √(κ²(∞)·Σ_{n<T} β_n²) / (Σ_{n<T} r_n²), the "
                   "last prefix's standard deviation over the exact square-root factorisation's at T "
-                  "(bench/blt_optimise.py)")
+                  "(bench/generators/blt_optimise.py)")
 
-# -- fitted parameters (written by bench/blt_optimise.py; do not edit by hand) ---------------------------
+# -- fitted parameters (written by bench/generators/blt_optimise.py; do not edit by hand) ---------------------------
 # A learner's snapshot resumes only with the decays its noise was drawn with, rebuilt from these tables:
 # a refit must add a table (and a way to name it), never change a stored fit in place.
 # BEGIN FITS

@@ -10,7 +10,7 @@ H positions old weighs 1/2, and S_t weighs about 1/(1 − γ) ≈ 1.44·H record
 
 **Factorisation.** A_γ = B·C with C a buffered-linear-Toeplitz (BLT) matrix, c(x) = 1 + Σ_i ω_i x/(1 − θ_i x)
 (:class:`~onpair.privacy.continual.blt.BLTParameters`: decays 1 > θ_1 > θ'_1 > … > θ_m > θ'_m > 0), fitted
-offline to the square root (1 − γx)^{−1/2} (``bench/decayed_optimise.py``, stored in
+offline to the square root (1 − γx)^{−1/2} (``bench/generators/decayed_optimise.py``, stored in
 :mod:`~onpair.privacy.continual.decayed_fits`), and B = A_γ·C⁻¹, with generating function
 1/((1 − γx)·c(x)). The mechanism releases
 
@@ -54,8 +54,8 @@ H = 64, 8.9 at H = 1,000, 15 at H = 16,384).
 
 **Half-lives between stored fits.** The fits are stored for H = 2^{j/2}, 4 ≤ H ≤ 2^24; a half-life between two
 takes the fit of the nearest in log scale (ties: the larger), with its own exact γ (its κ² does not depend on
-γ; its error is computed exactly at γ): ``bench/decayed_optimise.py --rules`` measures the loss against a fresh
-fit (see the table of docs/forgetting.md).
+γ; its error is computed exactly at γ): ``bench/generators/decayed_optimise.py --rules`` measures the loss against
+a fresh fit (see the table of docs/forgetting.md).
 
 Privacy unit, adaptivity of the learners and the secrecy of the state: as every mechanism of
 :mod:`onpair.privacy.continual` (a record is a stream position; the state holds noiseless sums and the

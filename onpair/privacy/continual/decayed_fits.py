@@ -1,6 +1,6 @@
 """The stored fits of the decayed-sum mechanism (:mod:`onpair.privacy.continual.decayed`): public constants,
-fitted once, offline, by ``bench/decayed_optimise.py`` (which rewrites the block between the markers below; do
-not edit it by hand).
+fitted once, offline, by ``bench/generators/decayed_optimise.py`` (which rewrites the block between the markers
+below; do not edit it by hand).
 
 A learner's snapshot resumes only with the decays its noise was drawn with, rebuilt from this table: a refit
 must add a table (and a way to name it), never change a stored fit in place.
@@ -15,9 +15,9 @@ FIT_MAX_BUFFERS = 8
 
 FIT_LOSS = ("κ²(∞)·Σ_{n≥0} β_n²: the stationary variance of the released decayed sums (the largest over every "
             "release of an unbounded stream), in units of one Gaussian release at the same ρ "
-            "(bench/decayed_optimise.py)")
+            "(bench/generators/decayed_optimise.py)")
 
-# -- fitted parameters (written by bench/decayed_optimise.py; do not edit by hand) -------------------------
+# -- fitted parameters (written by bench/generators/decayed_optimise.py; do not edit by hand) -------------------------
 # BEGIN FITS
 #: log₂ of the half-life H (a multiple of 1/2) → (decays θ, inverse decays θ'), minimising
 #: :data:`FIT_LOSS` at γ = 2^(−1/H).

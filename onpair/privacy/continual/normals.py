@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba.np.random._constants import (fi_double, ki_double, wi_double, ziggurat_nor_inv_r,  # NumPy's tables
-                                        ziggurat_nor_r)
 
-from ...core._config import NJIT_OPTIONS
+from ..._config import NJIT_OPTIONS
+from ._ziggurat import FI_DOUBLE, KI_DOUBLE, WI_DOUBLE, ZIGGURAT_NOR_INV_R, ZIGGURAT_NOR_R  # NumPy's tables
 
 __all__ = ["NormalBlock", "fill_standard_normal", "BLOCK_VALUES"]
 
@@ -40,11 +39,11 @@ BLOCK_VALUES = 1 << 14
 #: as NumPy's ziggurat reads them (numpy/random/src/*/): the ones :func:`_ziggurat_fill` reproduces.
 WORD_GENERATORS = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
 
-_KI = np.asarray(ki_double, dtype=np.uint64)
-_WI = np.asarray(wi_double, dtype=np.float64)
-_FI = np.asarray(fi_double, dtype=np.float64)
-_R = float(ziggurat_nor_r)
-_INV_R = float(ziggurat_nor_inv_r)
+_KI = np.asarray(KI_DOUBLE, dtype=np.uint64)
+_WI = np.asarray(WI_DOUBLE, dtype=np.float64)
+_FI = np.asarray(FI_DOUBLE, dtype=np.float64)
+_R = float(ZIGGURAT_NOR_R)
+_INV_R = float(ZIGGURAT_NOR_INV_R)
 
 
 @njit(**NJIT_OPTIONS)

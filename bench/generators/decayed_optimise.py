@@ -21,8 +21,8 @@ each starts from a geometric grid of decays and from the previous half-life's fi
 ``--rules`` measures the rule the mechanism uses for a half-life between two stored ones (the fit of the
 nearest stored half-life in log scale, with the exact γ) against a fresh fit at that half-life.
 
-Run: ``.venv/bin/python bench/decayed_optimise.py [--write] [--rules]``; ``--write`` replaces the block between
-``# BEGIN FITS`` and ``# END FITS`` in onpair/privacy/continual/decayed_fits.py.
+Run: ``.venv/bin/python bench/generators/decayed_optimise.py [--write] [--rules]``; ``--write`` replaces the block
+between ``# BEGIN FITS`` and ``# END FITS`` in onpair/privacy/continual/decayed_fits.py.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from scipy.special import ellipk
 
 from blt_optimise import _params, _tuple, add_slow_buffer, geometric_start, pack, polish, unpack, write_constants

@@ -26,7 +26,7 @@ whatever T, so a fit takes seconds.
 ``--workload-decay γ`` fits the decayed workload 1/(1 − γx) instead (reference: the square root
 (1 − γx)^{−1/2}, coefficients γⁿ r_n); not used by the library yet (docs/algorithms.md §13).
 
-Run: ``.venv/bin/python bench/blt_optimise.py [--write] [--rules] [--scan-unbounded]``; ``--write``
+Run: ``.venv/bin/python bench/generators/blt_optimise.py [--write] [--rules] [--scan-unbounded]``; ``--write``
 replaces the block between ``# BEGIN FITS`` and ``# END FITS`` in onpair/privacy/continual/blt_fits.py.
 """
 
@@ -251,7 +251,7 @@ def constants_block(fits, unbounded):
 
 
 def write_constants(block, module=MODULE):
-    """Replace the block between ``# BEGIN FITS`` and ``# END FITS`` of ``module`` (bench/decayed_optimise.py too)."""
+    """Replace the block between ``# BEGIN FITS`` and ``# END FITS`` of ``module`` (decayed_optimise.py too)."""
     text = module.read_text()
     start, end = text.index("# BEGIN FITS"), text.index("# END FITS") + len("# END FITS")
     module.write_text(text[:start] + block + text[end:])

@@ -1,7 +1,7 @@
 """DP-FTRL (tree-aggregated gradient sums) against OnPairStrC and OnPairStats: a benchmark study.
 
 Question: does releasing the prefix sums of the pairwise round gradients through a continual-release
-mechanism and playing FTRL on them (``bench/dpftrl.py``, whose docstring proves the cost) beat the
+mechanism and playing FTRL on them (``bench/studies/dpftrl.py``, whose docstring proves the cost) beat the
 library's per-release output perturbation of the online iterate (``onpair.OnPairStrC``)? And the
 library's learner on continually released class statistics (``onpair.OnPairStats``)?
 
@@ -10,11 +10,11 @@ Protocols (the same streams, splits and noise seeds for every learner):
 * **Phishing** (river's bundled stream, 1,250 records, d = 9, public bounds (0, 1)), in river's order,
   progressive validation (score the record with the current public model, then learn it), ε ∈ {0.5, 1,
   2, 4}, δ = 1e-5, 10 noise seeds; one pass, and four passes (the stream replayed 4 times). The metric
-  is the **exact** ROC AUC (Mann–Whitney, ties ½: ``onpair.metrics.roc_auc``) of all the progressive
+  is the **exact** ROC AUC (Mann–Whitney, ties ½: ``onpair.evaluation.roc_auc``) of all the progressive
   scores s_t = ⟨φ(x_t), w_{t−1}⟩/‖w_{t−1}‖ (0 before the first non-zero model); the normalisation makes
   scores of different rounds comparable and equals the river wrapper's ``(1 + s/‖w‖)/2`` up to a
   monotone map. With four passes every learner protects a **record** (its 4 copies) at (ε, δ):
-  DP-FTRL by its group cost (``bench/dpftrl.py``), OnPairStats by its exact group cost
+  DP-FTRL by its group cost (``bench/studies/dpftrl.py``), OnPairStats by its exact group cost
   max_j ‖E·Σ_c e_{j+1250c}‖² = 4κ² (its band 64 < 1250: the copies' columns do not overlap), and
   OnPairStrC by group privacy of its releases (sensitivity ≤ 4U, cost 16ρ per position budget).
 * **Pima** (``streams.load("pima")``, public bounds ``spec.bounds``), n_train ∈ {256, 614}, δ = 1/n_train,
@@ -33,9 +33,9 @@ fresh generator per set):
 candidate is scored by its mean AUC over ε ∈ {0.5, 1, 2, 4} and 4 synthetic sets, per protocol
 (one pass, four passes, batch). Phishing and Pima are never used to choose anything.
 
-Run: ``.venv/bin/python bench/dpftrl_study.py`` (tuning + full protocol, ~6 minutes on the 2-core
+Run: ``.venv/bin/python bench/studies/dpftrl_study.py`` (tuning + full protocol, ~6 minutes on the 2-core
 development VM); ``--no-tune`` uses the settings recorded in :data:`FROZEN` (what the tuning chose);
-``--seeds N --splits M`` shorten the protocol; ``--no-write`` leaves ``bench/results.md`` alone.
+``--seeds N --splits M`` shorten the protocol; ``--no-write`` leaves ``bench/studies/results/dpftrl_study.md`` alone.
 Not part of ``make test`` or ``make bench``.
 """
 
@@ -53,11 +53,12 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # bench: its shared modules
 sys.path.insert(0, str(HERE))
 
 import dpftrl  # noqa: E402
 from onpair import OnPairStats, OnPairStrC, PairwiseGIGA  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.conversions import eps_from_rho, rho_from_dp  # noqa: E402
 
 SECTION = "## DP-FTRL for the online learners"
@@ -410,11 +411,11 @@ def main(argv=None):
     total = time.perf_counter() - start
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"- date: {stamp}; command: `python bench/dpftrl_study.py{' --no-tune' if args.no_tune else ''}"
+        f"- date: {stamp}; command: `python bench/studies/dpftrl_study.py{' --no-tune' if args.no_tune else ''}"
         f"{'' if args.seeds == 10 else f' --seeds {args.seeds}'}{'' if args.splits == 20 else f' --splits {args.splits}'}`"
         f" ({total / 60:.1f} min, of which tuning {t_tune / 60:.1f} min); machine: {platform.platform()}, "
         f"{os.cpu_count()} cores, load {load_before:.2f}",
-        "- prototype and proof: `bench/dpftrl.py`; write-up: `docs/dpftrl.md`. All learners: accounting "
+        "- prototype and proof: `bench/studies/dpftrl.py`; write-up: `docs/dpftrl.md`. All learners: accounting "
         "\"gaussian\" (the library default), R = 0.1 unless stated, λ = G(R)/R.",
         f"- record-level accounting at four passes: DP-FTRL by its exact group cost (table below), OnPairStats "
         f"×{stats_group_factor(5000, 4):.2f} of its one-position ρ (exact: the copies' encoder columns do not "

@@ -4,7 +4,7 @@ The learner releases, after every record, a noisy prefix sum of the round gradie
 library's continual-release mechanisms (:class:`onpair.privacy.TreeAggregation`,
 :class:`onpair.privacy.BandedToeplitz`) and plays follow-the-regularised-leader on it (Kairouz et al.
 2021). Everything it publishes (the prefix estimates, the iterates, every score) is computed from the
-mechanism's noisy outputs. ``bench/dpftrl_study.py`` compares it with ``OnPairStrC`` (output
+mechanism's noisy outputs. ``bench/studies/dpftrl_study.py`` compares it with ``OnPairStrC`` (output
 perturbation of the online iterate) and ``OnPairStats`` (released class statistics);
 ``docs/dpftrl.md`` has the results.
 
@@ -442,7 +442,7 @@ class PairwiseDPFTRL:
 
 
 # ---------------------------------------------------------------------------------------------------
-# self-checks (run by bench/dpftrl_study.py before anything is measured)
+# self-checks (run by bench/studies/dpftrl_study.py before anything is measured)
 # ---------------------------------------------------------------------------------------------------
 def _naive_round_gradient(w, Z, signs, t, history, divisor, T):
     """g_t from the definition (NumPy, one pair at a time)."""

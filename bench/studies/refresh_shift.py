@@ -2,8 +2,9 @@
 public streams only (river's Hyperplane, SEA, Agrawal): progressive ROC AUC (exact, sklearn), log loss and
 accuracy of ``predict_proba_one`` before ``learn_one``, for several s and "every release" (s = 62), the same
 learner seed for every s (the releases are identical; only the model the predictions read differs), and the
-number of refreshes. Written into the section ``## Refresh shift of the river wrapper (issue 22)`` of ``bench/results.md``.
-Usage: ``.venv/bin/python bench/refresh_shift.py [--n 5000] [--seeds 3] [--no-write]``.
+number of refreshes. Written into the section ``## Refresh shift of the river wrapper (issue 22)`` of
+``bench/studies/results/refresh_shift.md``.
+Usage: ``.venv/bin/python bench/studies/refresh_shift.py [--n 5000] [--seeds 3] [--no-write]``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 import itertools
-import math
 import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench: its shared modules
 from quick import add_quick, apply_quick  # noqa: E402
 
 import numpy as np
@@ -45,9 +45,9 @@ def run(make, features, bounds, n, seed, shift):
     p, y, refreshes, last = [], [], 0, None
     for x, label in itertools.islice(make(), n):
         p.append(model.predict_proba_one(x)[True])
-        cache = model._cache
-        if cache is not None and cache[1] != last:
-            refreshes, last = refreshes + 1, cache[1]
+        refresh = model._inner._refresh  # the window predictions read (StreamLearner.predictor)
+        if refresh is not None and refresh.start != last:
+            refreshes, last = refreshes + 1, refresh.start
         model.learn_one(x, bool(label))
         y.append(bool(label))
     p, y = np.array(p), np.array(y)
@@ -60,12 +60,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=5000)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--no-write", action="store_true", help="print only, leave bench/results.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print only, leave the results file alone")
     add_quick(parser)
     args = parser.parse_args()
     apply_quick(args, n=500, seeds=1)
     warnings.simplefilter("ignore")
-    lines = [f"`python bench/refresh_shift.py --n {args.n} --seeds {args.seeds}`: the default "
+    lines = [f"`python bench/studies/refresh_shift.py --n {args.n} --seeds {args.seeds}`: the default "
              "`PrivatePairwiseClassifier(epsilon=1, delta=1e-5)` with its refresh shift set to s (62: every release), "
              f"{args.n:,} records per stream, stream and learner seeds 0..{args.seeds - 1}, means over the seeds; "
              "Hyperplane (d = 10, noise 5 %, bounds 0..1), SEA (variant 0, noise 10 %, bounds 0..10), Agrawal "
@@ -85,7 +85,6 @@ def main():
         lines.append("")
     print("\n".join(lines))
     if not args.no_write:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from results_file import write_section
 
         write_section("## Refresh shift of the river wrapper (issue 22)", lines)

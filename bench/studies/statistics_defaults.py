@@ -11,7 +11,7 @@ at 1.5 or 3 standard deviations (records beyond are clipped). Two questions:
 2. **Online (continual release), mechanism and model:** progressive AUC (predict, then learn) over
    streams of 500, 2,000 and 8,000 records at ε ∈ {1, 4}, δ = 1e-5, for each mechanism and model type.
 
-What the full grid showed (bench/results.md), and what was chosen:
+What the full grid showed (bench/studies/results/statistics_defaults.md), and what was chosen:
 
 * the ridge factor c = 4: c ∈ {2, 4, 8} beat c ≤ 1 by 0.004–0.033 AUC at every ε;
 * the weights (0.8, 1, 0.6): they tie (0.5, 1, 1) within 0.011 and sit where counts and moments cost
@@ -22,7 +22,7 @@ What the full grid showed (bench/results.md), and what was chosen:
   0.027 at ε = 4), while doubling epochs win on longer streams (8,000 records at ε = 1: 0.646 against
   0.608), as their error grows like log² t instead of t/b: use ``mechanism="epochs"`` for long streams.
 
-Run: ``.venv/bin/python bench/statistics_defaults.py [--quick] [--no-write]`` (minutes).
+Run: ``.venv/bin/python bench/studies/statistics_defaults.py [--quick] [--no-write]`` (minutes).
 """
 
 from __future__ import annotations
@@ -36,29 +36,18 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench: its shared modules
 
 from onpair import FeatureBounds, OnPairStats  # noqa: E402
 from onpair.statistics._kernels import statistics_rows  # noqa: E402
 from onpair.statistics.model import BASE_RIDGE, centroid_model, class_statistics, noise_ridge, pairwise_square_model
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from quick import add_quick, apply_quick  # noqa: E402
+from shared import two_gaussian_classes as synthetic  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa: E402
 
 SECTION = "## Learners on released statistics: defaults chosen on synthetic streams"
-
-
-def synthetic(seed, d, n, correlation, spread, separation=1.5, positive=0.35):
-    """Two Gaussian classes mapped into [0, 1]^d (public box) at ``spread`` standard deviations."""
-    rng = np.random.default_rng(seed)
-    y = rng.random(n) < positive
-    mixing = rng.standard_normal((d, d)) * correlation + np.eye(d)
-    direction = rng.standard_normal(d)
-    direction /= np.linalg.norm(direction)
-    Z = rng.standard_normal((n, d)) @ mixing.T + np.outer(np.where(y, 0.5, -0.5) * separation, direction)
-    scale = spread * np.sqrt(np.sum(mixing * mixing, axis=1)) + separation / 2
-    return np.clip(0.5 + Z / (2 * scale), 0.0, 1.0), np.where(y, 1, -1)
 
 
 def offline_table(quick: bool) -> list[str]:
@@ -138,7 +127,7 @@ def main(argv=None):
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         grid = "the quick grid" if args.quick else "the full grid"
         write_section(SECTION, [
-            f"- date: {stamp}; command: `make bench` (`bench/statistics_defaults.py`, {grid})", "",
+            f"- date: {stamp}; command: `make bench` (`bench/studies/statistics_defaults.py`, {grid})", "",
             __doc__.strip().split("\n\n")[1], "",
             "Offline, one release: mean test AUC over the synthetic settings (c: the ridge's noise factor).", "",
             *offline, "", "Online, continual release: mean progressive AUC over the synthetic settings.", "",

@@ -16,7 +16,7 @@ them and every later record once in it.
    share of features left at the declared box; beside two prototypes of the alternatives (a log-scale
    histogram of distances from the box's centre, as Google's ApproxBounds; a linear location histogram
    then a log-scale width around it), run at the same budget.
-2. **Synthetic streams** (``streams``): 10,000 records, two Gaussian classes (bench/statistics_defaults.py's
+2. **Synthetic streams** (``streams``): 10,000 records, two Gaussian classes (bench/studies/statistics_defaults.py's
    generator, d ∈ {5, 20}, data in [0, 1] at 3 standard deviations) and ``streams.synthetic``'s "binary"
    layout (d = 9, data in [−1, 1]); OnPairStats (defaults: banded Toeplitz, square model) given (a) the
    tight box, (b) a box 1,000× wider, centred on the data or with the data at a random position (per
@@ -34,7 +34,7 @@ them and every later record once in it.
    scaler 0.3 / model 0.7 (and range 0.2 / scaler 0.24 / model 0.56 with discovery), with the fixed
    VARIANCE_FLOOR = 1e-3 and without it (floor 1e-12, set on the module at run time: no library edit).
 
-Run: ``.venv/bin/python bench/ranges_prototype.py [--sections geometry,streams,...] [--seeds 3] [--quick]``.
+Run: ``.venv/bin/python bench/studies/ranges_prototype.py [--sections geometry,streams,...] [--seeds 3] [--quick]``.
 """
 
 from __future__ import annotations
@@ -49,15 +49,15 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import norm
 
-ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # bench: its shared modules
+sys.path.insert(0, str(HERE.parents[1]))  # the repository: streams
 
 from onpair import OnPairStats  # noqa: E402
-from onpair.statistics.model import ClassStatistics, auto_ridge, pairwise_square_model  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy import eps_from_rho, rho_from_dp  # noqa: E402
 from onpair.privacy.ranges import find_bounds, range_histograms  # noqa: E402
+from shared import one_vs_rest_models, ovr_auc, two_gaussian_classes  # noqa: E402
 
 EPSILON, DELTA = 1.0, 1e-5
 RHO = rho_from_dp(EPSILON, DELTA, method="gaussian")
@@ -201,8 +201,7 @@ def progressive_stats(X, y, lower, upper, eps, seed, warmup=0):
 
 
 def gaussian_stream(seed, d, n):
-    from statistics_defaults import synthetic
-    return synthetic(seed, d, n, 0.0, 3.0)  # data in [0, 1]: the tight box
+    return two_gaussian_classes(seed, d, n, 0.0, 3.0)  # data in [0, 1]: the tight box
 
 
 def binary_layout_stream(seed, n):
@@ -329,28 +328,6 @@ def phishing_table(seeds: int) -> list[str]:
 
 
 # -- 4. ImageSegments -----------------------------------------------------------------------------------------
-
-def one_vs_rest_models(stats):
-    """The square model of each class against the pooled others, from released class statistics
-    (post-processing)."""
-    counts, means, covs = stats.counts, stats.means, stats.covariances
-    models = []
-    for c in range(counts.size):
-        rest = np.arange(counts.size) != c
-        n_rest = counts[rest].sum()
-        mean_rest = (counts[rest, None] * means[rest]).sum(axis=0) / n_rest
-        second = np.einsum("c,cij->ij", counts[rest], covs[rest] + np.einsum("ci,cj->cij", means[rest], means[rest]))
-        cov_rest = second / n_rest - np.outer(mean_rest, mean_rest)
-        pair = ClassStatistics(np.array([n_rest, counts[c]]), np.stack([mean_rest, means[c]]),
-                               np.stack([cov_rest, covs[c]]), stats.count_sd, stats.sum_sd, stats.moment_sd,
-                               stats.count_floor)
-        models.append(pairwise_square_model(pair, auto_ridge(pair)))
-    return np.array(models)
-
-
-def ovr_auc(scores, codes, n_classes):
-    return float(np.mean([roc_auc(np.where(codes == c, 1, -1), scores[:, c]) for c in range(n_classes)]))
-
 
 def imagesegments_table(seeds: int, splits: int) -> list[str]:
     from onpair import FeatureBounds

@@ -1,9 +1,15 @@
-"""Evaluation of released scorers (docs/algorithms.md#evaluation)."""
+"""The scores a fitted estimator reports (:meth:`onpair.core.estimator.PairwiseEstimator.score`): ROC AUC
+(Mann–Whitney, ties one half) and k-nearest-neighbour accuracy, plain or leave-one-out. The public path is
+:mod:`onpair.evaluation` (docs/algorithms.md#evaluation)."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.stats import rankdata
+
+from ._validation import as_feature_block, class_codes, label_array
+
+__all__ = ["roc_auc", "knn_accuracy", "leave_one_out_knn_accuracy"]
 
 
 def roc_auc(y_true, y_score) -> float:
@@ -39,57 +45,6 @@ def roc_auc(y_true, y_score) -> float:
         raise ValueError("AUC needs at least one positive and one negative label in y_true")
     ranks = rankdata(scores)  # average ranks: a tie counts one half
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
-
-
-def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
-    """Empirical pairwise risk L(w; D) = 1/(n(n−1)) Σ_{i≠j} ℓ(w; z_i, z_j) (docs/algorithms.md#pairwise-risk).
-
-    ``Z`` are records already mapped by the public bounds, ``labels`` are ±1 (or 0/1, booleans).
-    Opposite-label pairs score ``ℓ(wᵀ(x⁺ − x⁻))`` (both orders, so twice); same-label pairs contribute
-    ℓ(0) = log 2 each for the logistic loss (Huai et al.'s φ((y − y')·…) at y = y') and 0 for the
-    hinge and square losses, whose indicator excludes them. This validates its inputs and runs the
-    compiled pair loop of :func:`onpair.batch._kernels.pairwise_risk`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(pairwise_risk(np.zeros(2), np.eye(2), [1, -1]), 6) == round(float(np.log(2)), 6)
-    True
-    """
-    from .core.losses import get_loss
-
-    loss = get_loss(loss)
-    w = _real_vector(w, "w")
-    Z = np.asarray(Z, dtype=np.float64)
-    labels = np.asarray(labels)
-    if Z.ndim != 2 or Z.shape[1] != w.shape[0]:
-        raise ValueError(f"Z must be 2-D with {w.shape[0]} columns (the length of w), got shape {Z.shape}")
-    if labels.shape != (Z.shape[0],):
-        raise ValueError(f"labels must have one entry per row of Z ({Z.shape[0]}), got shape {labels.shape}")
-    if not np.all(np.isfinite(Z)):
-        raise ValueError("Z must be finite")
-    valid = np.isin(labels, [1, -1, 0, True, False]) if labels.dtype.kind in "biuf" else np.zeros(1, bool)
-    if not np.all(valid):
-        raise ValueError("labels must be ±1, 0/1 or booleans")
-    if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or block < 1:
-        raise ValueError(f"block must be a positive integer, got {block!r}")
-    positive = (labels == 1) | (labels == True)  # noqa: E712
-    n = Z.shape[0]
-    if n < 2:
-        raise ValueError("the pairwise risk needs at least 2 records")
-    with np.errstate(over="raise", invalid="raise"):
-        try:
-            scores = Z @ w
-        except FloatingPointError:
-            raise ValueError("the scores Z @ w overflow: w or Z is too large") from None
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("the scores Z @ w are not finite: w or Z is too large")
-    # The computation itself is the compiled, parallel pair loop of the full-batch estimators.
-    from .batch._kernels import pairwise_risk as _compiled_pairwise_risk
-    from .batch._kernels import split_by_label
-
-    positives, negatives = split_by_label(Z, np.where(positive, 1, -1))
-    return _compiled_pairwise_risk(positives, negatives, w, loss.name, block=block)
 
 
 def _real_vector(values, name: str) -> np.ndarray:
@@ -159,8 +114,6 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
     >>> knn_accuracy([[0.0], [3.0]], [0, 1], [[1.0], [2.0]], [0, 1], k=2)
     1.0
     """
-    from .core._validation import as_feature_block
-
     train = as_feature_block(train_X, None, 0, name="train_X")
     test = as_feature_block(test_X, train.shape[1], 0, name="test_X")
     train_labels = _label_list(train_y, train.shape[0], "train_y", "train_X")
@@ -179,8 +132,6 @@ def leave_one_out_knn_accuracy(X, y, k: int = 3) -> float:
     >>> leave_one_out_knn_accuracy([[0.0], [0.1], [5.0], [5.1]], ["a", "a", "b", "b"], k=1)
     1.0
     """
-    from .core._validation import as_feature_block
-
     records = as_feature_block(X, None, 0, name="X")
     labels = _label_list(y, records.shape[0], "y", "X")
     k = _check_k(k, records.shape[0] - 1)
@@ -199,8 +150,6 @@ def _check_k(k, n: int) -> int:
 def _knn_accuracy(train, train_labels, test, test_labels, k, leave_one_out) -> float:
     """The vote of :func:`knn_accuracy`; with ``leave_one_out`` (test is train), a record is not its
     own neighbour."""
-    from .core._validation import class_codes
-
     m = test.shape[0]
     try:
         train_codes, codes = class_codes(train_labels)
@@ -250,65 +199,7 @@ def _nearest(block, train, k, chunk, self_offset=None):
 
 def _label_list(labels, n_records: int, name: str, x_name: str) -> list:
     """Labels as a Python list with one entry per record of ``x_name``, or a ValueError naming ``name``."""
-    from .core._validation import label_array
-
     array = label_array(labels, name)
     if array.shape[0] != n_records:
         raise ValueError(f"{name} has {array.shape[0]} labels but {x_name} has {n_records} records")
     return array.tolist()
-
-
-def metric_objective(W, Z, labels, loss="logistic") -> float:
-    """Empirical pairwise risk of a metric: the mean of ℓ(W; z_i, z_j) over the pairs i < j.
-
-    ``ℓ`` is a loss of the metric task (:mod:`onpair.core.metric_losses`) of the squared distance
-    ``h = (z_i − z_j)ᵀ W (z_i − z_j)`` and the pair's agreement ``τ = +1`` (same class) or ``−1``:
-    ``"logistic"`` φ(τ(1 − h)) with φ(u) = log(1 + e^(−u)), ``"hinge"`` (1 + τh)₊. Both are
-    symmetric in the pair, so this is also the mean over ordered pairs i ≠ j. It runs the compiled
-    pair loop of :func:`onpair.core._metric_pair_kernels._metric_risk`.
-
-    Parameters
-    ----------
-    W : array-like of shape (d, d)
-        A symmetric matrix, e.g. a learner's released ``model``.
-    Z : array-like of shape (n, d)
-        Records **already mapped** by the public bounds (as the learners map them), n ≥ 2.
-    labels : array-like of shape (n,)
-        Class labels as the metric learners take them: ints, booleans, strings, integral floats
-        (``1`` and ``1.0`` are one class).
-    loss : {"logistic", "hinge"}, default "logistic"
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> Z = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
-    >>> float(np.exp(metric_objective(np.eye(2), Z[:2], ["a", "b"])))  # h = 1: φ(0) = log 2
-    2.0
-    >>> metric_objective(np.eye(2), Z, ["a", "b", "a"], loss="hinge")  # (0 + 1.25 + 0)/3
-    0.4166666666666667
-    """
-    from .core._metric_pair_kernels import _metric_risk
-    from .core._validation import as_feature_block, class_codes, class_label
-    from .core.matrix_geometry import as_square_symmetric
-    from .core.metric_losses import PAPER_TERMS, get_metric_loss
-
-    code = get_metric_loss(loss).code
-    M = as_square_symmetric(W)
-    d = M.shape[0]
-    Z = as_feature_block(Z, None, 0, name="Z")
-    if Z.shape[1] != d:
-        raise ValueError(f"Z must have {d} columns (W is {d}×{d}), got shape {Z.shape}")
-    n = Z.shape[0]
-    values = _label_list(labels, n, "labels", "Z")
-    if n < 2:
-        raise ValueError("the pairwise risk needs at least 2 records")
-    codes, _ = class_codes([class_label(v, i, 0, name="labels") for i, v in enumerate(values)])
-    with np.errstate(over="ignore", invalid="ignore"):
-        risk = float(_metric_risk(np.ascontiguousarray(M).reshape(-1), Z, codes, code, PAPER_TERMS.as_array()))
-    if not np.isfinite(risk):
-        raise ValueError("the pairwise risk is not finite: W or Z is too large")
-    return risk

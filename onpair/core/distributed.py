@@ -66,10 +66,10 @@ try:
     import dask.array as da
     from dask import delayed
 except ImportError as exc:  # pragma: no cover - the extra is installed by `make install`
-    raise ImportError("onpair.distributed needs Dask: pip install 'onpair[dask]'") from exc
+    raise ImportError("onpair.core.distributed needs Dask: pip install 'onpair[dask]'") from exc
 
-from .core._validation import is_dask_collection
-from .core.fitting import (OBSERVED, check_binary, fit_bounds, label_coding, public_classes, seed_sequence, set_fitted,
+from ._validation import is_dask_collection
+from .fitting import (OBSERVED, check_binary, fit_bounds, fit_seeds, label_coding, public_classes, set_fitted,
                            validate_training_data,
                            warn_clipped)
 
@@ -143,7 +143,7 @@ def fit(estimator, X, y, *, client=None):
                                 split=estimator.partition_layout == "split")
     try:
         warn_clipped(bounds, partitions.n_clipped, stacklevel=3)
-        coef, report = estimator.fit_partitions(partitions, seed_sequence(getattr(estimator, "random_state", None)))
+        coef, report = estimator.fit_partitions(partitions, fit_seeds(estimator))
         classes = partitions.classes
     finally:
         partitions.close()

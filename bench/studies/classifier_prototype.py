@@ -4,7 +4,7 @@
 ``class_statistics()`` of the current release by :func:`onpair.statistics.discriminant.linear_discriminant`.
 No river wrapper is involved.
 
-Commands (``--write`` also replaces the command's section of bench/results.md):
+Commands (``--write`` also replaces the command's section of bench/studies/results/classifier_prototype.md):
 
 * ``defaults``: the ridge factor, the cap of the calibration's ridge-undoing factor, the priors' noise factor,
   the covariance model and the pooling, against the default, on synthetic streams only (river's
@@ -15,7 +15,7 @@ Commands (``--write`` also replaces the command's section of bench/results.md):
 * ``diagnose``: for the missed targets, the same classifier with one release's noise at every record
   (mechanism or classifier?).
 
-Run: ``OPENBLAS_NUM_THREADS=1 ONPAIR_DATA=/work/shared/datasets .venv/bin/python bench/classifier_prototype.py
+Run: ``OPENBLAS_NUM_THREADS=1 ONPAIR_DATA=/work/shared/datasets .venv/bin/python bench/studies/classifier_prototype.py
 targets [--quick] [--write]`` (``targets`` about 20 minutes, ``defaults`` 10, ``diagnose`` 15 on a shared
 two-core machine).
 """
@@ -34,14 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: streams
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench: its shared modules
 
 from onpair import FeatureBounds, OffPairStats, OnPairStats  # noqa: E402
 from onpair.statistics._kernels import statistics_total  # noqa: E402
 from onpair.statistics.discriminant import linear_discriminant, log_softmax  # noqa: E402
 from onpair.statistics.model import class_statistics  # noqa: E402
-from onpair.metrics import roc_auc  # noqa: E402
+from shared import gaussian_classes, river_stream, scores  # noqa: E402
+from onpair.evaluation import roc_auc  # noqa: E402
 from onpair.privacy.gaussian import gaussian_sigma  # noqa: E402
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa: E402
 
@@ -50,39 +51,6 @@ WEIGHTS = (0.8, 1.0, 0.6)
 
 
 # -- streams ------------------------------------------------------------------------------------------
-def river_stream(name: str, n: int, seed: int):
-    """``(X, y, bounds, classes)`` of a river stream: the records as a float array in a fixed feature order,
-    labels, the public bounds (from the generator's definition) and the public class domain."""
-    from river import datasets
-    from river.datasets import synth
-
-    if name == "phishing":
-        data, bounds = datasets.Phishing(), (0.0, 1.0)  # every feature is documented in [0, 1]
-    elif name == "hyperplane":
-        data, bounds = synth.Hyperplane(seed=seed, n_features=10, noise_percentage=0.05), (0.0, 1.0)  # U[0, 1]
-    elif name == "sea":
-        data, bounds = synth.SEA(variant=0, noise=0.1, seed=seed), (0.0, 10.0)  # U[0, 10]
-    else:
-        raise ValueError(name)
-    rows, labels = [], []
-    for x, y in data.take(n):
-        rows.append([float(x[k]) for k in sorted(x)])
-        labels.append(int(y))
-    return np.array(rows), np.array(labels), bounds, (0, 1)
-
-
-def gaussian_classes(seed, n, d, C, separation=1.0, correlation=0.5, spread=3.0):
-    """C Gaussian classes (shared covariance A·Aᵀ, A = I + correlation·N(0, 1)), class centres N(0, separation²)
-    per coordinate, uniform priors; the public box at ``spread`` standard deviations beyond the centres."""
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((d, d)) * correlation + np.eye(d)
-    centres = rng.standard_normal((C, d)) * separation
-    y = rng.integers(0, C, n)
-    X = rng.standard_normal((n, d)) @ A.T + centres[y]
-    half = spread * float(np.sqrt((A ** 2).sum(axis=1)).max()) + float(np.abs(centres).max())
-    return X, y, (-half, half), tuple(range(C))
-
-
 # -- progressive evaluation ---------------------------------------------------------------------------
 def progressive(X, y, bounds, classes, epsilon, variants, mechanism="toeplitz", seed=0):
     """Predict then learn, one release per record: ``{variant: P}`` with P (n, C) the probabilities of each
@@ -125,21 +93,6 @@ def river_progressive(X, y, multiclass=False):
         label = y[t] if multiclass else bool(y[t])
         model.learn_one(x, label)
     return P
-
-
-def scores(P, codes):
-    """Accuracy, exact AUC of P(class 1) (binary), river's ROCAUC (10 thresholds) on the same probabilities,
-    log-loss."""
-    from river import metrics
-
-    accuracy = float(np.mean(P.argmax(axis=1) == codes))
-    logloss = float(-np.mean(np.log(np.clip(P[np.arange(len(codes)), codes], 1e-15, 1.0))))
-    if P.shape[1] != 2:
-        return {"accuracy": accuracy, "logloss": logloss}
-    rocauc = metrics.ROCAUC()
-    for p, c in zip(P[:, 1].tolist(), codes.tolist()):
-        rocauc.update(bool(c), {False: 1.0 - p, True: p})
-    return {"accuracy": accuracy, "auc": roc_auc(codes, P[:, 1]), "rocauc": rocauc.get(), "logloss": logloss}
 
 
 # -- offline ------------------------------------------------------------------------------------------
@@ -208,7 +161,7 @@ def defaults(quick: bool):
 def captured_releases():
     """Record every ClassStatistics that OffPairStats decodes from its release (the estimator runs as it is; the
     decoded statistics are what it computes its own model from)."""
-    from onpair.estimators import statistics as module
+    from onpair.statistics import offline as module
 
     original, seen = module.class_statistics, []
 
@@ -409,7 +362,7 @@ def diagnose(quick: bool):
         sys.stdout.flush()
 
 
-#: The section of bench/results.md each command writes (with ``--write``).
+#: The section of bench/studies/results/classifier_prototype.md each command writes (with ``--write``).
 SECTIONS = {"defaults": "## Discriminant classifier on released statistics: defaults chosen on synthetic streams",
             "targets": "## Discriminant classifier on released statistics: issue 23 targets",
             "timing": "## Discriminant classifier on released statistics: cost per record",
@@ -420,7 +373,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=tuple(SECTIONS))
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--write", action="store_true", help="also write the section of bench/results.md")
+    parser.add_argument("--write", action="store_true", help="also write its section of the results file")
     args = parser.parse_args(argv)
     command = {"defaults": defaults, "targets": targets, "timing": timing, "diagnose": diagnose}[args.command]
     print(SECTIONS[args.command] + "\n")
@@ -439,7 +392,7 @@ def main(argv=None):
         command(args.quick)
     from results_file import write_section
 
-    write_section(SECTIONS[args.command], [f"`bench/classifier_prototype.py {args.command}`"
+    write_section(SECTIONS[args.command], [f"`bench/studies/classifier_prototype.py {args.command}`"
                                            f"{' --quick' if args.quick else ''}, {time.strftime('%Y-%m-%d')}.", "",
                                            *buffer.getvalue().strip("\n").splitlines()])
 

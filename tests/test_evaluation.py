@@ -1,4 +1,4 @@
-"""onpair.metrics follows scikit-learn's argument order: labels first, then scores."""
+"""onpair.evaluation follows scikit-learn's argument order: labels first, then scores."""
 
 import inspect
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from onpair import metrics
-from onpair.metrics import roc_auc
+from onpair import evaluation
+from onpair.evaluation import roc_auc
 
 
 def test_roc_auc_takes_labels_then_scores():
@@ -38,11 +38,11 @@ def test_roc_auc_agrees_with_scikit_learn(seed):
 
 
 def test_every_function_with_labels_and_scores_takes_labels_first():
-    """The metrics that take labels and scores (or predictions) name them y_true first, as scikit-learn
+    """The evaluation functions that take labels and scores (or predictions) name them y_true first, as scikit-learn
     does; the others take records and labels (X, y) in scikit-learn's fit order."""
-    for name, function in inspect.getmembers(metrics, inspect.isfunction):
-        if name.startswith("_") or function.__module__ != metrics.__name__:
-            continue
+    assert len(evaluation.__all__) == 5
+    for name in evaluation.__all__:
+        function = getattr(evaluation, name)
         parameters = list(inspect.signature(function).parameters)
         if "y_score" in parameters or "y_pred" in parameters:
             assert parameters[0] == "y_true", (name, parameters)

@@ -1,0 +1,296 @@
+"""Disjoint blocks, each released once at the full ρ: estimates of a stationary stream beyond the counting bound.
+
+The continual-counting lower bound (the error of the last prefix is at least ≈ 1 + ln(T)/π times one release
+at the same ρ; the BLT reaches it) is a bound for releasing **every prefix sum with equal weights**. A model
+of a stationary stream needs an estimate of the stream's statistics at each time, not the prefix sums.
+
+**Schedule (public).** The stream is cut at public boundaries 0 = b_0 < b_1 < b_2 < … into disjoint blocks
+B_j = {b_j + 1, …, b_{j+1}} of sizes n_j = b_{j+1} − b_j: n_0 = ``first_block`` and n_{j+1} = ⌈n_j·r⌉ (the
+``ratio`` r; an IEEE product and a ceiling, so the boundaries are the same on every machine), the last one
+cut at the ``horizon`` if there is one. When record b_{j+1} arrives, block j's sum S_j = Σ_{s∈B_j} v_s is
+released **once**, r_j = S_j + σ·z_j with z_j ~ N(0, I_k) and σ = Δ·(1 + 10⁻⁹)/√(2ρ): the whole ρ.
+
+**Cost (exact): ρ for the whole stream, of any length.** Neighbouring streams differ in one record, replaced
+at one position s (‖v_s − v'_s‖₂ ≤ Δ). Position s lies in exactly one block j (the blocks partition the
+positions, whatever the data). The release r_j depends only on the records of block j and on its own
+normals z_j; every other release r_i (i ≠ j) is the same function of the same inputs under both streams. So
+the pair of release sequences differs only in r_j, a Gaussian mechanism of ℓ2 sensitivity Δ and noise σ:
+Δ²/(2σ²) ≤ ρ in zCDP (Bun & Steinke 2016, Prop. 1.6). This is parallel composition over disjoint parts of
+the stream (each record in one block; ρ per block = ρ in total). It holds for adaptively chosen records too
+(each record a function of the earlier releases): given the releases so far, the later blocks' releases are
+the same mechanism on the same inputs under both streams and add nothing (adaptive composition). Every
+estimate below is post-processing of (r_0, r_1, …) with public weights, and costs nothing more. In the
+encoder language of :mod:`onpair.privacy.continual`: the released rows are E·V + σZ with E the block
+indicator matrix, each column holding a single 1, so κ² = 1.
+
+**Estimate (what** :meth:`BlockRelease.estimate` **returns).** After t records, with the blocks 0 … B−1
+completed (N = b_B records in them) and a stationary stream (E v_s = v̄ for every s), the estimate of the
+statistics **of the N records of the completed blocks**, N·v̄, combines the releases with public weights:
+
+* ``weighting="size"`` (default): Ŝ = (N / Σ_j n_j²)·Σ_j n_j r_j. Its noise has per-coordinate variance
+  σ²·N²/Σ_j n_j².
+* ``weighting="equal"``: Ŝ = Σ_j r_j, the exact sum of the completed blocks plus noise of variance B·σ².
+
+Why "size". The learners use the release only through **ratios** (means Ŝ_c/n̂_c, second moments over
+counts, covariances), so what matters is the noise of a block mean r_j/n_j (variance σ²/n_j²). The
+inverse-variance combination of the block means, μ̂ = Σ_j n_j² (r_j/n_j) / Σ_j n_j² = Σ_j n_j r_j / Σ_j n_j²,
+is the unbiased linear combination of least variance, σ²/Σ_j n_j²; "size" is that combination scaled by N,
+so that its counts read as the N completed records (the decoders' noise floors and ridges see the public
+noise level of this very estimate). "equal" gives the mean Σ_j r_j / N of variance B·σ²/N²; by
+Cauchy–Schwarz (Σ_j n_j)² ≤ B·Σ_j n_j², so "size" is never worse, equal only when every block has the same
+size. For doubling blocks (r = 2) Σ_j n_j² ≈ (4/3)·n_{B−1}² and N ≈ 2·n_{B−1}: the variance of "size" is
+≈ 3σ², i.e. a noise ≈ 1.73 times that of **one** release over all N records, whatever the stream length,
+against ≈ √B for "equal" and ≈ 3.3 (T = 10³), 4.0 (10⁴), 5.5 (10⁶) for the optimal prefix-sum factorisation
+(/work/shared/design/ALGORITHMS.md §15; docs/continual_release.md, "Blocks"). The latest block alone
+(the prototype) has variance σ²/n_{B−1}², ×1.33 that of "size". Both weightings are unbiased for N·v̄ on a
+stationary stream; under drift "size" weighs the recent, larger blocks more.
+
+The price is **staleness**: the estimate moves only when a block completes (a model up to r/(r − 1) block
+lengths old, i.e. the whole stream is learned at the end of each block but not inside it), and before the
+first block completes it is 0 (no statistics: the learners' data-independent start).
+
+Memory and work: two k-vectors (the current block's noiseless sum and Σ_j w_j r_j); O(k) per record; k
+normals per completed block. A block fed in one call equals its records fed one at a time, bit for bit (the
+sums are added in stream order by one kernel, the normals drawn in block order).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+
+from ..gaussian import gaussian_rho
+from ._kernels import _add_row, _add_rows_in_order
+from ._noise import draw_normals
+from .base import PrefixSumMechanism
+from .limits import check_int, check_real, check_state_size, noise_scales
+
+__all__ = ["BlockRelease", "DEFAULT_FIRST_BLOCK", "DEFAULT_RATIO", "WEIGHTINGS", "MIN_RATIO", "MAX_RATIO"]
+
+#: The first block's length n_0 of the default schedule (records).
+DEFAULT_FIRST_BLOCK = 32
+#: The growth ratio of the default schedule: doubling blocks.
+DEFAULT_RATIO = 2.0
+#: The ratios accepted: above 1 so that the blocks grow (at most 62/log₂(r) + 1 ≈ 880 blocks up to 2^62
+#: records at the smallest), at most 64.
+MIN_RATIO = 1.05
+MAX_RATIO = 64.0
+#: How the completed blocks' releases are combined (module docstring).
+WEIGHTINGS = ("size", "equal")
+
+
+class BlockRelease(PrefixSumMechanism):
+    """Disjoint public blocks of geometric sizes, each block's sum released once at the full ρ, combined over
+    the completed blocks with public weights (module docstring: the schedule, the cost with its proof, the
+    estimate and why it weighs blocks by their size).
+
+    Parameters
+    ----------
+    dim : int
+        k ≥ 1, the length of every record.
+    sensitivity : float
+        Δ > 0 (ℓ2, replacement of one record).
+    rho : float
+        zCDP budget ρ > 0 of the whole stream, of any length (every block's release costs Δ²/(2σ²) ≤ ρ).
+    first_block : int, default 32
+        n_0, the first block's length (public).
+    ratio : float, default 2.0
+        r in [1.05, 64]: n_{j+1} = ⌈n_j·r⌉ (public).
+    weighting : {"size", "equal"}, default "size"
+        The public weights of the completed blocks' releases (module docstring).
+    horizon : int or None
+        Records accepted in all (the last block is cut there, so the stream's last records are released
+        at the horizon); None: unbounded.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mech = BlockRelease(dim=2, sensitivity=1.0, rho=0.5, first_block=4)
+    >>> est = mech.add_block(np.ones((13, 2)), np.random.default_rng(0), return_estimates=True)
+    >>> mech.block_ends(3), mech.n_released     # blocks of 4 and 8 records completed, 1 record pending
+    ([4, 12, 28], 12)
+    >>> bool(np.array_equal(est[4], est[10]))     # nothing moves inside a block
+    True
+    >>> round(mech.variance() / mech.describe()["sigma"] ** 2, 6)    # 12² / (4² + 8²)
+    1.8
+    """
+
+    kind = "blocks"
+    option = "blocks"
+
+    def __init__(self, *, dim, sensitivity, rho, first_block=DEFAULT_FIRST_BLOCK, ratio=DEFAULT_RATIO,
+                 weighting="size", horizon=None):
+        super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
+        self._first = check_int(first_block, "first_block", maximum=2**40)
+        check_real(ratio, "ratio")
+        if not MIN_RATIO <= float(ratio) <= MAX_RATIO:  # NaN fails too
+            raise ValueError(f"ratio must lie in [{MIN_RATIO:g}, {MAX_RATIO:g}], got {ratio!r} (blocks must grow: "
+                             "equal blocks never get better without forgetting)")
+        self._ratio = float(ratio)
+        if not isinstance(weighting, str):
+            raise TypeError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r} ({type(weighting).__name__})")
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+        self._weighting = weighting
+        check_state_size(2 * self.dim, f"dim={self.dim!r}")
+        self._sigma = float(noise_scales(np.array([self.sensitivity]), np.array([self.rho]), self.sensitivity,
+                                         self.rho)[0])
+        # The public schedule, up to the capacity: block ends b_1 < b_2 < … and Σ_{j<B} n_j² (exact integers).
+        ends, squares, end, size, total = [], [0], 0, self._first, 0
+        while end < self.capacity:
+            size = min(size, self.capacity - end)
+            end += size
+            total += size * size
+            ends.append(end)
+            squares.append(total)
+            size = max(size + 1, math.ceil(size * self._ratio))
+        self._ends = ends
+        self._squares = squares
+        self._current = np.zeros(self.dim)   # the current block's noiseless sum (secret)
+        self._weighted = np.zeros(self.dim)  # Σ_j w_j r_j over the completed blocks (released values)
+        self._z = np.empty(self.dim)         # one block's normals (scratch)
+
+    # -- public parameters --------------------------------------------------------------------------
+    @property
+    def first_block(self) -> int:
+        """int: n_0, the first block's length."""
+        return self._first
+
+    @property
+    def ratio(self) -> float:
+        """float: r, the growth ratio of the block sizes."""
+        return self._ratio
+
+    @property
+    def weighting(self) -> str:
+        """str: how the completed blocks are combined ("size" or "equal")."""
+        return self._weighting
+
+    def get_params(self) -> dict:
+        return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "first_block": self._first,
+                "ratio": self._ratio, "weighting": self._weighting, "horizon": self.horizon}
+
+    def block_ends(self, count=None) -> list:
+        """The first ``count`` block ends b_1, b_2, … (public; default every one up to the capacity)."""
+        return list(self._ends if count is None else self._ends[:check_int(count, "count", minimum=0)])
+
+    def completed(self, t=None) -> int:
+        """B, the number of blocks completed after ``t`` records (default ``n_seen``)."""
+        t = self._n_seen if t is None else check_int(t, "t", minimum=0, maximum=self.capacity)
+        return bisect.bisect_right(self._ends, t)
+
+    @property
+    def n_released(self) -> int:
+        """int: N, the records of the completed blocks (public): the records the estimate describes."""
+        blocks = self.completed()
+        return self._ends[blocks - 1] if blocks else 0
+
+    def coefficient(self, t: int, block: int) -> float:
+        """The public weight of block ``block``'s release r_j in the estimate after ``t`` records (0 until the
+        block completes): N/Σn_i²·n_j ("size") or 1 ("equal")."""
+        blocks = self.completed(t)
+        if block >= blocks:
+            return 0.0
+        if self._weighting == "equal":
+            return 1.0
+        size = self._ends[block] - (self._ends[block - 1] if block else 0)
+        return self._ends[blocks - 1] * size / self._squares[blocks]
+
+    # -- adding records -----------------------------------------------------------------------------
+    def _noise_rows(self, t0, m):
+        return self.completed(t0 + m) - self.completed(t0)
+
+    def _apply(self, V, Z, out=None, nodes=None):
+        """Feed the records of ``V`` with Z's rows, one per block they complete (in order)."""
+        lo, m, row = 0, V.shape[0], 0
+        while lo < m:
+            end = self._ends[bisect.bisect_right(self._ends, self._n_seen)]
+            hi = min(m, lo + end - self._n_seen)
+            if out is not None:
+                out[lo:hi] = self.estimate()  # nothing moves inside a block
+            _add_rows_in_order(V[lo:hi], self._current)
+            self._n_seen += hi - lo
+            if self._n_seen == end:
+                self._complete(Z[row])
+                row += 1
+                if out is not None:
+                    out[hi - 1] = self.estimate()
+            lo = hi
+
+    def _add_checked_one(self, v, rng) -> None:
+        _add_row(v, self._current)
+        self._n_seen += 1
+        if self._n_seen == self._ends[bisect.bisect_left(self._ends, self._n_seen)]:
+            draw_normals(rng, self._z)
+            self._complete(self._z)
+
+    def _complete(self, z) -> None:
+        """Release the block that record ``n_seen`` completes: r = S + σz, folded into Σ_j w_j r_j."""
+        blocks = self.completed()
+        size = self._ends[blocks - 1] - (self._ends[blocks - 2] if blocks > 1 else 0)
+        released = self._current + self._sigma * z
+        weight = float(size) if self._weighting == "size" else 1.0
+        self._weighted = self._weighted + weight * released
+        self._current = np.zeros(self.dim)
+
+    # -- releases -----------------------------------------------------------------------------------
+    def _scale(self, blocks: int) -> float:
+        if blocks == 0 or self._weighting == "equal":
+            return 1.0
+        return self._ends[blocks - 1] / self._squares[blocks]
+
+    def estimate(self) -> np.ndarray:
+        """The estimate of the completed blocks' statistics, N·v̄ (zeros before the first block completes)."""
+        return self._scale(self.completed()) * self._weighted
+
+    def _variance(self, t):
+        blocks = self.completed(t)
+        if blocks == 0:
+            return 0.0
+        if self._weighting == "equal":
+            return blocks * self._sigma ** 2
+        count = self._ends[blocks - 1]
+        return self._sigma ** 2 * (count * count / self._squares[blocks])
+
+    def describe(self) -> dict:
+        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``sigma`` (one block's release),
+        ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound`` (Δ²/(2σ²) ≤ ρ, the whole
+        stream's cost), ``blocks_completed``, ``n_released`` (N), ``next_block_end`` (None at the horizon),
+        ``composition``, and the common fields."""
+        out = self._common_description()
+        blocks = self.completed()
+        out.update(first_block=self._first, ratio=self._ratio, weighting=self._weighting, sigma=self._sigma,
+                   kappa2=1.0, rho_spent_bound=gaussian_rho(self.sensitivity, self._sigma),
+                   blocks_completed=blocks, n_released=self.n_released,
+                   next_block_end=self._ends[blocks] if blocks < len(self._ends) else None,
+                   composition="parallel over blocks")
+        return out
+
+    def privacy_rows(self) -> list:
+        """One row for the whole schedule (``what``, ``level`` None, ``nodes_released`` = blocks released so
+        far, ``sigma``, ``kappa2`` 1, ``rho`` = Δ²/(2σ²)): every block costs that much and holds its own
+        records, so the stream costs it once (parallel composition)."""
+        return [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}), each released "
+                         f"once at the full rho, weighting {self._weighting!r}", "level": None,
+                 "nodes_released": self.completed(), "sigma": self._sigma, "kappa2": 1.0,
+                 "rho": gaussian_rho(self.sensitivity, self._sigma)}]
+
+    # -- persistence --------------------------------------------------------------------------------
+    def _array_shapes(self):
+        return {"current": (self.dim,), "weighted": (self.dim,)}
+
+    def _export_arrays(self):
+        return {"current": self._current.copy(), "weighted": self._weighted.copy()}
+
+    def _import_arrays(self, n_seen, arrays):
+        blocks = self.completed(n_seen)
+        if blocks == 0 and np.any(arrays["weighted"] != 0.0):
+            raise ValueError(f"arrays['weighted'] is not zero, but n_seen={n_seen} completes no block "
+                             "(inconsistent with n_seen)")
+        if (n_seen == 0 or (blocks and n_seen == self._ends[blocks - 1])) and np.any(arrays["current"] != 0.0):
+            raise ValueError(f"arrays['current'] is not zero, but n_seen={n_seen} ends a block: no record is "
+                             "pending (inconsistent with n_seen)")
+        self._current = arrays["current"]
+        self._weighted = arrays["weighted"]

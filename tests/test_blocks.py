@@ -1,0 +1,254 @@
+"""BlockRelease: disjoint blocks released once at the full ρ, combined over the completed blocks
+(onpair.privacy.continual.blocks), and OnPairStats(mechanism="blocks")."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from naive_blocks import block_estimates, block_sizes
+import onpair
+from onpair import OnPairStats
+from onpair.privacy.continual import BlockRelease, PrefixSumMechanism
+from onpair.privacy.exceptions import PrivacyBudgetExceeded
+from onpair.privacy.replay import record_rho, replay_rho
+
+ALPHA = 0.001
+
+
+def make(dim=3, **kwargs):
+    return BlockRelease(dim=dim, sensitivity=1.5, rho=0.7, **{"first_block": 4, **kwargs})
+
+
+def data(n, k, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, k))
+
+
+def test_registered_by_its_option_and_kind():
+    assert PrefixSumMechanism.for_option("blocks") is BlockRelease
+    assert PrefixSumMechanism._registry["blocks"] is BlockRelease
+
+
+@pytest.mark.parametrize("first,ratio,horizon", [(4, 2.0, None), (3, 1.5, None), (5, 3.0, 40), (1, 1.05, None)])
+def test_schedule_is_the_twins(first, ratio, horizon):
+    mech = BlockRelease(dim=1, sensitivity=1.0, rho=1.0, first_block=first, ratio=ratio, horizon=horizon)
+    total = horizon or 500
+    ends = [int(e) for e in np.cumsum(block_sizes(first, ratio, total))]
+    if horizon is None:
+        ends = ends[:-1]  # the twin cuts its last block at 500; the unbounded schedule does not
+    else:
+        assert mech.block_ends() == ends
+    assert mech.block_ends(len(ends)) == ends
+    assert all(b - a >= 1 for a, b in zip([0] + ends, ends))
+
+
+@pytest.mark.parametrize("weighting", ["size", "equal"])
+@pytest.mark.parametrize("horizon", [None, 50])
+def test_releases_and_variances_are_the_numpy_twins(weighting, horizon):
+    """The mechanism fed chosen normals (one row per completed block) against the literal twin, every t."""
+    T, k = 50, 4
+    V = data(T, k, 1)
+    mech = make(dim=k, ratio=2.0, weighting=weighting, horizon=horizon)
+    blocks = mech.completed(T)
+    Z = data(blocks, k, 2)
+    out = np.empty((T, k))
+    mech._apply(np.ascontiguousarray(V), Z.copy(), out)
+    sigma = mech.describe()["sigma"]
+    expected, variances = block_estimates(V, sigma, Z, 4, 2.0, weighting, horizon)
+    np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose([mech.variance(t) for t in range(1, T + 1)], variances, rtol=1e-12)
+    assert mech.n_released == (28 if horizon is None else 50) and mech.completed() == (3 if horizon is None else 4)
+
+
+def test_size_weights_beat_equal_weights_and_stay_bounded():
+    """Σ n_j r_j·N/Σn_j² has variance σ²N²/Σn_j² ≤ σ²·B (Cauchy–Schwarz); doubling blocks: ≈ 3σ² at any length."""
+    size = BlockRelease(dim=1, sensitivity=1.0, rho=1.0, first_block=32)
+    equal = BlockRelease(dim=1, sensitivity=1.0, rho=1.0, first_block=32, weighting="equal")
+    sigma2 = size.describe()["sigma"] ** 2
+    for t in (32, 96, 10_000, 10**6, 10**12):
+        assert size.variance(t) <= equal.variance(t) * (1 + 1e-12)
+        assert 1.0 <= size.variance(t) / sigma2 <= 3.0 + 1e-9
+    assert size.variance(10**12) / sigma2 > 2.99
+
+
+def test_a_block_equals_its_records_one_at_a_time_bit_for_bit():
+    V = data(45, 3, 4)
+    one = make()
+    rng = np.random.default_rng(7)
+    for row in V:
+        one.add_one(row, rng)
+    parts = make()
+    rng2 = np.random.default_rng(7)
+    for lo, hi in ((0, 3), (3, 4), (4, 30), (30, 45)):
+        parts.add_block(V[lo:hi], rng2)
+    whole = make()
+    est = whole.add_block(V, np.random.default_rng(7), return_estimates=True)
+    for other in (one, parts):
+        assert np.array_equal(other.estimate(), whole.estimate())
+        assert np.array_equal(other.to_state()[1]["current"], whole.to_state()[1]["current"])
+    assert np.array_equal(est[-1], whole.estimate())
+    assert rng.bit_generator.state == rng2.bit_generator.state
+
+
+def test_noise_variance_chi_square():
+    """4,000 coordinates of zero data, blocks of 4, 8, 16, 32: Σ x²/variance(t) ~ χ²(4000), two-sided at
+    α = 0.001 with Bonferroni, at block ends and inside blocks."""
+    T, k = 60, 4000
+    mech = BlockRelease(dim=k, sensitivity=1.0, rho=1.0, first_block=4)
+    out = mech.add_block(np.zeros((T, k)), np.random.default_rng(3), return_estimates=True)
+    checked = [4, 5, 12, 13, 27, 28, 60]
+    for t in checked:
+        stat = float((out[t - 1] ** 2).sum() / mech.variance(t))
+        p = 2 * min(stats.chi2.cdf(stat, k), stats.chi2.sf(stat, k))
+        assert p > ALPHA / len(checked), (t, stat, p)
+    assert not out[:3].any() and mech.variance(3) == 0.0
+
+
+def test_a_wrong_variance_would_be_caught():
+    """The χ² check has power: the variance of "equal" (3σ² at t = 28) against releases of "size" (σ²·28²/336)."""
+    k = 4000
+    mech = BlockRelease(dim=k, sensitivity=1.0, rho=1.0, first_block=4)
+    out = mech.add_block(np.zeros((28, k)), np.random.default_rng(3), return_estimates=True)
+    wrong = BlockRelease(dim=1, sensitivity=1.0, rho=1.0, first_block=4, weighting="equal").variance(28)
+    stat = float((out[-1] ** 2).sum() / wrong)
+    assert 2 * min(stats.chi2.cdf(stat, k), stats.chi2.sf(stat, k)) < ALPHA
+
+
+def test_the_stream_costs_one_gaussian_release_checked_by_dp_accounting():
+    """Each block's release is a Gaussian mechanism of sensitivity Δ and noise σ; a record lies in one block, so
+    the stream costs Δ²/(2σ²) ≤ ρ whatever its length (parallel composition), checked with dp-accounting's
+    Gaussian event; the report row says the same, once."""
+    import dp_accounting
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import RdpAccountant
+
+    orders = np.array([1.5, 2.0, 4.0, 16.0, 64.0])
+    mech = make(dim=1)
+    mech.add_block(np.zeros((500, 1)), np.random.default_rng(0))
+    row, = mech.privacy_rows()
+    accountant = RdpAccountant(orders, dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
+    accountant.compose(dp_event.GaussianDpEvent(row["sigma"] / mech.sensitivity))  # noise multiplier σ/Δ
+    np.testing.assert_allclose(accountant._rdp, orders * row["rho"], rtol=1e-9)
+    assert row["rho"] <= mech.rho and math.isclose(row["rho"], mech.rho, rel_tol=1e-8)
+    assert row["nodes_released"] == mech.completed() == 6 and row["kappa2"] == 1.0
+    assert mech.describe()["rho_spent_bound"] == row["rho"]
+    # a record at two positions of one block costs 4ρ (group of 2), in two blocks 2ρ
+    assert math.isclose(record_rho(mech, [1, 2]), 4 * row["rho"]) and math.isclose(record_rho(mech, [1, 5]),
+                                                                                    2 * row["rho"])
+    assert math.isclose(replay_rho(mech, 10, 3), 5 * row["rho"])  # record 3 at 3 (block 0), 13 and 23 (block 2)
+
+
+def test_snapshot_round_trip_and_inconsistent_states_refused():
+    for n in (0, 3, 4, 13, 28):
+        mech = make()
+        mech.add_block(data(n, 3), np.random.default_rng(0))
+        scalars, arrays = mech.to_state()
+        back = BlockRelease.from_state(mech.get_params(), scalars, arrays)
+        assert np.array_equal(back.estimate(), mech.estimate()) and back.n_seen == n
+        back.add_block(data(5, 3, 9), np.random.default_rng(1))
+        mech.add_block(data(5, 3, 9), np.random.default_rng(1))
+        assert np.array_equal(back.estimate(), mech.estimate())
+    mech = make()
+    mech.add_block(data(3, 3), np.random.default_rng(0))
+    scalars, arrays = mech.to_state()
+    with pytest.raises(ValueError, match="completes no block"):
+        BlockRelease.from_state(mech.get_params(), scalars, dict(arrays, weighted=np.ones(3)))
+    mech.add_block(data(1, 3), np.random.default_rng(0))
+    scalars, arrays = mech.to_state()
+    with pytest.raises(ValueError, match="ends a block"):
+        BlockRelease.from_state(mech.get_params(), scalars, dict(arrays, current=np.ones(3)))
+    with pytest.raises(ValueError, match="parameters"):
+        BlockRelease.from_state(dict(mech.get_params(), ratio=3.0), scalars, arrays)
+
+
+def test_failed_calls_change_nothing():
+    mech = make()
+    rng = np.random.default_rng(0)
+    mech.add_block(data(3, 3), rng)
+    before = (mech.to_state(), mech.estimate(), rng.bit_generator.state)
+    bad = data(4, 3)
+    bad[3, 1] = np.nan  # the row that would complete the first block
+    with pytest.raises(ValueError, match="NaN"):
+        mech.add_block(bad, rng)
+    with pytest.raises(TypeError, match="rng"):
+        mech.add_one(np.zeros(3), None)
+    capped = make(horizon=4)
+    with pytest.raises(PrivacyBudgetExceeded):
+        capped.add_block(data(5, 3), rng)
+    after = (mech.to_state(), mech.estimate(), rng.bit_generator.state)
+    assert before[0][0] == after[0][0] and all(np.array_equal(before[0][1][k], after[0][1][k]) for k in before[0][1])
+    assert np.array_equal(before[1], after[1]) and before[2] == after[2]
+
+
+def test_constructor_checks():
+    with pytest.raises(ValueError, match="ratio"):
+        make(ratio=1.0)
+    with pytest.raises(TypeError, match="ratio"):
+        make(ratio="2")
+    with pytest.raises(ValueError, match="weighting"):
+        make(weighting="inverse")
+    with pytest.raises(TypeError, match="first_block"):
+        make(first_block=4.0)
+
+
+# -- the statistics family ---------------------------------------------------------------------------
+def _stream(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, 3))
+    return X, X[:, 0] + 0.1 * rng.standard_normal(n) > 0.5
+
+
+def test_onpairstats_before_the_first_block_is_the_data_independent_start():
+    X, y = _stream(40)
+    fresh = OnPairStats(epsilon=1.0, bounds=(0, 1), n_features=3, mechanism="blocks", seed=0)
+    learner = OnPairStats(epsilon=1.0, bounds=(0, 1), mechanism="blocks", seed=0).learn_many(X[:31], y[:31])
+    never = OnPairStats(epsilon=1.0, bounds=(0, 1), n_features=3, seed=0)
+    never.learn_many(X[:0], y[:0])
+    assert np.array_equal(learner.predict_proba(X), fresh.predict_proba(X))
+    assert np.array_equal(learner.model, np.zeros(3))
+    learner.learn_many(X[31:32], y[31:32])  # record 32 completes the first block (32 records)
+    assert not np.array_equal(learner.model, np.zeros(3))
+
+
+@pytest.mark.parametrize("task", ["auc", "classify", "metric"])
+def test_onpairstats_learn_one_is_learn_many_and_counts_the_completed_records(task):
+    X, y = _stream(300, 1)
+    classes = None if task == "auc" else [False, True]
+    a = OnPairStats(epsilon=2.0, bounds=(0, 1), task=task, classes=classes, mechanism="blocks", seed=3)
+    b = OnPairStats(epsilon=2.0, bounds=(0, 1), task=task, classes=classes, mechanism="blocks", seed=3)
+    for x, label in zip(X, y):
+        a.learn_one(x, bool(label))
+    b.learn_many(X, y)
+    assert np.array_equal(a._stats.estimate(), b._stats.estimate())
+    assert np.array_equal(a.model, b.model)
+    mech = a._stats.mechanism
+    assert mech.n_released == 224  # blocks of 32, 64, 128: the estimate describes these records
+    counts = a.class_statistics().counts.sum()
+    sd = math.sqrt(mech.variance()) / 0.8 * math.sqrt(2)  # the count weight a = 0.8, two classes
+    assert abs(counts - 224) < 5 * sd  # the released counts read as the completed records, not n_seen = 300
+    report = a.privacy_report()
+    assert report["releases"][0]["mechanism"] == "blocks" and report["rho_spent"] <= report["rho_budget"]
+
+
+def test_onpairstats_snapshot_resumes_the_blocks(tmp_path):
+    X, y = _stream(100, 2)
+    a = OnPairStats(epsilon=1.0, bounds=(0, 1), mechanism="blocks", seed=5).learn_many(X[:50], y[:50])
+    a.save(tmp_path / "s.onpair")
+    b = onpair.load(tmp_path / "s.onpair")
+    a.learn_many(X[50:], y[50:])
+    b.learn_many(X[50:], y[50:])
+    assert np.array_equal(a.model, b.model)
+
+
+def test_onpairstats_refuses_blocks_with_a_half_life_or_a_band():
+    with pytest.raises(ValueError, match="half_life"):
+        OnPairStats(bounds=(0, 1), mechanism="blocks", half_life=100.0)
+    with pytest.raises(ValueError, match="band"):
+        OnPairStats(bounds=(0, 1), mechanism="blocks", band=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OnPairStats(bounds=(0, 1), mechanism="blocks", horizon=100)
