@@ -1,5 +1,7 @@
 # Quickstart: `make demo` and `make test` work on a fresh clone; each builds .venv on first use.
-# `make demo*` installs the package alone; `make test` and `make bench` add the test and Dask extras.
+# `make demo*` installs the package alone; `make test`, `make test-all` and `make bench` add the test and Dask extras.
+# `make test` is the fast tier (conftest.py: no slow test, a covering subset of each cross-product, the
+# statistical tests at smaller sizes); `make test-all` is the whole suite at full power (CI: .ci/run).
 # QUICK=1 runs the demos on a short stream and the benchmarks in their quick mode (CI: .ci/run).
 PYTHON ?= python3
 VENV   := .venv
@@ -14,7 +16,7 @@ export ONPAIR_DATA ?= $(abspath ../shared/datasets)
 # __pycache__ beside each kernel's source, for make and for a python started by hand alike (no
 # NUMBA_CACHE_DIR here: a cache only make used was recompiled by every other python).
 
-.PHONY: demo demo-river demo-knn test bench install clean
+.PHONY: demo demo-river demo-knn test test-all bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,8 +39,15 @@ demo-river: $(STAMP)
 demo-knn: $(STAMP)
 	$(PY) demos/river_knn.py $(QUICK_FLAG)
 
+# PYTEST_ARGS adds pytest options: PYTEST_ARGS="-n 2" runs two pytest-xdist workers (each loads the kernels
+# once), PYTEST_ARGS="-x -k audit" a part.
+PYTEST := $(PY) -m pytest -q tests --doctest-modules onpair streams --durations=15 $(PYTEST_ARGS)
+
 test: $(EXTRAS)
-	$(PY) -m pytest -q tests --doctest-modules onpair streams
+	$(PYTEST) --fast
+
+test-all: $(EXTRAS)
+	$(PYTEST)
 
 # The regression benchmarks at the top of bench/, each into bench/results/NAME.md (bench/README.md lists them);
 # the studies (bench/studies/) and the generators of stored constants (bench/generators/) are run by hand.

@@ -13,20 +13,42 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from tiers import by_tier
+
 from onpair.audit import (MOMENT_WEIGHTS, PRESETS, AuditResult, audit, audit_algorithm, clopper_pearson,
                           epsilon_lower_bound, main, metric_neighbouring_datasets, neighbouring_datasets,
                           release_contrast, statistics_neighbouring_datasets)
 
-RUNS = 1000  # per data set: 500 choose the test, 500 evaluate it
+#: Runs per data set in the full tier: 500 choose the test, 500 evaluate it.
+RUNS_FULL = 1000
 #: The continual-release presets feed n records one at a time and read n releases per run (about 3 ms, ten
 #: times a one-release run): 600 runs, 300 to evaluate, whose ceiling log(300/3.69 − 1) = 4.39 still lies
 #: above the claim, so a broken variant without a single error is caught.
 RUNS_CONTINUAL = 600
+#: The fast tier's runs (every preset it audits, FAST_AUDITS): 250 to evaluate, whose ceiling
+#: log(250/3.69 − 1) = 4.20 still lies above the claim of 4, so a broken variant that the audit separates without
+#: an error is still caught (test_the_fast_tier_can_still_catch_a_broken_variant); a preset's own runs stay.
+RUNS_FAST = 500
+
+
+#: The presets the fast tier audits: every private public class once, and a broken variant of each kind of
+#: mechanism (noise on the output, the internal iterate released, continual and offline statistics, objective
+#: perturbation, the metric task). The full tier audits every preset.
+FAST_AUDITS = {"onpairstrc", "onpairc", "offpairstrc", "offpairc", "gradient", "sgd", "onpairstats", "offpairstats",
+               "objpert", "amp", "onpairstrc-metric",
+               "onpairstrc-noise0.1", "onpairstrc-internal", "offpairstrc-noise0.1", "onpairstats-noise0.1",
+               "offpairstats-noise0.1", "objpert-noise0.05", "onpairstrc-metric-noise0.1"}
+
+
+def tiered(names, fast=FAST_AUDITS):
+    """``names`` as parameters, those not in ``fast`` marked slow (the full tier's only)."""
+    return [name if name in fast else pytest.param(name, marks=pytest.mark.slow) for name in names]
 
 
 def runs_for(name):
     """A preset's own runs (a broken variant whose bug is small for its claim), else the suite's."""
-    return PRESETS[name].runs or (RUNS_CONTINUAL if PRESETS[name].datasets is not None else RUNS)
+    return PRESETS[name].runs or by_tier(fast=RUNS_FAST,
+                                         full=RUNS_CONTINUAL if PRESETS[name].datasets is not None else RUNS_FULL)
 
 
 CLAIM = 4.0
@@ -201,20 +223,21 @@ def test_presets_cover_every_private_algorithm():
 @pytest.mark.parametrize("name", ["objpert", "objpert-pairwise"])
 def test_objective_presets_read_the_privacy_loss_whose_means_are_the_two_divergences(name):
     # The release is log p_D(θ) − log p_D′(θ) of the mechanism as claimed: its mean is KL(D‖D′) ≥ 0 under D
-    # and −KL(D′‖D) ≤ 0 under D′, each well inside the claim's ε (a sign or scale error breaks this).
+    # and −KL(D′‖D) ≤ 0 under D′, each well inside the claim's ε (a sign or scale error breaks this). Over
+    # 300 seeds (100 in the fast tier).
     D, D_prime, bounds, _ = neighbouring_datasets(20, 2)
     make = PRESETS[name].build(CLAIM, DELTA, 20, 2, bounds, neighbours=(D, D_prime))
     means = []
     for data in (D, D_prime):
         values = [release(mechanism, *data)[0] for mechanism, release in
-                  (make(np.random.SeedSequence([s, 3])) for s in range(300))]
+                  (make(np.random.SeedSequence([s, 3])) for s in range(by_tier(fast=100, full=300)))]
         means.append(np.mean(values))
     assert means[0] > 0.005 and means[1] < -0.005
     assert means[0] < CLAIM and -means[1] < CLAIM
 
 
 @pytest.mark.filterwarnings("error")
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", tiered(REAL))
 def test_private_algorithm_audit_stays_below_the_claim(name):
     claim, delta = PRESETS[name].claim  # (4, 1e-5) but for a preset audited at its own claim
     result = audit_algorithm(name, runs=runs_for(name), epsilon=claim, delta=delta, seed=0)
@@ -226,21 +249,32 @@ def test_private_algorithm_audit_stays_below_the_claim(name):
         assert result.details["epsilon_spent"] <= claim * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("name", ["onpairstrc", "offpairstrc", "gradient", "offpairstats"])
+# The power checks need the full tier's runs (ε_lower > 0.3 is not reached at 500); the fast tier runs one each.
+@pytest.mark.parametrize("name", tiered(["onpairstrc", "offpairstrc", "gradient", "offpairstats"], fast={"gradient"}))
 def test_audit_has_power_on_real_algorithms(name):
     # The canary must actually move the released model: a strong audit sees a clear shift along u (the
     # claim at ε = 4 is μ ≈ 0.92 in Gaussian-DP units) and a positive ε_lower.
-    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=1)
+    result = audit_algorithm(name, runs=RUNS_FULL, epsilon=CLAIM, delta=DELTA, seed=1)
     assert result.details["separation"] > 0.6
     assert result.epsilon_lower > 0.3
 
 
 @pytest.mark.filterwarnings("error")
-@pytest.mark.parametrize("name", BROKEN)
+@pytest.mark.parametrize("name", tiered(BROKEN))
 def test_broken_variant_is_caught(name):
     claim, delta = PRESETS[name].claim
     result = audit_algorithm(name, runs=runs_for(name), epsilon=claim, delta=delta, seed=0)
     assert result.epsilon_lower > claim and result.caught
+
+
+@pytest.mark.parametrize("runs", sorted({RUNS_FAST, RUNS_CONTINUAL, RUNS_FULL}))
+def test_the_fast_tier_can_still_catch_a_broken_variant(runs):
+    # A broken variant is caught when ε_lower exceeds the claim; with no error among the evaluation runs,
+    # ε_lower is log((1 − δ − u)/u), u the Clopper–Pearson upper end of 0 errors (the audit's ceiling). Every
+    # size the suite audits at, the fast tier's included, must have its ceiling above the claim.
+    u = _clopper_pearson_zero_upper(runs // 2)
+    assert math.log((1.0 - DELTA - u) / u) > CLAIM
+    assert epsilon_lower_bound(u, u, DELTA) > CLAIM
 
 
 def test_presets_claim_4_at_1e5_unless_they_say_why():
@@ -375,11 +409,12 @@ def test_metric_presets_release_symmetric_matrices(name):
     assert np.all(np.isfinite(W)) and np.array_equal(W, W.T)
 
 
-@pytest.mark.parametrize("name", ["onpairstrc-metric", "offpairstrc-metric", "gradient-metric"])
+@pytest.mark.parametrize("name", tiered(["onpairstrc-metric", "offpairstrc-metric", "gradient-metric"],
+                                        fast={"gradient-metric"}))
 def test_audit_has_power_on_metric_algorithms(name):
     # As for the AUC task: the canary shifts ⟨W, u uᵀ⟩_F by about 0.96 of the charged sensitivity
     # (μ ≈ 0.89 of the claim's 0.92 at ε = 4), and ε_lower is clearly positive.
-    result = audit_algorithm(name, runs=RUNS, epsilon=CLAIM, delta=DELTA, seed=1)
+    result = audit_algorithm(name, runs=RUNS_FULL, epsilon=CLAIM, delta=DELTA, seed=1)
     assert result.details["separation"] > 0.6
     assert result.epsilon_lower > 0.3
 

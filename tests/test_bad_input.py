@@ -22,6 +22,10 @@ import pytest
 from learner_state import assert_same_state, state_of
 from onpair import OnPairC, OnPairStrC, PairwiseGIGA
 
+# Every learner (and class) × every bad call: the fast tier runs each bad call once, on learners in rotation,
+# and each learner and class at least once (conftest.py); the full tier, every pair.
+pytestmark = pytest.mark.covering("learner_name", "name", "cls_name")
+
 D = 3
 SEED = 7
 
@@ -536,12 +540,12 @@ def test_onpairstrc_bad_n(n):
         OnPairStrC(norm_bound=1.0, n=n)
 
 
-@pytest.mark.parametrize("kwargs, name", [
+@pytest.mark.parametrize("kwargs, argument", [
     (dict(n=0), "n"), (dict(n=-10), "n"), (dict(n=INF), "n"),
     (dict(horizon=0), "horizon"), (dict(horizon=-10), "horizon"),
 ])
-def test_onpairc_bad_n_is_named(kwargs, name):
-    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+def test_onpairc_bad_n_is_named(kwargs, argument):
+    with pytest.raises(ValueError, match=rf"\b{argument}\b"):
         OnPairC(**kwargs)
 
 

@@ -13,6 +13,7 @@ from onpair import OnPairC, OnPairStrC, PairwiseGIGA
 from onpair.core.bounds import FeatureBounds
 from onpair.core.losses import get_loss
 from onpair.privacy.ledger import sensitivity_ledger
+from tiers import by_tier
 
 
 def _data(seed, n=150, d=3):
@@ -49,8 +50,9 @@ def test_fifo_keeps_the_last_s_records_and_reservoir_at_most_one_slot_each():
 
 
 def test_reservoir_is_a_uniform_sample_of_the_past():
-    """After N records each record is kept with probability s/N: chi-square over 2,000 seeds, α = 0.001."""
-    size, length, runs = 5, 40, 2000
+    """After N records each record is kept with probability s/N: chi-square over 2,000 seeds (500 in the fast
+    tier), α = 0.001."""
+    size, length, runs = 5, 40, by_tier(fast=500, full=2000)
     counts = np.zeros(length)
     for seed in range(runs):
         learner = PairwiseGIGA(norm_bound=1.0, n_features=1, buffer=("reservoir", size), seed=seed)
@@ -117,6 +119,7 @@ def test_buffered_sensitivity_levels_off_near_gamma_over_lambda_s():
     assert full.privacy_report()["releases"][-1]["sensitivity"] < sensitivities[-1]
 
 
+@pytest.mark.slow  # a million records
 def test_memory_is_flat_over_a_million_records():
     """O(s·d) state: the peak traced memory of learning 10⁶ records in blocks does not grow with n."""
     rng = np.random.default_rng(0)

@@ -17,6 +17,10 @@ import pytest
 import onpair
 from public_api import OFFLINE_CASES, ONLINE_CASES, make_offline, make_online
 
+# Every public class (and entry point) × every check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("entry", "name")
+
 # Every public estimator and learner (discovered from onpair.__all__: a new class is covered the day it is
 # exported), and each once more with every shared switch it takes (public_api.SWITCHES: discover_bounds).
 ESTIMATORS = {name: (lambda name=name: make_offline(name)) for name in OFFLINE_CASES}

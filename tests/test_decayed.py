@@ -25,6 +25,7 @@ from onpair.privacy.continual.decayed import (MAX_HALF_LIFE, MIN_HALF_LIFE, chec
                                               fitted_decayed_parameters)
 from onpair.privacy.continual.decayed_fits import DECAYED_FITS, FIT_MAX_BUFFERS, FIT_TOLERANCE
 from onpair.statistics.model import released_model
+from tiers import by_tier
 
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=30,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -220,9 +221,10 @@ def test_variance_by_brute_force_covariance_and_bounded(half_life):
 
 
 def test_empirical_variance_chi_square():
-    """Releases of zero data after 50 records, over 400 noise seeds: variance as stated (χ², α = 0.001)."""
+    """Releases of zero data after 50 records, over 400 noise seeds (150 in the fast tier): variance as stated
+    (χ², α = 0.001)."""
     draws = []
-    for seed in range(400):
+    for seed in range(by_tier(fast=150, full=400)):
         mech = make(dim=1, half_life=16.0)
         mech.add_block(np.zeros((50, 1)), np.random.default_rng(seed))
         draws.append(mech.estimate()[0])

@@ -38,6 +38,10 @@ from onpair.privacy.events import ApproxDPRelease, GaussianRelease, leaves
 from onpair.privacy.ranges import find_bounds, planned_levels, records_needed
 from onpair.privacy.statistics_sensitivity import statistics_sensitivity
 
+# Every estimator with discovery × every parameter and check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("name", "cls")
+
 SETTINGS = settings(derandomize=True, deadline=None, database=None, max_examples=25)
 RHO = rho_from_dp(1.0, 1e-5, method="gaussian")
 LOOSE = (0.0, 1000.0)

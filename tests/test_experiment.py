@@ -12,6 +12,7 @@ HAS_DATA = all(os.path.exists(os.path.join(os.environ.get("ONPAIR_DATA", ""), f)
                for f in ("hepatitis.data", "wdbc.data", "pima-indians-diabetes.csv", "messidor_features.arff"))
 
 
+@pytest.mark.slow  # every figure of the experiment (the module's other tests run one figure in the fast tier)
 @pytest.mark.skipif(not HAS_DATA, reason="needs ONPAIR_DATA with the UCI files (make test sets it)")
 def test_one_permutation_of_every_figure_writes_the_table(tmp_path, capsys):
     with warnings.catch_warnings():

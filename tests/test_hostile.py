@@ -56,6 +56,10 @@ from onpair.privacy import ReleaseSchedule, ZCDPAccountant, eps_from_rho, gaussi
 from onpair.privacy import sensitivity_ledger
 from streams import ArraySource, ChecksumError, CSVSource, RecordError, RiverSource, UCISource, get_spec, load
 
+# Every public class (and UCI data set) × every hostile check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("name")
+
 NAN, INF = math.nan, math.inf
 D = 3  # features of the good data every learner is primed with
 
@@ -414,23 +418,24 @@ def test_unfitted_estimator_says_so(name):
 
 
 # == duplicate records ===================================================================================
+@pytest.mark.parametrize("name", [*ESTIMATORS, *ONLINE])
 @HOSTILE
 @given(row=st.lists(finite_float | st.floats(0, 1), min_size=D, max_size=D), count=st.integers(2, 40),
        second=st.booleans(), balanced=st.booleans())
 @example(row=[1e308, -1e308, 5e-324], count=40, second=False, balanced=True)
 @example(row=[-0.0, 0.0, 0.5], count=2, second=False, balanced=True)
-def test_duplicate_records_give_a_finite_model_everywhere(row, count, second, balanced):
+def test_duplicate_records_give_a_finite_model_everywhere(name, row, count, second, balanced):
     """The same record many times (with both labels, so the pairs cancel), or two records repeated."""
     X = np.tile(np.array(row, dtype=np.float64), (count, 1))
     if second:
         X[1::2] = 0.25
     y = np.where(np.arange(count) % 2 == 0, 1, -1) if balanced else np.where(np.arange(count) < count - 1, 1, -1)
-    for name, make in ESTIMATORS.items():
-        est = quiet(make().fit, X, y)
+    if name in ESTIMATORS:
+        est = quiet(ESTIMATORS[name]().fit, X, y)
         assert_estimator_finite(est)
         assert est.predict(X).shape == (count,)
-    for name, make in ONLINE.items():
-        learner = quiet(make().learn_many, X, y)
+    else:
+        learner = quiet(ONLINE[name]().learn_many, X, y)
         assert_online_finite(learner)
         assert np.all(np.isfinite(learner.decision_function(X)))
 
@@ -496,23 +501,31 @@ ONLINE_PRIVATE = {name: (lambda name=name, **kw: make_online(name, **kw)) for na
                   if make_online(name).private}
 
 
-@pytest.mark.parametrize("param, value", [("epsilon", v) for v in EPSILON_BAD] + [("delta", v) for v in DELTA_BAD],
-                         ids=lambda v: repr(v))
-def test_bad_privacy_parameter_everywhere_is_a_value_error_naming_it(param, value):
-    # online learners: refused at construction (test_bad_input.py has more values)
-    for make in ONLINE_PRIVATE.values():
+#: The rules: a privacy parameter and a value that every class and the privacy layer refuse (ValueError naming it).
+PRIVACY_RULES = [("epsilon", v) for v in EPSILON_BAD] + [("delta", v) for v in DELTA_BAD]
+PRIVACY_RULE_IDS = [f"{param}={value!r}" for param, value in PRIVACY_RULES]
+
+
+@pytest.mark.parametrize("param, value", PRIVACY_RULES, ids=PRIVACY_RULE_IDS)
+@pytest.mark.parametrize("name", [*ONLINE_PRIVATE, *OFFLINE])
+def test_bad_privacy_parameter_everywhere_is_a_value_error_naming_it(name, param, value):
+    if name in ONLINE_PRIVATE:
+        # online learners: refused at construction (test_bad_input.py has more values)
         with pytest.raises(ValueError, match=param):
-            make(**{param: value})
+            ONLINE_PRIVATE[name](**{param: value})
+        return
     # estimators: refused at fit, and a fitted estimator keeps its model and report
-    for name in OFFLINE:
-        est = fitted(name)
-        before = estimator_state(est)
-        est.set_params(**{param: value})
-        with pytest.raises(ValueError, match=param):
-            quiet(est.fit, *good_data())
-        est.set_params(**{param: ESTIMATORS[name]().get_params()[param]})
-        assert_estimator_unchanged(est, before)
-    # the privacy layer
+    est = fitted(name)
+    before = estimator_state(est)
+    est.set_params(**{param: value})
+    with pytest.raises(ValueError, match=param):
+        quiet(est.fit, *good_data())
+    est.set_params(**{param: ESTIMATORS[name]().get_params()[param]})
+    assert_estimator_unchanged(est, before)
+
+
+@pytest.mark.parametrize("param, value", PRIVACY_RULES, ids=PRIVACY_RULE_IDS)
+def test_bad_privacy_parameter_of_the_privacy_layer_is_a_value_error_naming_it(param, value):
     calls = [lambda v, m=m: rho_from_dp(**{"epsilon": 1.0, "delta": 1e-5, param: v}, method=m)
              for m in ("tight", "gaussian", "lemma3")]
     calls += [lambda v, m=m: gaussian_sigma(1.0, **{"epsilon": 1.0, "delta": 1e-5, param: v}, method=m)

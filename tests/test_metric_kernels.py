@@ -17,6 +17,7 @@ from onpair.giga import _metric_kernels
 from onpair.core.matrix_geometry import CONSTRAINTS
 from onpair.core.metric_losses import METRIC_LOSSES, PAPER_TERMS
 from onpair.privacy import sensitivity_ledger
+from tiers import by_tier
 
 PAPER = PAPER_TERMS.as_array()  # the papers' losses: b = 1, uniform pair weights
 
@@ -457,7 +458,7 @@ def test_released_noise_has_the_gaussian_mechanism_scale():
     y = rng.integers(0, 3, size=n)
     settings = dict(task="metric", lam=lam, radius=radius, bounds=(0, 1))
     W = onpair.PairwiseGIGA(**settings).learn_many(X, y).model
-    seeds = 600
+    seeds = by_tier(fast=200, full=600)
     samples = np.empty((seeds, d, d))
     sigma = None
     for seed in range(seeds):

@@ -16,6 +16,7 @@ from onpair.batch.output_perturbation import OutputPerturbedSGD, paper_sensitivi
 from onpair.core.losses import get_loss
 from onpair.privacy.conversions import eps_from_rho
 from onpair.privacy.exceptions import PrivacyWarning
+from tiers import by_tier
 
 
 def _records(n, d, seed):
@@ -121,7 +122,8 @@ def test_report_carries_eq5():
 
 # -- the released noise -----------------------------------------------------------------------------
 def test_released_noise_has_the_calibrated_std():
-    """coef_ − twin's w̄ (same seed, hence same draws) over 300 seeds: pooled z-scores ~ N(0, 1).
+    """coef_ − twin's w̄ (same seed, hence same draws) over 300 seeds (100 in the fast tier): pooled z-scores
+    ~ N(0, 1).
 
     The radius is large, so the final projection never binds and coef_ − w̄ is exactly the noise u.
     KS for the shape, and Σz² ~ χ²(N) for the scale (KS alone would miss a 5 % error in σ at N = 6000).
@@ -129,7 +131,7 @@ def test_released_noise_has_the_calibrated_std():
     X, signs = _records(20, 20, seed=6)
     params = dict(epsilon=2.0, delta=1e-3, radius=1e6, norm_bound=1.0)
     z = []
-    for seed in range(300):
+    for seed in range(by_tier(fast=100, full=300)):
         private = OutputPerturbedSGD(**params, random_state=seed).fit(X, signs)
         twin = OutputPerturbedSGD(**params, private=False, random_state=seed).fit(X, signs)
         sigma = private.privacy_report_["releases"][0]["sigma"]

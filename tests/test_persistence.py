@@ -23,6 +23,10 @@ from onpair.persistence import load_learner, save_learner
 from learner_state import assert_same_state, state_of
 from public_api import ONLINE, ONLINE_CASES, make_online, online_class
 
+# Every public learner × every persistence check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("name", "case")
+
 N = 200
 
 

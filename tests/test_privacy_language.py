@@ -37,6 +37,7 @@ dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting import dp_event, privacy_accountant  # noqa: E402
 from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
 from dp_accounting.rdp import rdp_privacy_accountant  # noqa: E402
+from tiers import by_tier
 
 DELTA = 1e-5
 #: PLD's discretisation (interval 1e-4, pessimistic) against our exact Gaussian curve: measured within 1e-8
@@ -108,7 +109,7 @@ def test_a_zcdp_bound_costs_what_rdp_says(rho):
     assert epsilon_of([event], DELTA, "tight") <= rdp_epsilon([event]) * (1 + 1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=by_tier(fast=8, full=30), deadline=None)  # each example: a PLD of up to 6 releases
 @given(st.lists(st.tuples(st.floats(0.01, 10.0), st.floats(0.5, 50.0)), min_size=1, max_size=6))
 def test_a_composition_of_gaussian_releases_costs_what_pld_says(pairs):
     events = [GaussianRelease(sensitivity=d, sigma=d * z, round=i + 1) for i, (d, z) in enumerate(pairs)]

@@ -111,8 +111,10 @@ def _river_configurations():
 
     for cls in river_classes().values():
         if "_unit_test_params" in vars(cls):
-            for params in cls._unit_test_params():
-                yield pytest.param(cls, params, id=f"{cls.__name__}-{params.get('learner', 'default')}")
+            for i, params in enumerate(cls._unit_test_params()):
+                # the fast tier checks each adapter's first configuration; the full tier every one
+                yield pytest.param(cls, params, id=f"{cls.__name__}-{params.get('learner', 'default')}",
+                                   marks=[pytest.mark.slow] if i else [])
 
 
 @pytest.mark.parametrize("cls, params", list(_river_configurations()))

@@ -13,6 +13,10 @@ from onpair import (ApproxMinimaPerturbedLogistic, GradientPerturbedGD, Objectiv
                     OffPairStrC, OutputPerturbedSGD)
 from onpair.preprocessing import PrivateStandardScaler
 
+# Every estimator × every scikit-learn check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("estimator")
+
 ESTIMATORS = [
     OffPairStrC(norm_bound=1.0, random_state=0),
     OffPairC(norm_bound=1.0, random_state=0),

@@ -47,6 +47,10 @@ from onpair import OffPairStats, OnPairStats
 from onpair.privacy.continual import DecayedBLT, PrefixSumMechanism
 from onpair.river import PrivatePairwiseClassifier
 
+# Every configuration and mechanism × every hostile check: the fast tier (make test) runs each check
+# once, on values in rotation, and each value at least once (conftest.py); the full tier every pair.
+pytestmark = pytest.mark.covering("name", "kind")
+
 NAN, INF = math.nan, math.inf
 D = 3
 CLASSES = ["a", "b", "c"]
