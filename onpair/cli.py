@@ -17,9 +17,9 @@ import numpy as np
 
 import importlib
 
-#: The names ``--algo`` takes, in the registry's order (:data:`onpair.algorithms.ALGORITHMS`: online learners, then
-#: offline estimators). Spelled here so that ``onpair --help`` answers before the families (numba, scipy) load;
-#: tests/test_cli.py checks that they are the registry's names, in its order.
+#: The names ``--algo`` takes (:data:`onpair.algorithms.ALGORITHMS`: online learners, then offline estimators).
+#: Spelled here so that ``onpair --help`` answers before the families (numba, scipy) load; tests/test_cli.py checks
+#: that they are the registry's names.
 ALGORITHM_NAMES = ("giga", "onpairstrc", "onpairc", "stats", "offpairstrc", "offpairc", "gradient", "sgd", "offstats")
 
 #: What a command needs and ``--help`` does not: loaded by :func:`_load_commands` when a command runs.

@@ -13,7 +13,7 @@ from .core._validation import as_feature_block, class_codes, class_label
 from .core.losses import get_loss
 from .core.matrix_geometry import as_square_symmetric
 from .core.metric_losses import PAPER_TERMS, get_metric_loss
-from .core.scoring import _label_list, _real_vector, knn_accuracy, leave_one_out_knn_accuracy, roc_auc
+from .core.scoring import label_list, real_vector, knn_accuracy, leave_one_out_knn_accuracy, roc_auc
 
 __all__ = ["roc_auc", "knn_accuracy", "leave_one_out_knn_accuracy", "pairwise_risk", "metric_objective"]
 
@@ -34,7 +34,7 @@ def pairwise_risk(w, Z, labels, loss="logistic", block: int = 512) -> float:
     True
     """
     loss = get_loss(loss)
-    w = _real_vector(w, "w")
+    w = real_vector(w, "w")
     Z = np.asarray(Z, dtype=np.float64)
     labels = np.asarray(labels)
     if Z.ndim != 2 or Z.shape[1] != w.shape[0]:
@@ -104,7 +104,7 @@ def metric_objective(W, Z, labels, loss="logistic") -> float:
     if Z.shape[1] != d:
         raise ValueError(f"Z must have {d} columns (W is {d}×{d}), got shape {Z.shape}")
     n = Z.shape[0]
-    values = _label_list(labels, n, "labels", "Z")
+    values = label_list(labels, n, "labels", "Z")
     if n < 2:
         raise ValueError("the pairwise risk needs at least 2 records")
     codes, _ = class_codes([class_label(v, i, 0, name="labels") for i, v in enumerate(values)])

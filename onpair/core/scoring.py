@@ -31,7 +31,7 @@ def roc_auc(y_true, y_score) -> float:
     >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
-    scores = _real_vector(y_score, "y_score")
+    scores = real_vector(y_score, "y_score")
     labels = np.asarray(y_true)
     if scores.ndim != 1 or scores.shape != labels.shape:
         raise ValueError(f"y_true and y_score must be 1-D of the same length, got {labels.shape} and "
@@ -47,7 +47,7 @@ def roc_auc(y_true, y_score) -> float:
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
 
 
-def _real_vector(values, name: str) -> np.ndarray:
+def real_vector(values, name: str) -> np.ndarray:
     """A finite, real float64 vector, or a ValueError naming ``name``."""
     array = np.asarray(values)
     if array.dtype.kind == "c":
@@ -116,8 +116,8 @@ def knn_accuracy(train_X, train_y, test_X, test_y, k: int = 3) -> float:
     """
     train = as_feature_block(train_X, None, 0, name="train_X")
     test = as_feature_block(test_X, train.shape[1], 0, name="test_X")
-    train_labels = _label_list(train_y, train.shape[0], "train_y", "train_X")
-    test_labels = _label_list(test_y, test.shape[0], "test_y", "test_X")
+    train_labels = label_list(train_y, train.shape[0], "train_y", "train_X")
+    test_labels = label_list(test_y, test.shape[0], "test_y", "test_X")
     if test.shape[0] == 0:
         raise ValueError("test_X has no records: the accuracy of nothing is undefined")
     return _knn_accuracy(train, train_labels, test, test_labels, _check_k(k, train.shape[0]), leave_one_out=False)
@@ -133,7 +133,7 @@ def leave_one_out_knn_accuracy(X, y, k: int = 3) -> float:
     1.0
     """
     records = as_feature_block(X, None, 0, name="X")
-    labels = _label_list(y, records.shape[0], "y", "X")
+    labels = label_list(y, records.shape[0], "y", "X")
     k = _check_k(k, records.shape[0] - 1)
     return _knn_accuracy(records, labels, records, labels, k, leave_one_out=True)
 
@@ -197,7 +197,7 @@ def _nearest(block, train, k, chunk, self_offset=None):
     return best_index
 
 
-def _label_list(labels, n_records: int, name: str, x_name: str) -> list:
+def label_list(labels, n_records: int, name: str, x_name: str) -> list:
     """Labels as a Python list with one entry per record of ``x_name``, or a ValueError naming ``name``."""
     array = label_array(labels, name)
     if array.shape[0] != n_records:

@@ -338,7 +338,15 @@ TWIN_SCALE_FLOOR = 1e-12
 def _twin_scale(counts, covariances):
     """The non-private twin's variance scale (:attr:`onpair.statistics.model.ClassStatistics.scale`): tr(S_w) =
     Σ_c (n̂_c/Σ_k n̂_k)·tr(C_c) where it exceeds :data:`TWIN_SCALE_FLOOR`, else 1 (the box's). Reads the data: for
-    the twin's exact statistics only. ``counts`` (C,), ``covariances`` (C, d, d): decoded, read only."""
+    the twin's exact statistics only.
+
+    Parameters
+    ----------
+    counts : ndarray of float64, shape (C,)
+        The decoded class counts. Read only.
+    covariances : ndarray of float64, shape (C, d, d)
+        The decoded class covariances. Read only.
+    """
     total = 0.0
     for c in range(counts.shape[0]):
         total += counts[c]
