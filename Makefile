@@ -43,8 +43,10 @@ demo-knn: $(STAMP)
 # once), PYTEST_ARGS="-x -k audit" a part.
 PYTEST := $(PY) -m pytest -q tests --doctest-modules onpair streams --durations=15 $(PYTEST_ARGS)
 
+# The fast tier runs on two pytest-xdist workers (FAST_WORKERS=0: in one process).
+FAST_WORKERS ?= 2
 test: $(EXTRAS)
-	$(PYTEST) --fast
+	$(PYTEST) --fast $(if $(filter 0,$(FAST_WORKERS)),,-n $(FAST_WORKERS))
 
 test-all: $(EXTRAS)
 	$(PYTEST)
