@@ -29,7 +29,7 @@ import pytest
 from river import checks, datasets, evaluate, linear_model, metrics
 
 import onpair
-from onpair import FeatureBounds, PrivacyWarning
+from onpair import FeatureBounds, NoiseDominatedWarning, PrivacyWarning
 from onpair.river import PrivatePairwiseClassifier
 from onpair.river.records import MAX_UNKNOWN_NAMES, RecordMapper
 
@@ -128,6 +128,10 @@ def test_river_check_estimator(cls, params):
         # ... and their learn_many check feeds records made only of keys the first record lacked: those are
         # learned as all zeros, whose one warning (tested below) is expected here too.
         warnings.filterwarnings("ignore", message=".*a record held none of the", category=UserWarning)
+        # ... and the discovery configurations' warm-up of 40 records is too short for the range finder's levels
+        # at ε = 1: the finder says so (issue 34), by design on river's short check streams.
+        warnings.filterwarnings("ignore", message="discover_bounds: the range finder's warm-up",
+                                category=NoiseDominatedWarning)
         checks.check_estimator(model)
 
 
