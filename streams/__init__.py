@@ -1,7 +1,8 @@
 """Stream sources for onpair: records ``(x, y)`` one at a time, or in NumPy blocks for the compiled kernels.
 
 * :class:`ArraySource`, :class:`CSVSource`, :class:`ARFFSource`, :class:`RiverSource`: arrays, text
-  files (read one block at a time) and river's data sets, with one interface (:class:`Source`):
+  files (read one block at a time) and river's data sets (:mod:`streams.arrays`, :mod:`streams.text`,
+  :mod:`streams.river_source`), with one interface (:class:`Source`, :mod:`streams.sources`):
   iteration, ``iter_blocks(block_size)``, ``iter_dicts()``, ``len`` when known, and a ``report`` of what
   was read and skipped; :data:`PHISHING_FEATURES`, the public feature names of river's Phishing;
 * :mod:`streams.uci`: Hepatitis, Pima, Diabetic Retinopathy Debrecen and WDBC, each with a spec that
@@ -23,9 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import ArraySource
 from .fetch import ChecksumError, DownloadError, fetch, resolve_data_dir
-from .sources import (DEFAULT_BLOCK_SIZE, PHISHING_FEATURES, ARFFSource, ArraySource, CSVSource, RecordError,
-                      RecordTypeError, RiverSource, Source)
+from .river_source import PHISHING_FEATURES, RiverSource
+from .sources import DEFAULT_BLOCK_SIZE, RecordError, RecordTypeError, Source
+from .text import ARFFSource, CSVSource
 from .uci import SPECS, UCISource, UCISpec, get_spec, load
 
 __all__ = ["iter_blocks", "Source", "ArraySource", "CSVSource", "ARFFSource", "RiverSource", "RecordError",

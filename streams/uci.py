@@ -39,7 +39,8 @@ from types import MappingProxyType
 import numpy as np
 
 from .fetch import check_sha256, describe_data_dir, resolve_data_dir
-from .sources import DEFAULT_BLOCK_SIZE, ARFFSource, CSVSource, Source
+from .sources import DEFAULT_BLOCK_SIZE, Source
+from .text import ARFFSource, CSVSource
 
 __all__ = ["UCISpec", "UCISource", "SPECS", "get_spec", "load", "missing_file_message"]
 

@@ -15,33 +15,28 @@ latest release.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..core._validation import as_feature_block, as_feature_vector, check_positive, class_label
+from ..core._validation import as_feature_block, as_feature_vector, check_positive
 from ..core.stream import StreamLearner
 from ..core.task import CLASSIFY, make_task
 from ..privacy.accountant import ZCDPAccountant, charge, check_accountant, refusal
-from ..privacy.continual import MAX_RECORDS
-from ..privacy.continual.decayed import check_half_life
-from ..privacy.continual.normals import BLOCK_VALUES, NormalBlock
+from ..privacy.continual.normals import NormalBlock
 from ..privacy.conversions import METHODS, rho_from_dp
 from ..privacy.exceptions import PrivacyWarning
 from ..privacy.events import ContinualRelease
-from ..privacy.reports import build_report, extend_report, warn_large_delta
-from ..privacy.signal import NOTHING_RELEASED
+from ..privacy.reports import warn_large_delta
 from .discriminant import check_covariance_model
-from .model import DEFAULT_WEIGHTS, check_task, check_weights, model_kind, moment_layout, released_signal
-from .released import MECHANISMS, PLAUSIBLE_DEVIATIONS, ReleasedStatistics
+from .model import DEFAULT_WEIGHTS, check_task, check_weights, model_kind, moment_layout
+from .online_config import check_classes, check_final_share, check_forgetting, check_lam, check_mechanism, horizon_value
+from .online_report import StatisticsReport
+from .online_snapshot import StatisticsSnapshots
+from .released import ReleasedStatistics
 from .released_model import ReleasedModel
 from .warmup import WarmupLearning
 
-#: The snapshot array of the normals drawn ahead and not consumed yet (:meth:`OnPairStats._noise_source`).
-NORMALS_ARRAY = "noise.normals"
 
-
-class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
+class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
     """Online (ε, δ)-DP pairwise learner on continually released class statistics.
 
     After every record the learner releases the prefix sum of the per-class statistics (counts, sums,
@@ -213,37 +208,17 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
         if accounting not in METHODS:
             raise ValueError(f"accounting must be one of {METHODS}, got {accounting!r}")
-        self._classes = self._check_classes(classes)
+        self._classes = check_classes(self._task.name, classes)
         self._model_kind = model_kind(task, model_type)
         check_covariance_model(task, covariance)
         self._pooled = moment_layout(task, moments)
-        if isinstance(lam, str):
-            if lam != "auto":
-                raise ValueError(f"lam must be a number >= 0 or 'auto', got {lam!r}")
-            self._lam = None
-        else:
-            self._lam = check_positive(lam, "lam", allow_zero=True)
+        self._lam = check_lam(lam)
         self._weights, self._sensitivity = check_weights(weights)
-        if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-            raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-        if band is not None:
-            if mechanism != "toeplitz":
-                raise ValueError(f"band is for mechanism='toeplitz', got mechanism={mechanism!r} (the default is 'blt', "
-                                 "which has no band: pass mechanism='toeplitz' with band)")
-            if isinstance(band, (bool, np.bool_)) or not isinstance(band, (int, np.integer)):
-                raise TypeError(f"band must be a positive integer, got {band!r} ({type(band).__name__})")
-            if band < 1:
-                raise ValueError(f"band must be a positive integer, got {band!r}")
-        self._half_life = None if half_life is None else check_half_life(half_life)
-        if half_life is not None and mechanism != "blt":
-            raise ValueError(f"half_life is for mechanism='blt' (the decayed sums are released by a BLT fitted to "
-                             f"their workload), got mechanism={mechanism!r}")
+        check_mechanism(mechanism, band)
+        self._half_life = check_forgetting(half_life, mechanism)
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
-        self._horizon = self._horizon_value()
-        self._final_share = self._check_final_share(final_share, mechanism)
-        if half_life is not None and self._final_share:
-            raise ValueError(f"final_share={final_share!r} is for the prefix sums (one release of the total at the "
-                             "horizon); half_life releases decayed sums: set one of them")
+        self._horizon = horizon_value(horizon)
+        self._final_share = check_final_share(final_share, mechanism, horizon, half_life)
         # The continual release's cost is fixed when it is built; it is committed with the first record.
         self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
@@ -262,44 +237,9 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
             self._new_state(1)
         warn_large_delta(type(self).__name__, self._delta, self._horizon_value(), what="horizon", stacklevel=2)
 
-    # -- configuration -----------------------------------------------------------------------------
-    def _check_classes(self, classes):
-        if self._task.name == "auc":
-            if classes is not None:
-                raise ValueError("classes is for task='metric' or 'classify'; the AUC task's labels are -1/+1, 0/1 or booleans")
-            return None
-        if classes is None:
-            raise ValueError(f"task={self._task.name!r} needs the public class domain: classes=[...] (every label "
-                             "the stream may carry; read it from the data set's documentation, never from the data)")
-        if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
-            raise TypeError(f"classes must be a sequence of class labels, got {classes!r}")
-        canonical = [class_label(c, i, 0, name="classes") for i, c in enumerate(classes)]
-        least = 2 if self._task.name == "classify" else 1
-        if len(canonical) < least or len(set(canonical)) != len(canonical):
-            raise ValueError(f"classes must list at least {least} label{'s' if least > 1 else ''}, each once, for "
-                             f"task={self._task.name!r}, got {classes!r}")
-        return {label: code for code, label in enumerate(canonical)}
-
-    def _check_final_share(self, final_share, mechanism) -> float:
-        if isinstance(final_share, (bool, np.bool_)) or not isinstance(final_share, (int, float, np.integer,
-                                                                                   np.floating)):
-            raise TypeError(f"final_share must be a real number in [0, 1), got {final_share!r} "
-                            f"({type(final_share).__name__})")
-        if not 0.0 <= final_share < 1.0:
-            raise ValueError(f"final_share must lie in [0, 1), got {final_share!r}")
-        if final_share > 0.0 and (mechanism != "blt" or self._horizon is None):
-            raise ValueError(f"final_share={final_share!r} needs mechanism='blt' and a horizon (the one release of "
-                             f"the total is made at the horizon), got mechanism={mechanism!r}, "
-                             f"horizon={self.horizon!r}")
-        return float(final_share)
-
     def _horizon_value(self):
-        if self.horizon is None:
-            return None
-        if isinstance(self.horizon, (bool, np.bool_)) or not isinstance(self.horizon, (int, np.integer)) \
-                or not 1 <= self.horizon <= MAX_RECORDS:
-            raise ValueError(f"horizon must be a positive integer of at most 2**62, got {self.horizon!r}")
-        return int(self.horizon)
+        """The horizon, checked (:func:`onpair.statistics.online_config.horizon_value`)."""
+        return horizon_value(self.horizon)
 
     @property
     def _n_classes(self) -> int:
@@ -445,28 +385,6 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
     def _released_view(self):
         return self.released_model()
 
-    _VIEW_KEYS = ("index", "variance")
-
-    def _view_from_state(self, scalars, reader, read: int):
-        """The view a snapshot's ``predictor`` holds, checked: the release at ``index`` (the count ``read`` of a
-        private learner), whose noise variance is the mechanism's at that index, and whose released sum is the
-        current one when no release came since, else within what that many records and the noise can reach."""
-        stats = self._stats
-        index = reader.integer(scalars["index"], "predictor.index", low=0, high=stats.n_seen)
-        if self.private and index != read:
-            raise reader.error(f"predictor.index = {index}, but the release was read at release {read}")
-        estimate = reader.array("predictor.estimate", (stats.width,))
-        variance = reader.number(scalars["variance"], "predictor.variance")
-        expected = float(stats.mechanism.variance(index)) if self.private else 0.0
-        if variance != expected:
-            raise reader.error(f"predictor.variance = {variance!r}, but the release {index} has variance {expected!r}")
-        if index == stats.n_seen and not np.array_equal(estimate, stats.estimate()):
-            raise reader.error(f"predictor.estimate is not the release {index}")
-        if not float(np.max(np.abs(estimate), initial=0.0)) <= stats.plausible_limit(index):
-            raise reader.error("predictor.estimate holds values no release of this learner can reach")
-        return ReleasedModel(index, estimate, variance, (stats.n_classes, stats.dim, stats.weight_array, stats.pooled),
-                             self._model_kind, self._lam, self.covariance, self._bounds)
-
     def class_statistics(self):
         """Counts, means and covariances decoded from the current release
         (:class:`onpair.statistics.model.ClassStatistics`); all public."""
@@ -531,23 +449,6 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
         horizon). With ``mechanism="blocks"`` the released statistics change only at the end of a block."""
         return self._learned() if self.private else 0
 
-    # -- snapshots ---------------------------------------------------------------------------------
-    def _state_kind(self) -> str:
-        return ReleasedStatistics.kind
-
-    def _settings(self) -> dict:
-        return {"private": self.private, "task": self._task.name, "classes": None if self._classes is None else
-                list(self._classes), "model": self._model_kind, "lam": self._lam, "weights": list(self._weights),
-                "mechanism": self.mechanism, "band": self.band, "horizon": self._horizon_value(),
-                "epsilon": self._epsilon, "delta": self._delta, "accounting": self.accounting,
-                "rho_budget": self._rho_budget, **self._discovery_settings(),
-                # only when used: the settings of the snapshots written before final_share existed are unchanged
-                **({"final_share": self._final_share} if self._final_share else {}),
-                **({} if self._half_life is None else {"half_life": self._half_life}),
-                # the classifier's (the earlier tasks' settings, and so their snapshots, are unchanged)
-                **({"moments": "pooled" if self._pooled else "per-class", "covariance": self.covariance}
-                   if self._task.name == "classify" else {})}
-
     def _noise_source(self) -> NormalBlock:
         """The normals of the release noise: a block drawn ahead from the learner's noise generator and
         consumed in order (:class:`onpair.privacy.continual.normals.NormalBlock`). A new generator (a
@@ -557,130 +458,6 @@ class OnPairStats(WarmupLearning, StreamLearner, saved=True, algorithm="stats"):
         if block is None or block.rng is not self._noise_rng:
             block = self._normal_block = NormalBlock(self._noise_rng)
         return block
-
-    def _export_own(self, state, arrays):
-        state["frozen_warned"] = self._frozen_warned
-        if self._dim is not None:
-            self._stats.export(state, arrays)
-        if self._range is not None:
-            self._range.export(state, arrays)
-        block = self._normal_block
-        if self.private and block is not None and block.rng is self._noise_rng and block.end > block.pos:
-            arrays[NORMALS_ARRAY] = block.unconsumed()  # the noise's next normals: as secret as the noise
-
-    def _restore_state(self, state, reader) -> None:
-        normals = self._read_normals(reader)
-        super()._restore_state(state, reader)
-        self._normal_block = None
-        if normals is not None:
-            self._noise_source().restore(normals)
-
-    def _read_normals(self, reader):
-        """The normals drawn ahead that a snapshot holds (``noise.normals``; none in the snapshots of versions
-        before issue 22, whose generator then continues where it stopped: the same normals): checked as
-        untrusted input. A twin's snapshot holds none."""
-        if NORMALS_ARRAY not in reader.arrays:
-            return None
-        if not self.private:
-            raise reader.error(f"array {NORMALS_ARRAY!r} in the snapshot of the non-private twin (it draws no noise)")
-        value = reader.arrays[NORMALS_ARRAY]
-        limit = max(BLOCK_VALUES, 2 * ReleasedStatistics.width_of(self._dim or 1, self._n_classes))
-        if value.dtype != np.float64 or value.ndim != 1 or not 0 < value.shape[0] <= limit:
-            raise reader.error(f"array {NORMALS_ARRAY!r} must hold 1 to {limit} float64 values, got shape "
-                               f"{value.shape} and dtype {value.dtype}")
-        normals = reader.array(NORMALS_ARRAY, value.shape)
-        if np.max(np.abs(normals)) > PLAUSIBLE_DEVIATIONS:
-            raise reader.error(f"array {NORMALS_ARRAY!r} holds {float(np.max(np.abs(normals))):g}, not a standard "
-                               "normal a generator draws")
-        return normals
-
-    def _own_state_keys(self, dim):
-        return (["frozen_warned"] + (["statistics"] if dim is not None else [])
-                + (["range_discovery"] if self._range is not None else []))
-
-    def _restore_own(self, state, reader, t, dim):
-        frozen = reader.boolean(state["frozen_warned"], "frozen_warned")
-        self._restore_discovery(state, reader, t, dim)
-        if dim is not None:
-            if self._dim is None:
-                self._init_state(dim)
-            capacity = self._horizon_value()
-            learned = 0 if self._holding else t if capacity is None else min(t, capacity)
-            self._stats = ReleasedStatistics.restore(self._stats, learned, state, reader)
-        self._frozen_warned = frozen
-        self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
-        self._budget_committed = False
-        self._spend_discovery()
-        self._commit_budget()
-
-    @property
-    def accountant(self):
-        """A read-only view of the learner's own zCDP accountant (the release's cost, spent with the first
-        record; an empty one for the non-private twin). The shared one given as ``accountant=`` is
-        :attr:`shared_accountant`."""
-        return (self._accountant or ZCDPAccountant(self._rho_budget, owner="OnPairStats")).view()
-
-    @property
-    def shared_accountant(self):
-        """The accountant given as ``accountant=`` (shared with other models), or None."""
-        return self._shared
-
-    # -- what has been spent -----------------------------------------------------------------------
-    def privacy_report(self, passes=1, order="same") -> dict:
-        """What has been spent and released so far.
-
-        The keys of every report (:func:`onpair.privacy.reports.build_report`; ``rho_spent`` is the whole
-        stream's cost for a record at one position, committed with the first record), ``releases`` (one
-        row: the :class:`onpair.privacy.events.ContinualRelease` of the whole stream, with its
-        ``mechanism``, ``kappa2``, ``horizon`` and ``nodes_released`` so far), and ``frozen``, ``schedule``
-        (the mechanism's public description, one entry per tree level or factorisation), ``buffer``
-        (None), ``sensitivity_now`` (Δ of one record's statistics), ``n_clipped`` (curator-only),
-        ``noise_sd`` (the per-coordinate noise of the current release), ``expected_cosine`` and
-        ``noise_dominated`` (:func:`onpair.statistics.model.released_signal`: the released class means'
-        direction against its noiseless one, below 1/2 the model is mostly noise; public) and
-        ``record_level``.
-
-        ``record_level`` is the cost of a **record** learned ``passes`` times. With ``order="same"`` (a data
-        set of n records replayed k times in the same order: ``n_seen`` = k·n) it is exact, computed from
-        the continual-release mechanism's encoder (:func:`onpair.privacy.replay.replay_rho`). Four passes of
-        river's Phishing (n = 1,250) at ε = 1: record-level ε 3.03 with the default BLT (7.3ρ: its encoder's
-        columns never end, so the copies overlap), 2.15 with ``mechanism="toeplitz"`` (exactly 4ρ: copies
-        farther apart than its band of 64 do not overlap), 2.20 with ``"epochs"``; the group bound gives 4.75.
-        Shuffled passes, bagging or any other schedule: ``order="any"``, the group bound
-        k²ρ. Example: ``learner.privacy_report(passes=4)["record_level"]["epsilon"]``.
-        """
-        if not self.private:
-            return extend_report(super().privacy_report(passes, order), public={"sensitivity_now": self._sensitivity})
-        mechanism = None if self._stats is None else self._stats.mechanism
-        events = [ContinualRelease.of(mechanism, e.what, rho=e.rho) if isinstance(e, ContinualRelease) else e
-                  for e in self._accountant.events]  # the continual release brought up to date; the finder's as spent
-        horizon = self._horizon_value()
-        frozen = horizon is not None and self._t >= horizon
-        signal = self._signal()
-        noise_dominated = signal["noise_dominated"]
-        status = (f"frozen: the horizon of {horizon} records is reached" if frozen else
-                  self._warmup_status() or ("learning; a release at the end of each public block"
-                                                    if self.mechanism == "blocks" else "learning; a release after every record"))
-        if noise_dominated:
-            status += (f"; the released statistics are dominated by noise (expected cosine "
-                       f"{signal['expected_cosine']:.2f} between their direction and the noiseless one): more records "
-                       "or a larger ε help")
-        return self._discovery_record_level(build_report(
-            type(self).__name__, events, epsilon=self._epsilon, delta=self._delta, accounting=self.accounting,
-            mode="continual", n_seen=self._t, status=status, rho_budget=self._rho_budget, passes=passes,
-            order=order, mechanism=mechanism,
-            public={"frozen": frozen, "schedule": None if mechanism is None else mechanism.describe(),
-                    "buffer": None, "sensitivity_now": self._sensitivity,
-                    "noise_sd": 0.0 if self._stats is None else math.sqrt(self._stats.noise_variance()),
-                    **signal, **self._discovery_fields()},
-            curator={"n_clipped": self._n_clipped}))
-
-    def _signal(self) -> dict:
-        """``expected_cosine`` and ``noise_dominated`` of the latest release
-        (:func:`onpair.statistics.model.released_signal`; before any record: None and False)."""
-        if self._stats is None or self._learned() == 0:
-            return dict(NOTHING_RELEASED)
-        return released_signal(self.class_statistics())
 
     # A private learner's state holds noiseless sums of the stream and the noise: a copy would reuse its
     # noise and its budget (two copies fed neighbouring streams release noise that cancels in their
