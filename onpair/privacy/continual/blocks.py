@@ -351,43 +351,91 @@ class BlockRelease(PrefixSumMechanism):
         count = self._ends[blocks - 1]
         return self._sigma ** 2 * (count * count / self._squares[blocks])
 
+    def _inner_rho(self) -> tuple:
+        """(σ, κ², ρ) of the factorisation inside the current block (fresh share; the last block's at the end)."""
+        blocks = min(self.completed(), len(self._ends) - 1)
+        inner = self._inner if self._inner is not None else self._inner_for(blocks)
+        d = inner.describe()
+        return d["sigma"], d["kappa2"], gaussian_rho(self.sensitivity * math.sqrt(d["kappa2"]), d["sigma"])
+
     def describe(self) -> dict:
-        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``sigma`` (one block's release),
-        ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound`` (Δ²/(2σ²) ≤ ρ, the whole
-        stream's cost), ``blocks_completed``, ``n_released`` (N), ``next_block_end`` (None at the horizon),
-        ``composition``, and the common fields."""
+        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``fresh_share`` (φ), ``sigma``
+        (one block's release), ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound``
+        (Δ²/(2σ²) ≤ ρ, the whole stream's cost; with a fresh share, plus the current block's factorisation's
+        Δ²κ²/(2σ_f²), every block's ≤ φρ: the sum ≤ ρ), ``blocks_completed``, ``n_released`` (N),
+        ``next_block_end`` (None at the horizon), ``composition``, and the common fields."""
         out = self._common_description()
         blocks = self.completed()
-        out.update(first_block=self._first, ratio=self._ratio, weighting=self._weighting, sigma=self._sigma,
-                   kappa2=1.0, rho_spent_bound=gaussian_rho(self.sensitivity, self._sigma),
+        spent = gaussian_rho(self.sensitivity, self._sigma)
+        if self._fresh > 0.0:
+            spent += self._inner_rho()[2]
+        out.update(first_block=self._first, ratio=self._ratio, weighting=self._weighting, fresh_share=self._fresh,
+                   sigma=self._sigma, kappa2=1.0, rho_spent_bound=spent,
                    blocks_completed=blocks, n_released=self.n_released,
                    next_block_end=self._ends[blocks] if blocks < len(self._ends) else None,
-                   composition="parallel over blocks")
+                   composition="parallel over blocks" + (", sequential within a block" if self._fresh else ""))
         return out
 
     def privacy_rows(self) -> list:
         """One row for the whole schedule (``what``, ``level`` None, ``nodes_released`` = blocks released so
         far, ``sigma``, ``kappa2`` 1, ``rho`` = Δ²/(2σ²)): every block costs that much and holds its own
-        records, so the stream costs it once (parallel composition)."""
-        return [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}), each released "
-                         f"once at the full rho, weighting {self._weighting!r}", "level": None,
+        records, so the stream costs it once (parallel composition). With a fresh share φ, a second row of the
+        same shape for the factorisation inside each block (``nodes_released`` = records released through
+        it, ``sigma`` and ``kappa2`` the current block's, ``rho`` ≤ φρ, every block's): the rows add."""
+        rows = [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}), each released "
+                         f"once at {'the full rho' if not self._fresh else f'a share {1 - self._fresh:g} of rho'}, "
+                         f"weighting {self._weighting!r}", "level": None,
                  "nodes_released": self.completed(), "sigma": self._sigma, "kappa2": 1.0,
                  "rho": gaussian_rho(self.sensitivity, self._sigma)}]
+        if self._fresh > 0.0:
+            sigma, kappa2, rho = self._inner_rho()
+            rows.append({"what": f"the current block's prefix sums, a BLT factorisation restarted each block (share "
+                                 f"{self._fresh:g} of rho)", "level": None,
+                         "nodes_released": self._n_seen - self.completed(), "sigma": sigma, "kappa2": kappa2,
+                         "rho": rho})
+        return rows
 
     # -- persistence --------------------------------------------------------------------------------
+    _FRESH = ("prefix_sum", "noise_sum", "buffers")
+
     def _array_shapes(self):
-        return {"current": (self.dim,), "weighted": (self.dim,)}
+        return self._array_shapes_at(self._n_seen)
+
+    def _array_shapes_at(self, n_seen):
+        shapes = {"current": (self.dim,), "weighted": (self.dim,)}
+        if self._fresh > 0.0 and self._ends:
+            inner = self._inner_for(min(self.completed(n_seen), len(self._ends) - 1))
+            shapes.update({f"fresh_{name}": shape for name, shape in inner._array_shapes().items() if name != "final"})
+        return shapes
 
     def _export_arrays(self):
-        return {"current": self._current.copy(), "weighted": self._weighted.copy()}
+        arrays = {"current": self._current.copy(), "weighted": self._weighted.copy()}
+        if self._fresh > 0.0 and self._ends:
+            inner = self._inner if self._inner is not None else self._inner_for(len(self._ends) - 1)
+            arrays.update({f"fresh_{name}": value for name, value in inner._export_arrays().items() if name != "final"})
+        return arrays
 
     def _import_arrays(self, n_seen, arrays):
         blocks = self.completed(n_seen)
         if blocks == 0 and np.any(arrays["weighted"] != 0.0):
             raise ValueError(f"arrays['weighted'] is not zero, but n_seen={n_seen} completes no block "
                              "(inconsistent with n_seen)")
-        if (n_seen == 0 or (blocks and n_seen == self._ends[blocks - 1])) and np.any(arrays["current"] != 0.0):
+        at_end = n_seen == 0 or (blocks and n_seen == self._ends[blocks - 1])
+        if at_end and np.any(arrays["current"] != 0.0):
             raise ValueError(f"arrays['current'] is not zero, but n_seen={n_seen} ends a block: no record is "
+                             "pending (inconsistent with n_seen)")
+        inner = None
+        if self._fresh > 0.0 and blocks < len(self._ends):
+            inner = self._inner_for(blocks)
+            m = n_seen - (self._ends[blocks - 1] if blocks else 0)
+            try:
+                inner._import_arrays(m, {name: arrays[f"fresh_{name}"].copy() for name in self._FRESH})
+            except ValueError as err:
+                raise ValueError(f"the current block's factorisation (fresh_*): {err}") from None
+            inner._n_seen = m
+        elif self._fresh > 0.0 and any(np.any(arrays[f"fresh_{name}"] != 0.0) for name in self._FRESH):
+            raise ValueError(f"arrays['fresh_*'] are not zero, but n_seen={n_seen} is the horizon: no block is "
                              "pending (inconsistent with n_seen)")
         self._current = arrays["current"]
         self._weighted = arrays["weighted"]
+        self._inner = inner
