@@ -252,3 +252,106 @@ def test_onpairstats_refuses_blocks_with_a_half_life_or_a_band():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         OnPairStats(bounds=(0, 1), mechanism="blocks", horizon=100)
+
+
+# -- fresh share: the current block released continually (a BLT restarted each block) --------------------------
+def fresh_twin(V, Z, first, ratio, phi, weighting, sensitivity=1.5, rho=0.7):
+    """The literal twin of ``fresh_share=phi``: per block, a BufferedToeplitz over its n_j records at ρ with
+    final_share 1 − φ, fed its normals (one row per record, then the block's final row), and the pooling of
+    the block means by inverse variances (or the plain sum for "equal"), recomputed from scratch at every t."""
+    from onpair.privacy.continual import BufferedToeplitz
+
+    T, k = V.shape
+    sizes = block_sizes(first, ratio, 100 * T)  # the unbounded schedule: the last block is not cut at T
+    ends = np.cumsum(sizes)
+    releases, variances, out, out_var, row, start = [], [], np.empty((T, k)), np.empty(T), 0, 0
+    for size, end in zip(sizes, ends):
+        if start >= T:
+            break
+        full = end <= T
+        end = min(int(end), T)
+        inner = BufferedToeplitz(dim=k, sensitivity=sensitivity, rho=rho, horizon=int(size), final_share=1 - phi)
+        prefix = np.empty((end - start, k))
+        inner._apply(np.ascontiguousarray(V[start:end]), Z[row:row + end - start].copy(), prefix)
+        row += end - start
+        for m in range(1, end - start + 1):
+            means = [r / n for r, n in zip(releases, sizes)] + [prefix[m - 1] / m]
+            weights = [n * n / v for n, v in zip(sizes, variances)] + [m * m / inner.variance(m)]
+            t = start + m
+            if weighting == "equal":
+                out[t - 1] = sum(releases) + prefix[m - 1]
+                out_var[t - 1] = sum(variances) + inner.variance(m)
+            else:
+                out[t - 1] = t * sum(w * mu for w, mu in zip(weights, means)) / sum(weights)
+                out_var[t - 1] = t * t / sum(weights)
+        if full:
+            total = V[start:end].sum(axis=0) + inner.describe()["final_sigma"] * Z[row]
+            row += 1
+            v_c = inner._stream_variance(int(size))  # the factorisation's variance at the block's end
+            v_f = inner.describe()["final_sigma"] ** 2
+            releases.append((v_f * prefix[-1] + v_c * total) / (v_c + v_f))
+            variances.append(v_c * v_f / (v_c + v_f))
+            means = [r / n for r, n in zip(releases, sizes)]
+            weights = [n * n / v for n, v in zip(sizes, variances)]
+            t = int(end)
+            out[t - 1] = sum(releases) if weighting == "equal" else t * sum(w * mu for w, mu in zip(weights, means)) / sum(weights)
+            out_var[t - 1] = sum(variances) if weighting == "equal" else t * t / sum(weights)
+        start = int(end)
+    return out, out_var
+
+
+@pytest.mark.parametrize("weighting", ["size", "equal"])
+@pytest.mark.parametrize("phi", [0.1, 0.25])
+def test_fresh_share_releases_and_variances_are_the_numpy_twins(weighting, phi):
+    T, k = 50, 3
+    V = data(T, k, 1)
+    mech = make(dim=k, ratio=2.0, weighting=weighting, fresh_share=phi)
+    Z = data(mech._noise_rows(0, T), k, 2)
+    out = np.empty((T, k))
+    mech._apply(np.ascontiguousarray(V), Z.copy(), out)
+    expected, variances = fresh_twin(V, Z, 4, 2.0, phi, weighting)
+    np.testing.assert_allclose(out, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose([mech.variance(t) for t in range(1, T + 1)], variances, rtol=1e-10)
+    np.testing.assert_allclose(mech.estimate(), expected[-1], rtol=1e-9, atol=1e-9)
+
+
+def test_fresh_share_noise_variance_chi_square_and_cost():
+    T, k = 60, 4000
+    mech = BlockRelease(dim=k, sensitivity=1.0, rho=1.0, first_block=4, fresh_share=0.25)
+    out = mech.add_block(np.zeros((T, k)), np.random.default_rng(3), return_estimates=True)
+    checked = [1, 3, 4, 5, 12, 13, 27, 28, 60]
+    for t in checked:
+        stat = float((out[t - 1] ** 2).sum() / mech.variance(t))
+        p = 2 * min(stats.chi2.cdf(stat, k), stats.chi2.sf(stat, k))
+        assert p > ALPHA / len(checked), (t, stat, p)
+    rows = mech.privacy_rows()
+    assert len(rows) == 2 and set(rows[0]) == set(rows[1])
+    assert rows[0]["rho"] == pytest.approx(0.75, rel=1e-8) and rows[1]["rho"] == pytest.approx(0.25, rel=1e-8)
+    assert sum(r["rho"] for r in rows) <= 1.0 and mech.describe()["rho_spent_bound"] <= 1.0
+
+
+def test_fresh_share_one_at_a_time_and_snapshots_bit_for_bit():
+    V = data(45, 3, 4)
+    whole = make(fresh_share=0.1)
+    est = whole.add_block(V, np.random.default_rng(7), return_estimates=True)
+    one, rng = make(fresh_share=0.1), np.random.default_rng(7)
+    for i, row in enumerate(V):
+        one.add_one(row, rng)
+        assert np.array_equal(one.estimate(), est[i])
+        if i in (2, 3, 11, 20):
+            scalars, arrays = one.to_state()
+            one = BlockRelease.from_state(one.get_params(), scalars, arrays)
+    assert np.array_equal(one.estimate(), whole.estimate()) and one.variance() == whole.variance()
+    scalars, arrays = whole.to_state()
+    arrays["fresh_buffers"] = arrays["fresh_buffers"] + 1.0
+    bad = dict(scalars, n_seen=4)  # a block end: the new block's factorisation must be empty
+    with pytest.raises(ValueError):
+        BlockRelease.from_state(whole.get_params(), bad, arrays)
+
+
+def test_fresh_share_checks():
+    for bad in (-0.1, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="fresh_share"):
+            make(fresh_share=bad)
+    with pytest.raises(TypeError, match="fresh_share"):
+        make(fresh_share="0.1")

@@ -49,6 +49,23 @@ The price is **staleness**: the estimate moves only when a block completes (a mo
 lengths old, i.e. the whole stream is learned at the end of each block but not inside it), and before the
 first block completes it is 0 (no statistics: the learners' data-independent start).
 
+**Fresh share φ (``fresh_share``, default 0: the above).** Against the staleness, block j is released in
+two ways: its sum once at its end at (1 − φ)ρ (σ_b = Δ(1 + 10⁻⁹)/√(2(1 − φ)ρ)), and its running prefix sums
+continually at φρ by a :class:`~onpair.privacy.continual.BufferedToeplitz` over its n_j records, restarted
+each block (that class with ``horizon`` = n_j and ``final_share`` = 1 − φ: exactly these two releases, and at
+the block's end their inverse-variance combination r_j, of public variance V_j). *Cost:* the two releases of
+one block compose sequentially, (1 − φ)ρ + φρ = ρ (zCDP, adaptive composition; the factorisation's own proof
+is :mod:`~onpair.privacy.continual.blt`'s, over n_j records), and position s lies in block j only, so the
+releases of every other block are the same mechanism on the same inputs under both streams: ρ in all
+(parallel composition over blocks, as above). Both privacy rows are reported (one shape; they add).
+*Estimate:* the current block's m = t − N records give c, its released prefix, of public variance V_c(m);
+c/m and r_j/n_j are unbiased for v̄ on a stationary stream with public variances V_c(m)/m² and V_j/n_j², so
+``"size"`` returns t·μ̂ with μ̂ their inverse-variance combination (weights n_j²/V_j and m²/V_c(m); variance
+t²/(Σ_j n_j²/V_j + m²/V_c(m))): an estimate of the statistics of all t records, whose counts are read as t.
+``"equal"`` returns Σ_j r_j + c, the exact total plus noise of variance Σ_j V_j + V_c(m). Measured (bench/
+blocks.py, synthetic streams): φ = 0.1 and 0.25 lose accuracy against φ = 0 on SEA and a 7-class Gaussian
+stream at ε = 1, so the default is 0. Noise rows: one per record and one per block end, in stream order.
+
 Memory and work: two k-vectors (the current block's noiseless sum and Σ_j w_j r_j); O(k) per record; k
 normals per completed block. A block fed in one call equals its records fed one at a time, bit for bit (the
 sums are added in stream order by one kernel, the normals drawn in block order).
@@ -64,9 +81,11 @@ import numpy as np
 from ..gaussian import gaussian_rho
 from ._kernels import _add_rows_in_order
 from .base import PrefixSumMechanism
+from .blt import BufferedToeplitz
 from .limits import check_int, check_real, check_state_size, noise_scales
 
-__all__ = ["BlockRelease", "DEFAULT_FIRST_BLOCK", "DEFAULT_RATIO", "WEIGHTINGS", "MIN_RATIO", "MAX_RATIO"]
+__all__ = ["BlockRelease", "DEFAULT_FIRST_BLOCK", "DEFAULT_RATIO", "DEFAULT_FRESH_SHARE", "WEIGHTINGS", "MIN_RATIO",
+           "MAX_RATIO", "MAX_FRESH_SHARE"]
 
 #: The first block's length n_0 of the default schedule (records).
 DEFAULT_FIRST_BLOCK = 32
@@ -76,6 +95,10 @@ DEFAULT_RATIO = 2.0
 #: records at the smallest), at most 64.
 MIN_RATIO = 1.05
 MAX_RATIO = 64.0
+#: φ of the default schedule: the share of ρ spent on the continual release inside the current block (0: none).
+DEFAULT_FRESH_SHARE = 0.0
+#: The largest φ accepted (the block's one release keeps at least 1 % of ρ).
+MAX_FRESH_SHARE = 0.99
 #: How the completed blocks' releases are combined (module docstring).
 WEIGHTINGS = ("size", "equal")
 
@@ -99,6 +122,9 @@ class BlockRelease(PrefixSumMechanism):
         r in [1.05, 64]: n_{j+1} = ⌈n_j·r⌉ (public).
     weighting : {"size", "equal"}, default "size"
         The public weights of the completed blocks' releases (module docstring).
+    fresh_share : float, default 0
+        φ in [0, 0.99]: the share of ρ spent on releasing the current block's prefix sums continually (a BLT
+        restarted each block); each block's one release gets (1 − φ)ρ (module docstring: cost and estimate).
     horizon : int or None
         Records accepted in all (the last block is cut there, so the stream's last records are released
         at the horizon); None: unbounded.
@@ -120,7 +146,7 @@ class BlockRelease(PrefixSumMechanism):
     option = "blocks"
 
     def __init__(self, *, dim, sensitivity, rho, first_block=DEFAULT_FIRST_BLOCK, ratio=DEFAULT_RATIO,
-                 weighting="size", horizon=None):
+                 weighting="size", fresh_share=DEFAULT_FRESH_SHARE, horizon=None):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
         self._first = check_int(first_block, "first_block", maximum=2**40)
         check_real(ratio, "ratio")
@@ -133,9 +159,13 @@ class BlockRelease(PrefixSumMechanism):
         if weighting not in WEIGHTINGS:
             raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
         self._weighting = weighting
+        check_real(fresh_share, "fresh_share")
+        if not 0.0 <= float(fresh_share) <= MAX_FRESH_SHARE:  # NaN fails too
+            raise ValueError(f"fresh_share must lie in [0, {MAX_FRESH_SHARE:g}], got {fresh_share!r}")
+        self._fresh = float(fresh_share)
         check_state_size(2 * self.dim, f"dim={self.dim!r}")
-        self._sigma = float(noise_scales(np.array([self.sensitivity]), np.array([self.rho]), self.sensitivity,
-                                         self.rho)[0])
+        self._sigma = float(noise_scales(np.array([self.sensitivity]), np.array([self.rho * (1.0 - self._fresh)]),
+                                         self.sensitivity, self.rho)[0])
         # The public schedule, up to the capacity: block ends b_1 < b_2 < … and Σ_{j<B} n_j² (exact integers).
         ends, squares, end, size, total = [], [0], 0, self._first, 0
         while end < self.capacity:
@@ -149,6 +179,10 @@ class BlockRelease(PrefixSumMechanism):
         self._squares = squares
         self._current = np.zeros(self.dim)   # the current block's noiseless sum (secret)
         self._weighted = np.zeros(self.dim)  # Σ_j w_j r_j over the completed blocks (released values)
+        # With a fresh share: the public variances V_j of the blocks' combined releases and the cumulative
+        # weights Σ_{j<B} n_j²/V_j (extended on demand), and the current block's factorisation.
+        self._block_variances, self._pooled = [], [0.0]
+        self._inner = self._inner_for(0) if self._fresh > 0.0 and self._ends else None
 
     # -- public parameters --------------------------------------------------------------------------
     @property
@@ -166,9 +200,41 @@ class BlockRelease(PrefixSumMechanism):
         """str: how the completed blocks are combined ("size" or "equal")."""
         return self._weighting
 
+    @property
+    def fresh_share(self) -> float:
+        """float: φ, the share of ρ spent on the continual release inside the current block (0: none)."""
+        return self._fresh
+
     def get_params(self) -> dict:
         return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "first_block": self._first,
-                "ratio": self._ratio, "weighting": self._weighting, "horizon": self.horizon}
+                "ratio": self._ratio, "weighting": self._weighting, "fresh_share": self._fresh,
+                "horizon": self.horizon}
+
+    def _size(self, block: int) -> int:
+        return self._ends[block] - (self._ends[block - 1] if block else 0)
+
+    def _inner_for(self, block: int) -> BufferedToeplitz:
+        """Block ``block``'s own release with a fresh share φ: a factorisation of its prefix sums at φρ and one
+        release of its sum at its end at (1 − φ)ρ (``final_share`` = 1 − φ), over its n_j records."""
+        return BufferedToeplitz(dim=self.dim, sensitivity=self.sensitivity, rho=self.rho, horizon=self._size(block),
+                                final_share=1.0 - self._fresh)
+
+    def _block_variance(self, block: int) -> float:
+        """V_j (fresh share only): the variance of block j's combined release of its sum (public)."""
+        while len(self._block_variances) <= block:
+            j = len(self._block_variances)
+            size = self._size(j)
+            inner = self._inner if self._inner is not None and self._inner.horizon == size else self._inner_for(j)
+            variance = inner.variance(size)
+            self._block_variances.append(variance)
+            self._pooled.append(self._pooled[-1] + size * size / variance)
+        return self._block_variances[block]
+
+    def _pooled_weight(self, blocks: int) -> float:
+        """Σ_{j<B} n_j²/V_j (fresh share only; public)."""
+        if blocks:
+            self._block_variance(blocks - 1)
+        return self._pooled[blocks]
 
     def block_ends(self, count=None) -> list:
         """The first ``count`` block ends b_1, b_2, … (public; default every one up to the capacity)."""
@@ -193,12 +259,19 @@ class BlockRelease(PrefixSumMechanism):
             return 0.0
         if self._weighting == "equal":
             return 1.0
-        size = self._ends[block] - (self._ends[block - 1] if block else 0)
+        size = self._size(block)
+        if self._fresh > 0.0:
+            t = self._n_seen if t is None else t
+            return t * (size / self._block_variance(block)) / (self._pooled_weight(blocks) + self._fresh_weight(t))
         return self._ends[blocks - 1] * size / self._squares[blocks]
 
     # -- adding records -----------------------------------------------------------------------------
     def _noise_rows(self, t0, m):
-        return self.completed(t0 + m) - self.completed(t0)
+        blocks = self.completed(t0 + m) - self.completed(t0)
+        return blocks + m if self._fresh > 0.0 else blocks
+
+    #: With a fresh share, each record takes a row and each block end one more.
+    _rows_per_record = 2
 
     def _apply(self, V, Z, out=None, nodes=None):
         """Feed the records of ``V`` with Z's rows, one per block they complete (in order)."""
@@ -206,7 +279,15 @@ class BlockRelease(PrefixSumMechanism):
         while lo < m:
             end = self._ends[bisect.bisect_right(self._ends, self._n_seen)]
             hi = min(m, lo + end - self._n_seen)
-            if out is not None:
+            if self._fresh > 0.0:
+                # the current block's factorisation, its normals the next hi − lo rows (in record order)
+                inner_out = None if out is None else np.empty((hi - lo, self.dim))
+                self._inner._apply(V[lo:hi], Z[row:row + hi - lo], inner_out)
+                row += hi - lo
+                if out is not None:
+                    for i in range(hi - lo):
+                        out[lo + i] = self._combine(self._n_seen + i + 1, inner_out[i])
+            elif out is not None:
                 out[lo:hi] = self.estimate()  # nothing moves inside a block
             _add_rows_in_order(V[lo:hi], self._current)
             self._n_seen += hi - lo
@@ -220,9 +301,18 @@ class BlockRelease(PrefixSumMechanism):
     def _complete(self, z) -> None:
         """Release the block that record ``n_seen`` completes: r = S + σz, folded into Σ_j w_j r_j."""
         blocks = self.completed()
-        size = self._ends[blocks - 1] - (self._ends[blocks - 2] if blocks > 1 else 0)
-        released = self._current + self._sigma * z
-        weight = float(size) if self._weighting == "size" else 1.0
+        size = self._size(blocks - 1)
+        if self._fresh > 0.0:
+            # the block's one release at (1 − φ)ρ (the factorisation's final release, its normals z), combined
+            # with the factorisation's estimate at the block's end by inverse variances (BufferedToeplitz)
+            inner = self._inner
+            inner._final = inner._prefix_sum + inner._final_sigma * z
+            released = inner.estimate()
+            weight = size / self._block_variance(blocks - 1) if self._weighting == "size" else 1.0
+            self._inner = self._inner_for(blocks) if blocks < len(self._ends) else None
+        else:
+            released = self._current + self._sigma * z
+            weight = float(size) if self._weighting == "size" else 1.0
         self._weighted = self._weighted + weight * released
         self._current = np.zeros(self.dim)
 
@@ -232,12 +322,48 @@ class BlockRelease(PrefixSumMechanism):
             return 1.0
         return self._ends[blocks - 1] / self._squares[blocks]
 
+    def _fresh_weight(self, t: int) -> float:
+        """m²/V_cur(m): the public weight of the current block's mean after t records (m of them in it)."""
+        blocks = self.completed(t)
+        m = t - (self._ends[blocks - 1] if blocks else 0)
+        if m == 0:
+            return 0.0
+        inner = self._inner if self._inner is not None and self._inner.horizon == self._size(blocks) \
+            else self._inner_for(blocks)
+        return m * m / inner.variance(m)
+
+    def _combine(self, t: int, current: np.ndarray) -> np.ndarray:
+        """The estimate after t records (fresh share) from the completed blocks' Σ_j w_j r_j and the current
+        block's released prefix ``current``."""
+        blocks = self.completed(t)
+        m = t - (self._ends[blocks - 1] if blocks else 0)
+        if self._weighting == "equal":
+            return self._weighted + current if m else self._weighted.copy()
+        fresh = self._fresh_weight(t)
+        total = self._pooled_weight(blocks) + fresh
+        if total == 0.0:
+            return np.zeros(self.dim)
+        pooled = self._weighted + (fresh / m) * current if m else self._weighted
+        return (t / total) * pooled
+
     def estimate(self) -> np.ndarray:
-        """The estimate of the completed blocks' statistics, N·v̄ (zeros before the first block completes)."""
+        """The estimate of the completed blocks' statistics, N·v̄ (zeros before the first block completes);
+        with a fresh share, of all t = ``n_seen`` records, t·v̄ (module docstring)."""
+        if self._fresh > 0.0:
+            current = self._inner.estimate() if self._inner is not None and self._inner.n_seen else None
+            return self._combine(self._n_seen, current if current is not None else np.zeros(self.dim))
         return self._scale(self.completed()) * self._weighted
 
     def _variance(self, t):
         blocks = self.completed(t)
+        if self._fresh > 0.0:
+            m = t - (self._ends[blocks - 1] if blocks else 0)
+            fresh = self._fresh_weight(t)
+            if self._weighting == "equal":
+                inner = self._inner_for(blocks) if m else None
+                return sum(self._block_variance(j) for j in range(blocks)) + (inner.variance(m) if m else 0.0)
+            total = self._pooled_weight(blocks) + fresh
+            return t * t / total if total else 0.0
         if blocks == 0:
             return 0.0
         if self._weighting == "equal":
@@ -245,43 +371,91 @@ class BlockRelease(PrefixSumMechanism):
         count = self._ends[blocks - 1]
         return self._sigma ** 2 * (count * count / self._squares[blocks])
 
+    def _inner_rho(self) -> tuple:
+        """(σ, κ², ρ) of the factorisation inside the current block (fresh share; the last block's at the end)."""
+        blocks = min(self.completed(), len(self._ends) - 1)
+        inner = self._inner if self._inner is not None else self._inner_for(blocks)
+        d = inner.describe()
+        return d["sigma"], d["kappa2"], gaussian_rho(self.sensitivity * math.sqrt(d["kappa2"]), d["sigma"])
+
     def describe(self) -> dict:
-        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``sigma`` (one block's release),
-        ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound`` (Δ²/(2σ²) ≤ ρ, the whole
-        stream's cost), ``blocks_completed``, ``n_released`` (N), ``next_block_end`` (None at the horizon),
-        ``composition``, and the common fields."""
+        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``fresh_share`` (φ), ``sigma``
+        (one block's release), ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound``
+        (Δ²/(2σ²) ≤ ρ, the whole stream's cost; with a fresh share, plus the current block's factorisation's
+        Δ²κ²/(2σ_f²), every block's ≤ φρ: the sum ≤ ρ), ``blocks_completed``, ``n_released`` (N),
+        ``next_block_end`` (None at the horizon), ``composition``, and the common fields."""
         out = self._common_description()
         blocks = self.completed()
-        out.update(first_block=self._first, ratio=self._ratio, weighting=self._weighting, sigma=self._sigma,
-                   kappa2=1.0, rho_spent_bound=gaussian_rho(self.sensitivity, self._sigma),
+        spent = gaussian_rho(self.sensitivity, self._sigma)
+        if self._fresh > 0.0:
+            spent += self._inner_rho()[2]
+        out.update(first_block=self._first, ratio=self._ratio, weighting=self._weighting, fresh_share=self._fresh,
+                   sigma=self._sigma, kappa2=1.0, rho_spent_bound=spent,
                    blocks_completed=blocks, n_released=self.n_released,
                    next_block_end=self._ends[blocks] if blocks < len(self._ends) else None,
-                   composition="parallel over blocks")
+                   composition="parallel over blocks" + (", sequential within a block" if self._fresh else ""))
         return out
 
     def privacy_rows(self) -> list:
         """One row for the whole schedule (``what``, ``level`` None, ``nodes_released`` = blocks released so
         far, ``sigma``, ``kappa2`` 1, ``rho`` = Δ²/(2σ²)): every block costs that much and holds its own
-        records, so the stream costs it once (parallel composition)."""
-        return [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}), each released "
-                         f"once at the full rho, weighting {self._weighting!r}", "level": None,
+        records, so the stream costs it once (parallel composition). With a fresh share φ, a second row of the
+        same shape for the factorisation inside each block (``nodes_released`` = records released through
+        it, ``sigma`` and ``kappa2`` the current block's, ``rho`` ≤ φρ, every block's): the rows add."""
+        rows = [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}), each released "
+                         f"once at {'the full rho' if not self._fresh else f'a share {1 - self._fresh:g} of rho'}, "
+                         f"weighting {self._weighting!r}", "level": None,
                  "nodes_released": self.completed(), "sigma": self._sigma, "kappa2": 1.0,
                  "rho": gaussian_rho(self.sensitivity, self._sigma)}]
+        if self._fresh > 0.0:
+            sigma, kappa2, rho = self._inner_rho()
+            rows.append({"what": f"the current block's prefix sums, a BLT factorisation restarted each block (share "
+                                 f"{self._fresh:g} of rho)", "level": None,
+                         "nodes_released": self._n_seen - self.completed(), "sigma": sigma, "kappa2": kappa2,
+                         "rho": rho})
+        return rows
 
     # -- persistence --------------------------------------------------------------------------------
+    _FRESH = ("prefix_sum", "noise_sum", "buffers")
+
     def _array_shapes(self):
-        return {"current": (self.dim,), "weighted": (self.dim,)}
+        return self._array_shapes_at(self._n_seen)
+
+    def _array_shapes_at(self, n_seen):
+        shapes = {"current": (self.dim,), "weighted": (self.dim,)}
+        if self._fresh > 0.0 and self._ends:
+            inner = self._inner_for(min(self.completed(n_seen), len(self._ends) - 1))
+            shapes.update({f"fresh_{name}": shape for name, shape in inner._array_shapes().items() if name != "final"})
+        return shapes
 
     def _export_arrays(self):
-        return {"current": self._current.copy(), "weighted": self._weighted.copy()}
+        arrays = {"current": self._current.copy(), "weighted": self._weighted.copy()}
+        if self._fresh > 0.0 and self._ends:
+            inner = self._inner if self._inner is not None else self._inner_for(len(self._ends) - 1)
+            arrays.update({f"fresh_{name}": value for name, value in inner._export_arrays().items() if name != "final"})
+        return arrays
 
     def _import_arrays(self, n_seen, arrays):
         blocks = self.completed(n_seen)
         if blocks == 0 and np.any(arrays["weighted"] != 0.0):
             raise ValueError(f"arrays['weighted'] is not zero, but n_seen={n_seen} completes no block "
                              "(inconsistent with n_seen)")
-        if (n_seen == 0 or (blocks and n_seen == self._ends[blocks - 1])) and np.any(arrays["current"] != 0.0):
+        at_end = n_seen == 0 or (blocks and n_seen == self._ends[blocks - 1])
+        if at_end and np.any(arrays["current"] != 0.0):
             raise ValueError(f"arrays['current'] is not zero, but n_seen={n_seen} ends a block: no record is "
+                             "pending (inconsistent with n_seen)")
+        inner = None
+        if self._fresh > 0.0 and blocks < len(self._ends):
+            inner = self._inner_for(blocks)
+            m = n_seen - (self._ends[blocks - 1] if blocks else 0)
+            try:
+                inner._import_arrays(m, {name: arrays[f"fresh_{name}"].copy() for name in self._FRESH})
+            except ValueError as err:
+                raise ValueError(f"the current block's factorisation (fresh_*): {err}") from None
+            inner._n_seen = m
+        elif self._fresh > 0.0 and any(np.any(arrays[f"fresh_{name}"] != 0.0) for name in self._FRESH):
+            raise ValueError(f"arrays['fresh_*'] are not zero, but n_seen={n_seen} is the horizon: no block is "
                              "pending (inconsistent with n_seen)")
         self._current = arrays["current"]
         self._weighted = arrays["weighted"]
+        self._inner = inner
