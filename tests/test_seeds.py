@@ -306,3 +306,45 @@ def test_noise_seed_keys_a_sequence_and_leaves_it_alone():
     assert all(k.entropy == seq.entropy and k.n_children_spawned == 0 for k in keyed)
     with pytest.raises(TypeError, match="SeedSequence"):
         acc.noise_seed(5)
+
+
+def test_a_copied_river_scaler_draws_its_own_noise():
+    """Independent review (issue 31): copy.deepcopy (or a pickle) of an unfitted river PrivateStandardScaler copied its
+    generator, so the copy and the original drew the same noise, which cancels in the difference of their releases on
+    neighbouring streams (a record revealed to 1e-14), with or without a seed. A copy is now a new scaler with its
+    own noise (fresh entropy, or the next key of a shared accountant); a fitted one refuses to be copied."""
+    import copy
+    import pickle
+
+    from onpair.river import PrivateStandardScaler as RiverScaler
+
+    record = {"a": 0.2, "b": 0.7}
+    for seed, accountant in ((None, None), (0, ZCDPAccountant(10.0))):
+        base = RiverScaler(bounds=(0.0, 1.0), epsilon=1.0, features=["a", "b"], seed=seed, accountant=accountant)
+        twins = [copy.deepcopy(base), copy.copy(base)]
+        if accountant is None:  # a shared accountant refuses to be pickled (its own rule)
+            twins.append(pickle.loads(pickle.dumps(base)))
+        base.learn_one(record)
+        for twin in twins:
+            twin.learn_one(record)  # the same record: equal releases would mean the same noise
+            assert not np.allclose(twin._mechanism.estimate(), base._mechanism.estimate())
+        with pytest.raises(TypeError, match="cannot be"):
+            copy.deepcopy(base)
+        if accountant is None:
+            with pytest.raises(TypeError, match="cannot be"):
+                pickle.dumps(base)
+
+
+def test_noise_keys_stay_below_two_to_the_32():
+    """Independent review: numpy splits a spawn-key word of 2**32 or more into 32-bit words, so key 2**32 would
+    collide with another model's child: the accountant refuses to hand it out, and to be rebuilt beyond it."""
+    from onpair.privacy.accountant import MAX_NOISE_KEYS
+
+    state = ZCDPAccountant(1.0).to_dict()
+    state["noise_keys"] = MAX_NOISE_KEYS
+    full = ZCDPAccountant.from_dict(state)
+    with pytest.raises(ValueError, match="noise keys"):
+        full.noise_seed(np.random.SeedSequence(0))
+    state["noise_keys"] = MAX_NOISE_KEYS + 1
+    with pytest.raises(ValueError, match="noise_keys"):
+        ZCDPAccountant.from_dict(state)

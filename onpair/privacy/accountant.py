@@ -45,6 +45,9 @@ __all__ = ["ZCDPAccountant", "AccountantView", "charge", "refusal", "check_accou
 #: followed by the key: far above any child a fit or learner spawns itself (at most a few), so a keyed root
 #: is never one of an unkeyed root's own streams.
 NOISE_SPAWN_KEY = 0xACC0_0000
+#: The most noise keys one accountant hands out: a spawn-key word of 2**32 or more is split by numpy into 32-bit
+#: words, so key 2**32 would give the state of another model's child (independent review of issue 31).
+MAX_NOISE_KEYS = 2**32 - 1
 
 
 def _grow_partials(partials, x):
@@ -349,6 +352,9 @@ class ZCDPAccountant:
         if not isinstance(sequence, np.random.SeedSequence):
             raise TypeError(f"sequence must be a numpy SeedSequence, got {sequence!r} ({type(sequence).__name__})")
         key = self._noise_keys
+        if key >= MAX_NOISE_KEYS:  # numpy splits a larger spawn-key word into 32-bit words: keys would collide
+            raise ValueError(f"this accountant has handed out {MAX_NOISE_KEYS:,} noise keys, the most it can without "
+                             "two models sharing noise: use a new accountant")
         self._noise_keys += 1
         return np.random.SeedSequence(sequence.entropy, spawn_key=tuple(sequence.spawn_key) + (NOISE_SPAWN_KEY, key),
                                       pool_size=sequence.pool_size)
@@ -544,8 +550,8 @@ class ZCDPAccountant:
             except PrivacyBudgetExceeded as exc:
                 raise ValueError(f"approx[{i}]: {exc}") from None
         keys = d.get("noise_keys", 0)
-        if isinstance(keys, bool) or not isinstance(keys, int) or keys < 0:
-            raise ValueError(f"noise_keys must be a non-negative int, got {keys!r}")
+        if isinstance(keys, bool) or not isinstance(keys, int) or not 0 <= keys <= MAX_NOISE_KEYS:
+            raise ValueError(f"noise_keys must be an int in [0, {MAX_NOISE_KEYS}], got {keys!r}")
         acc._noise_keys = keys
         return acc
 

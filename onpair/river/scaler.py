@@ -212,6 +212,27 @@ class PrivateStandardScaler(SeedNameHint, base.Transformer):
             public={"schedule": None if mechanism is None else mechanism.describe(), **self._records.report()},
             extra_curator=self._records.curator_fields())
 
+    # -- copies and pickles (independent review, issue 31): an unfitted scaler's generator state is the whole of its
+    # noise to come, so a copy of it would draw the same noise as the original on another stream (their difference
+    # reveals a record). A copy or an unpickled scaler is a new one built from the parameters (its own noise: fresh
+    # entropy, or the next noise key of a shared accountant); a fitted scaler refuses both.
+    def __reduce_ex__(self, protocol):
+        if self.n_seen:
+            self._refuse_copy("pickled or copied")
+        return _from_params, (type(self), self._get_params())
+
+    def __copy__(self):
+        return self.__deepcopy__({})
+
+    def __deepcopy__(self, memo):
+        if self.n_seen:
+            self._refuse_copy("copied")
+        return self.clone()
+
+    def _refuse_copy(self, what):
+        raise TypeError(f"a fitted {type(self).__name__} cannot be {what}: it holds noiseless sums and its noise, and a "
+                        "copy would reuse both. Use clone() for a new, unfitted scaler with its own noise.")
+
     @classmethod
     def _unit_test_params(cls):
         yield {"bounds": (0.0, 1.0), "epsilon": 1.0, "seed": 0}
@@ -220,3 +241,8 @@ class PrivateStandardScaler(SeedNameHint, base.Transformer):
         # A fitted scaler holds noiseless sums and its noise (the mechanism refuses copies and pickles):
         # the pickling checks of a fitted transformer cannot run.
         return {"check_pickling", "check_no_state_aliasing_with_input"}
+
+
+def _from_params(cls, params):
+    """Unpickle an unfitted scaler: build it again from its parameters (its own noise)."""
+    return cls(**params)
