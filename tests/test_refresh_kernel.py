@@ -278,3 +278,53 @@ def test_wrapper_probabilities_follow_the_reference_posterior():
             checked += 1
         model.learn_one(x, bool(x["a"] > 0.5))
     assert checked >= 40
+
+
+@pytest.mark.parametrize("d", [1, 2, 9, 16, 21])
+def test_box_probability_is_the_python_path_bit_for_bit(d):
+    """The compiled scorer of a released model (onpair.core.bounds._box_probability: box map, BLAS dot, logistic in
+    one call) against the Python path it replaces (FeatureBounds.map_one, ndarray.dot, predictor.logistic): the
+    same bits, for records inside the box, clipped to it, and scores of both signs and large magnitude; NaN for a
+    record holding NaN or ±inf."""
+    from onpair.core.bounds import FeatureBounds, _box_probability
+    from onpair.core.predictor import logistic
+
+    rng = np.random.default_rng(33 + d)
+    lower = rng.uniform(-2.0, 0.0, d)
+    bounds = FeatureBounds(lower=lower, upper=lower + rng.uniform(0.1, 3.0, d))
+    pack = np.empty((5, d))
+    pack[:3] = bounds.box_rows(d)
+    for trial in range(400):
+        model = rng.standard_normal(d) * rng.uniform(0.01, 50.0)
+        slope, intercept = float(rng.uniform(0.1, 40.0)), float(rng.normal(0.0, 3.0))
+        x = rng.uniform(-4.0, 4.0, d) if trial % 2 else rng.uniform(bounds.lower, bounds.upper, d)
+        expected = logistic(slope * float(bounds.map_one(x).dot(model)) + intercept)
+        pack[3] = model
+        got = _box_probability(x, pack, slope, intercept)
+        assert got == expected, (trial, got, expected)
+    bad = np.full(d, 0.5)
+    bad[d // 2] = np.nan
+    assert math.isnan(_box_probability(bad, pack, 1.0, 0.0))
+    bad[d // 2] = -np.inf
+    assert math.isnan(_box_probability(bad, pack, 1.0, 0.0))
+
+
+def test_released_model_scorer_is_the_python_path():
+    """ReleasedModel.positive_probability (the compiled scorer once bound) equals the Python path's bits along a
+    stream, for records in and outside the box; a record with NaN still takes the general path (what it gives)."""
+    from onpair.core.predictor import logistic
+
+    rng = np.random.default_rng(7)
+    learner = OnPairStats(epsilon=1.0, bounds=(0.0, 1.0), n_features=5, seed=3)
+    for i in range(60):
+        learner.learn_one(rng.uniform(0.0, 1.0, 5), 1 if rng.uniform() < 0.4 else -1)
+        view = learner.predictor(4)
+        for x in (rng.uniform(0.0, 1.0, 5), rng.uniform(-1.0, 2.0, 5)):
+            slope, intercept = view.calibration
+            expected = logistic(slope * float(view.bounds.map_one(x).dot(view.model)) + intercept)
+            assert view.positive_probability(x) == expected
+    bad = np.array([0.5, np.nan, 0.5, 0.5, 0.5])
+    slope, intercept = view.calibration
+    expected = logistic(slope * float(view.bounds.map_one(bad).dot(view.model)) + intercept)
+    got = view.positive_probability(bad)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))

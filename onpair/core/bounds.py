@@ -20,6 +20,8 @@ Two kinds of bounds:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -111,6 +113,23 @@ def _clip_box_row(x, lower, upper, half_scale, out):
         out[k] = (2.0 * v - lower[k] - upper[k]) * half_scale[k]
     return status
 
+
+@njit(**NJIT_OPTIONS)
+def _box_probability(x, pack, slope, intercept):
+    """σ(a·wᵀφ(x) + b) of one raw record in one compiled call: :func:`_clip_box_row` into a scratch row, the dot
+    product through BLAS (``np.dot``, the routine NumPy's ``ndarray.dot`` calls, bit for bit) and the logistic of
+    :func:`onpair.core.predictor.logistic` (the same branches and libm ``exp``); NaN for a record holding NaN or
+    ±inf (the caller's general path reports it). ``pack`` (5, d), C-contiguous: the box's lower, upper and
+    half-scale rows, the model w, and the scratch row (written), so that the call types four arguments.
+    tests/test_refresh_kernel.py checks it against the Python path."""
+    row = pack[4]
+    if _clip_box_row(x, pack[0], pack[1], pack[2], row) < 0:
+        return np.nan
+    u = slope * np.dot(row, pack[3]) + intercept
+    if u >= 0.0:
+        return 1.0 / (1.0 + math.exp(-u))
+    e = math.exp(u)
+    return e / (1.0 + e)
 
 class FeatureBounds:
     """Public bounds on the features and the map onto a domain of diameter 2.

@@ -401,7 +401,7 @@ class StreamLearner(SeedNameHint):
         """
         count = self.n_releases if self.private else self._t
         refresh = self._refresh
-        if refresh is None or not refresh.covers(count):
+        if refresh is None or not refresh.start <= count < refresh.stop:  # refresh.covers(count), without its frame
             start, stop = release_window(count, self.private, shift, cap)
             refresh = self._refresh = Refresh(start, stop, self._released_view(), count, shift, cap)
         return refresh.view

@@ -345,7 +345,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         found = self._records.fast_vector(x, remember=True)  # for a learn_one of the same dict; None: the
         # general path decides (and says why)
         vector = (found or self._records.vector(x, "record to predict"))[0]
-        p = self._view().positive_probability(vector)
+        p = self._inner.predictor(self._refresh_shift, self._refresh_cap).positive_probability(vector)  # _view()
         return {negative: 1.0 - p, positive: p}
 
     def _proba_many(self, X):

@@ -118,7 +118,7 @@ class RecordMapper:
         get = x.get
         values = [get(f, 0.0) for f in order]
         try:
-            fast = set(map(type, values)) <= _FAST_TYPES and math.isfinite(sum(values))
+            fast = _FAST_TYPES.issuperset(map(type, values)) and math.isfinite(sum(values))
         except (TypeError, OverflowError):
             fast = False
         if not fast:
@@ -157,7 +157,7 @@ class RecordMapper:
             if all(map(operator.is_, values, last[0])):
                 return last[1], unknown, False
         try:
-            fast = set(map(type, values)) <= _FAST_TYPES and math.isfinite(sum(values))
+            fast = _FAST_TYPES.issuperset(map(type, values)) and math.isfinite(sum(values))
         except (TypeError, OverflowError):
             return None
         if not fast:

@@ -288,7 +288,10 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
             code = (1 if label > 0 else 0) if self._classes is None else self._classes.get(label)
             if code is not None:
                 clip = self._warned_clipping or self._silent_clip
-                status = stats.add_record(x, box, code, self._noise_source(), clip)
+                normals = self._normal_block  # _noise_source(), without its frame where the block is current
+                if normals is None or normals.rng is not self._noise_rng:
+                    normals = self._noise_source()
+                status = stats.add_record(x, box, code, normals, clip)
                 if status == 0 or (status == 1 and clip):
                     self._t += 1
                     self._n_clipped += status

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.bounds import _box_probability
 from ..core.predictor import MappedModel, logistic, read_only
 from ._ranking_kernels import fast_ranking_discriminant, released_refresh_of, square_model_of
 from .discriminant import linear_discriminant, score_calibration
@@ -48,7 +49,7 @@ class ReleasedModel(MappedModel):
     """
 
     __slots__ = ("source", "estimate", "variance", "layout", "kind", "lam", "covariance", "_statistics", "_model",
-                 "_posterior", "_calibration")
+                 "_posterior", "_calibration", "_scorer")
 
     def __init__(self, index, estimate, variance, layout, kind, lam, covariance, bounds):
         super().__init__(index, bounds)
@@ -59,6 +60,7 @@ class ReleasedModel(MappedModel):
         self.lam = lam
         self.covariance = covariance
         self._statistics = self._model = self._posterior = self._calibration = None
+        self._scorer = None  # the compiled scorer's arguments once bound (_bind_scorer), False where there is none
         self.source = None  # the release state it was read from (the learner's cache key), None once restored
 
     # -- the pieces, each computed once ------------------------------------------------------------
@@ -132,10 +134,32 @@ class ReleasedModel(MappedModel):
 
     # -- scoring records ---------------------------------------------------------------------------
     def positive_probability(self, vector: np.ndarray) -> float:
-        """P(positive | x) of one raw record (AUC task): σ(a·wᵀφ(x) + b), in Python floats."""
+        """P(positive | x) of one raw record (AUC task): σ(a·wᵀφ(x) + b). Under box bounds, a finite float64 record
+        of the model's length is scored in one compiled call (:func:`onpair.core.bounds._box_probability`, the
+        bits of the Python path below); anything else takes that path."""
+        scorer = self._scorer
+        if scorer is None:
+            scorer = self._scorer = self._bind_scorer()
+        if scorer is not False and vector.dtype == np.float64 and vector.shape == scorer[1]:
+            p = _box_probability(vector, *scorer[0])
+            if p == p:  # NaN: a record holding NaN or ±inf, which the general path reports
+                return p
         model = self.model
         slope, intercept = self.calibration
         return logistic(slope * float(self.map_one(vector).dot(model)) + intercept)
+
+    def _bind_scorer(self):
+        """((pack, a, b), record shape): the arguments of the compiled scorer after the record, computed once (the
+        pieces never change; ``pack`` holds the box rows, the model and a scratch row), or False for a norm bound
+        or a model that is not a vector."""
+        model = self.model
+        if self.bounds.kind != "box" or model.ndim != 1:
+            return False
+        slope, intercept = self.calibration
+        pack = np.empty((5, model.shape[0]))
+        pack[:3] = self.bounds.box_rows(model.shape[0])
+        pack[3] = model
+        return (pack, float(slope), float(intercept)), model.shape
 
     def positive_probabilities(self, X: np.ndarray) -> np.ndarray:
         """:meth:`positive_probability` of raw records (rows of ``X``)."""
