@@ -15,7 +15,7 @@ import numpy as np
 from .sources import RecordError, Source
 
 
-class _Columns:
+class Columns:
     """Which column is the label, which are features, and how each field is parsed."""
 
     def __init__(self, *, names, n_columns, target, drop, label_map, missing_values, fill, where):
@@ -189,7 +189,7 @@ class _Columns:
         return value
 
 
-def _typed(y: np.ndarray) -> np.ndarray:
+def typed_labels(y: np.ndarray) -> np.ndarray:
     """Labels from a callable label map (an object array) as NumPy types them (ints, floats, strings)."""
     return np.array(y.tolist()) if y.dtype == object else y
 

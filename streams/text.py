@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .columns import _Columns, _typed
+from .columns import Columns, typed_labels
 from .sources import RecordError, Source
 
 __all__ = ["CSVSource", "ARFFSource"]
@@ -18,13 +18,13 @@ __all__ = ["CSVSource", "ARFFSource"]
 class _TextSource(Source):
     """Shared block assembly for the text formats: ``_rows()`` yields ``(line number, tokens)``."""
 
-    _columns: _Columns | None = None
+    _columns: Columns | None = None
 
     def _describe(self) -> str:
         return os.fspath(self.path)
 
-    def _make_columns(self, names, n_columns) -> _Columns:
-        return _Columns(names=names, n_columns=n_columns, **self._column_args)
+    def _make_columns(self, names, n_columns) -> Columns:
+        return Columns(names=names, n_columns=n_columns, **self._column_args)
 
     def _blocks(self, block_size):
         report = self.report
@@ -51,11 +51,11 @@ class _TextSource(Source):
             y[m] = label
             m += 1
             if m == block_size:
-                yield X, _typed(y)
+                yield X, typed_labels(y)
                 X = y = None
                 m = 0
         if m:
-            yield X[:m], _typed(y[:m])
+            yield X[:m], typed_labels(y[:m])
 
 
 class CSVSource(_TextSource):

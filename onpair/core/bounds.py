@@ -121,7 +121,17 @@ def _box_probability(x, pack, slope, intercept):
     :func:`onpair.core.predictor.logistic` (the same branches and libm ``exp``); NaN for a record holding NaN or
     ±inf (the caller's general path reports it). ``pack`` (5, d), C-contiguous: the box's lower, upper and
     half-scale rows, the model w, and the scratch row (written), so that the call types four arguments.
-    tests/test_refresh_kernel.py checks it against the Python path."""
+    tests/test_refresh_kernel.py checks it against the Python path.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record. Read only.
+    pack : ndarray of float64, shape (5, d)
+        Rows: the box's lower, upper and half-scale, the model w (read only), and a scratch row (written).
+    slope, intercept : float
+        a and b of the log-odds a·wᵀz + b.
+    """
     row = pack[4]
     if _clip_box_row(x, pack[0], pack[1], pack[2], row) < 0:
         return np.nan
