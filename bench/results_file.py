@@ -37,6 +37,28 @@ def write_section(heading: str, body: list[str], path: Path | None = None) -> No
         text = text.rstrip() + "\n\n" + section
     path.parent.mkdir(exist_ok=True)
     atomic_write_text(path, text.rstrip() + "\n")
+    if path.parent == BENCH / "results":
+        write_summary()
+
+
+#: The one file of every figure ``make bench`` measured: the benchmarks' own files, gathered (bench/README.md).
+SUMMARY = BENCH / "results.md"
+
+
+def summary_text() -> str:
+    """bench/results.md as the benchmarks' files make it: a short header, then each ``bench/results/NAME.md`` in
+    name order, its headings one level down (tests/test_docs.py checks the file is this)."""
+    parts = ["# Benchmark results\n\nWritten by `make bench` (bench/results_file.py): every regression benchmark's "
+             "figures, gathered from its own file under bench/results/ (bench/README.md says what each measures).\n"]
+    for path in sorted((BENCH / "results").glob("*.md")):
+        body = path.read_text().rstrip()
+        parts.append("\n".join("#" + line if line.startswith("#") else line for line in body.splitlines()) + "\n")
+    return "\n".join(parts)
+
+
+def write_summary() -> None:
+    """Write bench/results.md from the benchmarks' files (after every section a benchmark writes)."""
+    atomic_write_text(SUMMARY, summary_text())
 
 
 @contextlib.contextmanager

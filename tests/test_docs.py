@@ -223,7 +223,7 @@ def test_the_docstrings_name_only_what_exists():
     ("`onpair.core.bounds.FeatureBounds`", False), ("onpair/statistics/online.py", False),
     ("`privacy.gaussian.sigmas_for_shares`", False), ("`learner.model`", False),
     ("`learners/onpairstrc.py`", True), ("`giga/onpairstrc.py`", False), ("`bench/continual.py`", False),
-    ("bench/results.md", True), ("(bench/statistics_defaults.py: factors", True), ("bench/results/run.md", False),
+    ("bench/results_all.md", True), ("(bench/statistics_defaults.py: factors", True), ("bench/results/run.md", False),
     ("[b](../bench/studies/dpftrl.py)", False),
 ])
 def test_the_checker_tells_a_stale_name_from_a_real_one(text, bad):
@@ -427,3 +427,14 @@ def test_the_guides_budget_split_recipe_runs_and_spends_what_it_says():
     assert f"{scope['epsilon']:g} each" in code
     assert scope["budget"].report()["epsilon_spent"] <= 4.0
     assert len(scope["search"].cv_results_["params"]) * 5 + 1 == scope["fits"] == 16
+
+
+def test_bench_results_md_gathers_every_benchmarks_file():
+    """bench/results.md is where make bench leaves its figures: the benchmarks' own files under bench/results/,
+    gathered by bench/results_file.py (a file edited by hand, or a benchmark file not gathered, fails here)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("results_file", ROOT / "bench" / "results_file.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (ROOT / "bench" / "results.md").read_text() == module.summary_text()
