@@ -329,7 +329,6 @@ def _parse(data: bytes, path: str):
 
 
 def _rebuild(document, arrays, path):
-    importlib.import_module("onpair.learners")  # registers the savable learners (``import onpair`` is lazy)
     cls = saved_class(document["class"], path)
     if document["wrapper"] is not None:
         if not isinstance(document["wrapper"], str):

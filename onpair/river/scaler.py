@@ -153,7 +153,7 @@ class PrivateStandardScaler(SeedNameHint, base.Transformer):
         if self._mechanism is None:
             self._setup(len(order), mechanism)
         u = unit_range(vector[None, :], *self._box)[0]
-        self._mechanism.add_one(np.ascontiguousarray(np.concatenate([u, u * u])), self._rng)
+        self._mechanism.add_block(np.concatenate([u, u * u])[None, :], self._rng)  # one record: a block of one
         if first:
             charge([self._own, self.accountant], [event])
         self._records.commit(order, unknown, missing, 1)

@@ -378,11 +378,8 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         index = stats.n_seen
         current = self._current
         if current is None or current.index != index or current.bounds is not bounds or current.source is not stats:
-            current = ReleasedModel(index, stats.estimate(), stats.noise_variance(),
-                                    (stats.n_classes, stats.dim, stats.weight_array, stats.pooled), self._model_kind,
-                                    self._lam, self.covariance, bounds)
-            current.source = stats
-            self._current = current
+            current = self._current = ReleasedModel(index, stats.estimate(), stats.noise_variance(), stats.layout,
+                                                    self._model_kind, self._lam, self.covariance, bounds, source=stats)
         return current
 
     def _released_view(self):

@@ -118,5 +118,5 @@ class StatisticsSnapshots:
             raise reader.error(f"predictor.estimate is not the release {index}")
         if not float(np.max(np.abs(estimate), initial=0.0)) <= stats.plausible_limit(index):
             raise reader.error("predictor.estimate holds values no release of this learner can reach")
-        return ReleasedModel(index, estimate, variance, (stats.n_classes, stats.dim, stats.weight_array, stats.pooled),
+        return ReleasedModel(index, estimate, variance, stats.layout,
                              self._model_kind, self._lam, self.covariance, self._bounds)

@@ -152,6 +152,12 @@ class ReleasedStatistics:
         return _checked_width(dim, n_classes)
 
     @property
+    def layout(self) -> tuple:
+        """(n_classes, dim, weights as a float64 array, pooled): what decodes a release of this state
+        (:class:`onpair.statistics.released_model.ReleasedModel`'s ``layout``)."""
+        return self.n_classes, self.dim, self.weight_array, self.pooled
+
+    @property
     def private(self) -> bool:
         """Whether the sums are released through a private mechanism (False: :class:`ExactSums`)."""
         return not isinstance(self.mechanism, ExactSums)

@@ -51,7 +51,7 @@ class ReleasedModel(MappedModel):
     __slots__ = ("source", "estimate", "variance", "layout", "kind", "lam", "covariance", "_statistics", "_model",
                  "_posterior", "_calibration", "_scorer")
 
-    def __init__(self, index, estimate, variance, layout, kind, lam, covariance, bounds):
+    def __init__(self, index, estimate, variance, layout, kind, lam, covariance, bounds, source=None):
         super().__init__(index, bounds)
         self.estimate = read_only(estimate)
         self.variance = float(variance)
@@ -61,7 +61,7 @@ class ReleasedModel(MappedModel):
         self.covariance = covariance
         self._statistics = self._model = self._posterior = self._calibration = None
         self._scorer = None  # the compiled scorer's arguments once bound (_bind_scorer), False where there is none
-        self.source = None  # the release state it was read from (the learner's cache key), None once restored
+        self.source = source  # the release state it was read from (the learner's cache key); None once restored
 
     # -- the pieces, each computed once ------------------------------------------------------------
     @property
