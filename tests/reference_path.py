@@ -38,6 +38,26 @@ def refresh_window(count: int, private: bool, shift: int, half_life=None) -> tup
     return start, start + step
 
 
+def release_count(learner) -> int:
+    """The count the documented refresh rule reads: a record-keeping learner's released models; a continual
+    release's records learned; a block release's
+    (``mechanism="blocks"``, the default "auto" of a stationary stream) records of the completed blocks, from
+    the documented schedule (blocks of 32, 64, 128, … records: ends 32, 96, 224, …); the twin's records."""
+    if not learner.private:
+        return learner.n_seen
+    if not hasattr(learner, "release_mechanism"):
+        return learner.n_releases  # a record-keeping learner: its released models
+    if learner._stats is None:
+        return 0  # a warm-up holds every record: nothing released
+    fed = learner._stats.mechanism.n_seen
+    if learner.release_mechanism != "blocks":
+        return fed
+    end, size = 0, 32
+    while end + size <= fed:
+        end, size = end + size, 2 * size
+    return end
+
+
 def decoded_release(learner):
     """The learner's current release decoded afresh (its released sum and noise variance, no cache)."""
     state = learner._stats
@@ -123,9 +143,9 @@ class ReferencePredictions:
         labels = self.labels(model)
         inner = model._inner
         order = model._records.order
-        if order is None or (self.multiclass and inner.n_seen == 0):
+        count = release_count(inner)
+        if order is None or (self.multiclass and (inner.n_seen == 0 or (inner.private and count == 0))):
             return {label: 1.0 / len(labels) for label in labels}
-        count = inner.n_releases if inner.private else inner.n_seen
         if self.window is None or not self.window[0] <= count < self.window[1]:
             self.window = refresh_window(count, inner.private, self.shift, getattr(inner, "half_life", None))
             self.scorer = stats_scorer(inner) if hasattr(inner, "_model_kind") else direction_scorer(inner)

@@ -124,7 +124,10 @@ def test_during_the_warm_up_nothing_is_released():
     assert model.feature_bounds.to_dict() == {"lower": 0.0, "upper": 1000.0}
     model.learn_many(X[150:210], y[150:210])
     report = model.privacy_report()
-    assert model.n_releases == 210 and report["range_discovery"]["done"]
+    # the 210 records are fed to the default's block release (mechanism "auto" → "blocks"): blocks 32 and 64
+    # completed (ends 32, 96), the next ends at 224
+    assert model.release_mechanism == "blocks" and model.n_releases == 2 and report["range_discovery"]["done"]
+    assert model.refresh_count == 96
     assert 0 < report["rho_spent"] <= report["rho_budget"]
     lower, upper = model.feature_bounds.lower, model.feature_bounds.upper
     assert np.all(upper - lower < 50) and np.all(lower >= 0) and np.all(upper <= 1000)
@@ -256,10 +259,10 @@ def test_finish_warmup_discovers_on_what_is_held():
     model = learner().learn_many(X[:120], y[:120]).finish_warmup()
     report = model.privacy_report()
     assert report["range_discovery"]["done"] and report["range_discovery"]["n_records"] == 120
-    assert model.n_releases == 120 and report["rho_spent"] > 0
+    assert model.n_releases == 2 and report["rho_spent"] > 0  # the 120 records fed: blocks ending 32, 96
     assert model.finish_warmup() is model and model.privacy_report() == report  # done: nothing more
     model.learn_many(X[120:], y[120:])
-    assert model.n_releases == 400
+    assert model.n_releases == 3 and model.refresh_count == 224  # 400 records: the block ending 224 too
 
 
 def test_finish_warmup_with_too_few_records_gives_the_model_the_whole_budget():

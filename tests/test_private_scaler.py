@@ -99,20 +99,23 @@ def test_river_scaler_passes_rivers_checks():
 def test_river_scaler_in_a_pipeline_with_the_private_classifier():
     from streams import PHISHING_FEATURES
 
-    model = RiverScaler(bounds=(0.0, 1.0), epsilon=0.5, seed=0, features=PHISHING_FEATURES) | PrivatePairwiseClassifier(
-        bounds=(-3.0, 3.0), epsilon=0.5, seed=0, features=PHISHING_FEATURES)
-    # The exact AUC of the progressive predictions (predict, then learn): at ε = 0.5 split in two the
-    # calibrated probabilities sit near the prior, where river's 10-threshold ROCAUC reads ties (0.505 for
-    # this seed, against an exact 0.674; docs/algorithms.md §12.4b).
-    probabilities, labels = [], []
-    for x, y in datasets.Phishing():
-        probabilities.append(model.predict_proba_one(x)[True])
-        labels.append(y)
-        model.learn_one(x, y)
+    # The exact AUC of the progressive predictions (predict, then learn), mean of 3 seeds (one seed's spread
+    # is ±0.1 here: 0.52–0.77 over seeds 0–4): at ε = 0.5 split in two the calibrated probabilities sit near
+    # the prior, where river's 10-threshold ROCAUC reads ties (docs/algorithms.md §12.4b).
+    aucs = []
+    for seed in range(3):
+        model = RiverScaler(bounds=(0.0, 1.0), epsilon=0.5, seed=seed, features=PHISHING_FEATURES) | \
+            PrivatePairwiseClassifier(bounds=(-3.0, 3.0), epsilon=0.5, seed=seed, features=PHISHING_FEATURES)
+        probabilities, labels = [], []
+        for x, y in datasets.Phishing():
+            probabilities.append(model.predict_proba_one(x)[True])
+            labels.append(y)
+            model.learn_one(x, y)
+        aucs.append(roc_auc(np.array(labels), np.array(probabilities)))
+        scaler = model["PrivateStandardScaler"]
+        assert scaler.privacy_report()["epsilon_spent"] <= 0.5 and scaler.n_seen == 1250
     # Phishing is already on [0, 1]: the scaler only splits the budget here
-    assert roc_auc(np.array(labels), np.array(probabilities)) > 0.6
-    scaler = model["PrivateStandardScaler"]
-    assert scaler.privacy_report()["epsilon_spent"] <= 0.5 and scaler.n_seen == 1250
+    assert np.mean(aucs) > 0.6
     before = (scaler.n_seen, scaler.privacy_report())
     with pytest.raises(TypeError):
         scaler.learn_one({"age_of_domain": "old"})

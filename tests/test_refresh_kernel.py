@@ -269,7 +269,7 @@ def test_wrapper_probabilities_follow_the_reference_posterior():
         # the model the wrapper reads (its refresh schedule), recomputed by the reference path
         refresh = model._inner._refresh
         inner, start = model._inner, refresh.start if refresh is not None else None
-        if start == inner.n_releases:
+        if start == inner.refresh_count:  # the release read now is the current one
             w = inner.model
             slope, intercept = score_calibration(reference_posterior(inner), w)
             z = inner.feature_bounds.map_one(np.array([x[k] for k in "abc"]))

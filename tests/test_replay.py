@@ -335,20 +335,24 @@ def test_output_perturbed_and_non_private_learners():
         giga.privacy_report(passes=0)
 
 
-@pytest.mark.parametrize("mechanism, multiple, epsilon", [("blt", 7.318563, 3.03), ("toeplitz", 4.0, 2.15)])
+@pytest.mark.parametrize("mechanism, multiple, epsilon", [("auto", 6.0, 2.71), ("blt", 7.318563, 3.03),
+                                                     ("toeplitz", 4.0, 2.15)])
 def test_four_passes_of_phishing_at_epsilon_one(mechanism, multiple, epsilon):
     """The README's row: four same-order passes of river's Phishing (1,250 records) through the river model at
     ε = 1, δ = 1e-5. With the banded factorisation each record's four copies are 1,250 positions apart,
-    beyond the band 64, so ρ_record = 4ρ exactly; the default BLT's columns never end, and its copies cost
+    beyond the band 64, so ρ_record = 4ρ exactly; the BLT's columns never end, and its copies cost
     7.32ρ (the sum of the columns' inner products, against the dense definition in
-    test_blt_copies_always_overlap_and_the_stored_fits_pay_for_it). Checked against dp-accounting's PLD
-    accountant for a Gaussian mechanism of that ρ (μ = √(2ρ)) and against the group bound 16ρ."""
+    test_blt_copies_always_overlap_and_the_stored_fits_pay_for_it). The default's blocks (ends 32, 96, 224,
+    480, 992, 2016, 4064, 8160): the copies of a record at s, s + 1250, s + 2500, s + 3750 fall c_j to a block,
+    which then releases c_j·Δ of sensitivity: Σ_j c_j²ρ, at most 6ρ (two copies in the block 2017–4064, e.g.
+    s = 1000: positions 1000, 2250, 3500, 4750 in blocks 4064 ×2, 2016, 8160: 4 + 1 + 1). Checked against
+    dp-accounting's PLD accountant for a Gaussian mechanism of that ρ (μ = √(2ρ)) and against the group bound 16ρ."""
     from river import datasets, evaluate, metrics
 
     from onpair.river import PrivatePairwiseClassifier
     from streams import PHISHING_FEATURES
 
-    params = None if mechanism == "blt" else {"mechanism": mechanism}
+    params = None if mechanism == "auto" else {"mechanism": mechanism}
     model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=0,
                                       learner_params=params)
     evaluate.progressive_val_score(list(datasets.Phishing()) * 4, model, metrics.ROCAUC())

@@ -313,7 +313,9 @@ def test_a_step_that_learns_without_noise_voids_the_pipeline_guarantee():
 def test_the_refresh_rule_is_saved_and_old_snapshots_keep_theirs(tmp_path):
     """A snapshot keeps the model refresh rule it was saved with (format 3); those of formats 1 and 2 refreshed
     with s = 6, and resume with it, so that their predictions continue as the original model's would."""
-    model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=3)
+    # a release after every record (mechanism "blt"): the refresh rule's count is the record count
+    model = PrivatePairwiseClassifier(epsilon=1.0, bounds=(0.0, 1.0), features=PHISHING_FEATURES, seed=3,
+                                      learner_params={"mechanism": "blt"})
     for x, y in PHISHING[:300]:
         model.learn_one(x, y)
     assert model._refresh_shift == PrivatePairwiseClassifier.REFRESH_SHIFT == 4

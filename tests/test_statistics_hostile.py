@@ -656,13 +656,15 @@ def test_regression_a_huge_band_or_dimension_is_refused_before_it_is_allocated()
             cls(dim=2 ** 31, sensitivity=1.0, rho=1.0)
     # A first record too wide for the statistics (d² second moments) fails naming the features, and
     # changes nothing, not even the clipping warning's flag (it was set before the failure).
-    learner = OnPairStats(bounds=(0.0, 1.0), seed=0)
-    before = state_of(learner)
-    # (12,000 features: k = 144 million statistics, whose BLT state of (6 + 3)·k floats passes the limit)
-    with pytest.raises(ValueError, match="12000 features"):
-        quiet(learner.learn_one, np.full(12000, 2.0), 1)
-    assert_same_state(before, state_of(learner))
-    assert not learner._warned_clipping
+    # (12,000 features: k = 144 million statistics, whose BLT state of (6 + 3)·k floats passes the limit; the
+    # default's block release holds 2k floats: 24,000 features, k = 576 million, pass it)
+    for mechanism, d in (("blt", 12000), ("auto", 24000)):
+        learner = OnPairStats(bounds=(0.0, 1.0), seed=0, mechanism=mechanism)
+        before = state_of(learner)
+        with pytest.raises(ValueError, match=f"{d} features"):
+            quiet(learner.learn_one, np.full(d, 2.0), 1)
+        assert_same_state(before, state_of(learner))
+        assert not learner._warned_clipping
 
 
 def test_regression_band_and_horizon_are_checked_at_construction():

@@ -114,10 +114,12 @@ def test_box_map_and_row_match_the_numpy_twin(d, C):
 
 
 @pytest.mark.parametrize("pooled", [False, True])
-@pytest.mark.parametrize("options", [{}, {"horizon": 37, "final_share": 0.2}, {"half_life": 16.0}],
-                         ids=["blt", "final-share", "decayed"])
+@pytest.mark.parametrize("options", [{}, {"horizon": 37, "final_share": 0.2}, {"half_life": 16.0},
+                                     {"mechanism": "blocks"}, {"mechanism": "blocks", "horizon": 200}],
+                         ids=["blt", "final-share", "decayed", "blocks", "blocks-horizon"])
 def test_the_fused_record_step_equals_the_block_path_bit_for_bit(pooled, options):
-    """ReleasedStatistics.add_record (box map, row and the BLT's compiled step in one call) against the block
+    """ReleasedStatistics.add_record (box map, row and the BLT's compiled step in one call; for the block
+    release the row added to the block's sum, the block released when a record ends it) against the block
     path (FeatureBounds.transform, then ReleasedStatistics.add: the row builder and the mechanism's add_block)
     with the same normals: the same status, state, release and normals left, bit for bit, record after record
     (the normal block refilled on the way: k = 4·(1 + d) + d(d+1)/2 or 4·q does not divide its size), across
@@ -131,7 +133,7 @@ def test_the_fused_record_step_equals_the_block_path_bit_for_bit(pooled, options
     fused_block = NormalBlock(np.random.default_rng(8), block=1000)
     plain_block = NormalBlock(np.random.default_rng(8), block=1000)
     rng = np.random.default_rng(9)
-    for i in range(options.get("horizon", 60)):
+    for i in range(options.get("horizon", 60 if "mechanism" not in options else 250)):
         x = rng.uniform(-0.2, 1.2, d)
         code = int(rng.integers(0, C))
         if i % 7 == 3:
@@ -149,8 +151,12 @@ def test_the_fused_record_step_equals_the_block_path_bit_for_bit(pooled, options
         assert fused.estimate().tobytes() == plain.estimate().tobytes()
         assert fused.n_seen == plain.n_seen == i + 1
         assert fused_block.unconsumed().tobytes() == plain_block.unconsumed().tobytes()
-    if "horizon" in options:
+    if options.get("mechanism") == "blocks":  # blocks of 32, 64 and 128 (or the horizon's 104) were released
+        assert fused.mechanism.completed() == 3
+        assert not np.array_equal(fused.estimate(), np.zeros(fused.width))
+    elif "horizon" in options:
         assert fused.mechanism.describe()["final_released"]
+    if "horizon" in options:
         with pytest.raises(PrivacyBudgetExceeded):
             fused.add_record(x, box, code, fused_block, clip=True)
 
@@ -258,14 +264,16 @@ def test_the_non_private_twin_computes_the_exact_statistics():
     assert learner.privacy_report()["private"] is False
 
 
+@pytest.mark.parametrize("mechanism, n", [("blt", 40), ("auto", 96)])
 @pytest.mark.parametrize("eps", [0.5, 2.0])
-def test_released_noise_has_the_reported_variance(eps):
+def test_released_noise_has_the_reported_variance(eps, mechanism, n):
     """Zero-signal records from one class: the released count minus the true count, over 300 seeds, has
-    the variance the report states (χ² test, α = 0.001; 100 seeds in the fast tier)."""
-    n, d = 40, 2
+    the variance the report states (χ² test, α = 0.001; 100 seeds in the fast tier). The default's blocks:
+    96 records complete the blocks of 32 and 64, whose size-weighted estimate describes all 96."""
+    d = 2
     draws = []
     for seed in range(by_tier(fast=100, full=300)):
-        learner = OnPairStats(norm_bound=1.0, epsilon=eps, n_features=d, seed=seed)
+        learner = OnPairStats(norm_bound=1.0, epsilon=eps, n_features=d, seed=seed, mechanism=mechanism)
         learner.learn_many(np.zeros((n, d)), np.zeros(n, dtype=bool))
         draws.append(learner._stats.estimate()[0] - WEIGHTS[0] * n)  # negative class count, times a
         sd = learner.privacy_report()["noise_sd"]
@@ -274,15 +282,16 @@ def test_released_noise_has_the_reported_variance(eps):
     assert p > 0.001
 
 
-def test_privacy_report_matches_the_budget_and_an_independent_conversion():
+@pytest.mark.parametrize("mechanism, released", [("blt", 500), ("auto", 4)])  # auto: blocks ending 32, 96, 224, 480
+def test_privacy_report_matches_the_budget_and_an_independent_conversion(mechanism, released):
     from dp_accounting import dp_event, rdp
 
-    learner = OnPairStats(epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), seed=0)
+    learner = OnPairStats(epsilon=1.0, delta=1e-5, bounds=(0.0, 1.0), seed=0, mechanism=mechanism)
     assert learner.privacy_report()["rho_spent"] == 0.0
     learner.learn_many(*stream(500, outside=False))
     report = learner.privacy_report()
     assert report["rho_spent"] <= report["rho_budget"] and report["epsilon_spent"] <= 1.0
-    assert report["releases"][0]["nodes_released"] == 500 and report["mode"] == "continual"
+    assert report["releases"][0]["nodes_released"] == released and report["mode"] == "continual"
     # The release is one Gaussian mechanism with noise multiplier σ/(Δκ): dp-accounting's RDP accountant
     # gives an ε no smaller than the report's tight GDP conversion, and close to it.
     schedule = report["schedule"]
@@ -353,18 +362,19 @@ def test_snapshot_resumes_exactly(kwargs, tmp_path):
     assert_same_state(state_of(whole), state_of(resumed))
 
 
-def test_snapshot_with_edited_statistics_is_refused(tmp_path):
+@pytest.mark.parametrize("mechanism, edited", [("blt", "statistics.buffers"), ("auto", "statistics.current")])
+def test_snapshot_with_edited_statistics_is_refused(tmp_path, mechanism, edited):
     from onpair.core.persistence import _parse
 
-    learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=0, mechanism=mechanism).learn_many(*stream(30, outside=False))
     learner.save(tmp_path / "s.onpair")
     data = (tmp_path / "s.onpair").read_bytes()
     document, arrays = _parse(data, "s")
     assert any(key.startswith("statistics.") for key in arrays)
-    fresh = OnPairStats(bounds=(0.0, 1.0), seed=0)
+    fresh = OnPairStats(bounds=(0.0, 1.0), seed=0, mechanism=mechanism)
     from onpair.core.snapshot import SnapshotReader
 
-    arrays["statistics.buffers"] = arrays["statistics.buffers"][:-1]
+    arrays[edited] = arrays[edited][:-1]
     with pytest.raises(ValueError, match="invalid released statistics"):
         fresh._restore_state(document["state"], SnapshotReader("s", arrays))
 
@@ -441,15 +451,17 @@ def test_offline_metric_task_needs_public_classes_and_a_large_delta_warns():
 
 
 # -- the per-record path: normals drawn ahead, one compiled call per record ------------------------------
-def test_the_fused_record_path_is_the_mechanism_fed_its_rows_with_the_generators_normals():
-    """OnPairStats.learn_one (box map, row, BLT step in one compiled call, normals from a block drawn ahead)
-    against its definition: the rows of statistics_rows fed one by one to a BufferedToeplitz with a plain
-    Generator spawned as the learner spawns its noise stream."""
-    from onpair.privacy.continual import BufferedToeplitz
+@pytest.mark.parametrize("mechanism", ["blt", "auto"])
+def test_the_fused_record_path_is_the_mechanism_fed_its_rows_with_the_generators_normals(mechanism):
+    """OnPairStats.learn_one (box map, row, BLT step in one compiled call, normals from a block drawn ahead;
+    the default's: box map, row, added to the block's sum, the block released when a record ends it) against
+    its definition: the rows of statistics_rows fed one by one to a BufferedToeplitz (a BlockRelease of blocks
+    32, 64, …) with a plain Generator spawned as the learner spawns its noise stream."""
+    from onpair.privacy.continual import BlockRelease, BufferedToeplitz
     from onpair.statistics._kernels import statistics_rows
 
     X, y = stream(700, seed=4)
-    learner = OnPairStats(bounds=(0.0, 1.0), seed=9)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=9, mechanism=mechanism)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for x, label in zip(X, y):
@@ -457,12 +469,14 @@ def test_the_fused_record_path_is_the_mechanism_fed_its_rows_with_the_generators
     Z, _ = learner.feature_bounds.transform(X)
     rows = statistics_rows(Z, y.astype(np.int64), 2, (0.8, 1.0, 0.6))
     _, noise_seq, _ = np.random.SeedSequence(9).spawn(3)
-    mech = BufferedToeplitz(dim=rows.shape[1], sensitivity=statistics_sensitivity(0.8, 1.0, 0.6),
-                            rho=learner._rho_budget)
+    mech = (BufferedToeplitz if mechanism == "blt" else BlockRelease)(
+        dim=rows.shape[1], sensitivity=statistics_sensitivity(0.8, 1.0, 0.6), rho=learner._rho_budget)
     generator = np.random.Generator(np.random.PCG64(noise_seq))
     for row in rows:
         mech.add_one(np.ascontiguousarray(row), generator)
     assert np.array_equal(mech.estimate(), learner._stats.estimate())
+    if mechanism == "auto":
+        assert mech.completed() == 4 and np.any(mech.estimate() != 0.0)  # blocks ending 32, 96, 224, 480
     # the learner's generator is ahead by the rest of a whole block, which it keeps
     ahead = learner._normal_block.unconsumed()
     assert np.array_equal(ahead, generator.standard_normal(ahead.size))
@@ -515,7 +529,8 @@ def test_a_snapshot_with_implausible_normals_is_refused(edit, match, tmp_path):
     from onpair.core.snapshot import SnapshotReader
     from onpair.core.persistence import _parse
 
-    learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(30, outside=False))
+    # 40 records: the default's first block (32 records) released, its normals drawn from a block drawn ahead
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=0).learn_many(*stream(40, outside=False))
     learner.save(tmp_path / "s.onpair")
     document, arrays = _parse((tmp_path / "s.onpair").read_bytes(), "s")
     assert "noise.normals" in arrays
@@ -528,15 +543,24 @@ def test_a_snapshot_with_implausible_normals_is_refused(edit, match, tmp_path):
         twin._read_normals(SnapshotReader("s", arrays))
 
 
-def test_n_releases_counts_the_records_learned_up_to_the_horizon():
+@pytest.mark.parametrize("mechanism", ["blt", "auto"])
+def test_n_releases_counts_the_records_learned_up_to_the_horizon(mechanism):
+    """A release per record learned (blt), or per block (the default's: blocks of 32 records, then the rest
+    up to the horizon, 38); the refresh count is the records the release describes."""
     X, y = stream(90, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        learner = OnPairStats(bounds=(0.0, 1.0), seed=0, horizon=70)
+        learner = OnPairStats(bounds=(0.0, 1.0), seed=0, horizon=70, mechanism=mechanism)
         learner.learn_many(X[:40], y[:40])
         for x, label in zip(X[40:], y[40:]):
             learner.learn_one(x, label)
-            assert learner.n_releases == learner._stats.n_seen == min(learner.n_seen, 70)
+            learned = min(learner.n_seen, 70)
+            assert learner._stats.n_seen == learned
+            if mechanism == "blt":
+                assert learner.n_releases == learner.refresh_count == learned
+            else:
+                assert learner.n_releases == (learned >= 32) + (learned >= 70)
+                assert learner.refresh_count == (70 if learned == 70 else 32)
 
 
 def test_final_share_at_the_horizon():
@@ -544,7 +568,7 @@ def test_final_share_at_the_horizon():
     the one event of the report: the budget, no more); the model after record T has less noise than without
     it, the models before it more; refused without the BLT and a horizon, or outside [0, 1)."""
     X, y = stream(200, outside=False)
-    plain = OnPairStats(bounds=(0.0, 1.0), horizon=200, seed=2).learn_many(X, y)
+    plain = OnPairStats(bounds=(0.0, 1.0), horizon=200, seed=2, mechanism="blt").learn_many(X, y)
     shared = OnPairStats(bounds=(0.0, 1.0), horizon=200, final_share=0.5, seed=2).learn_many(X[:199], y[:199])
     before = shared._stats.noise_variance()
     assert before > plain._stats.mechanism.variance(199)

@@ -297,7 +297,7 @@ class StreamLearner(SeedNameHint):
         cap = None if scalars["cap"] is None else reader.integer(scalars["cap"], "predictor.cap", low=1)
         if release_window(read, self.private, shift, cap) != (start, stop):
             raise reader.error(f"predictor: the window [{start}, {stop}) is not the refresh rule's at count {read}")
-        count = self.n_releases if self.private else self._t
+        count = self.refresh_count
         if read > count:
             raise reader.error(f"predictor: read at count {read}, after the learner's count {count}")
         view = self._view_from_state(scalars, reader, read)
@@ -387,11 +387,17 @@ class StreamLearner(SeedNameHint):
         """Models released so far (0 for a non-private learner, which releases nothing)."""
         return 0
 
+    @property
+    def refresh_count(self) -> int:
+        """The count the refresh rule of :meth:`predictor` reads: the releases (a private learner's: here one per
+        record or per public schedule step, :attr:`n_releases`) or the records learned (the non-private twin).
+        A learner whose release changes less often than it is counted says so by overriding it. Public."""
+        return self.n_releases if self.private else self._t
+
     # -- the model predictions read ----------------------------------------------------------------
     def predictor(self, shift: int = 6, cap=None):
         """The view of a released model that predictions read now, on the public refresh rule
-        (:func:`onpair.core.predictor.release_window` of the release count, or of the record count for the
-        non-private twin, with refresh shift ``shift`` and step cap ``cap``): the model is read when the count
+        (:func:`onpair.core.predictor.release_window` of :attr:`refresh_count`, with refresh shift ``shift`` and step cap ``cap``): the model is read when the count
         leaves the window of the last read, and kept until then. Post-processing of public releases, read by a
         public rule of the count alone. The window and the view are part of the learner's state: a snapshot
         holds them, so a restored learner predicts with the model the saved one predicted with.
@@ -399,7 +405,7 @@ class StreamLearner(SeedNameHint):
         The view scores raw records: :class:`onpair.statistics.released_model.ReleasedModel` (the learners on
         released statistics) or :class:`onpair.core.predictor.DirectionModel` (the record-keeping learners).
         """
-        count = self.n_releases if self.private else self._t
+        count = self.refresh_count
         refresh = self._refresh
         if refresh is None or not refresh.start <= count < refresh.stop:  # refresh.covers(count), without its frame
             start, stop = release_window(count, self.private, shift, cap)

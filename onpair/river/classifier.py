@@ -284,11 +284,13 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     # -- river's test hooks ------------------------------------------------------------------------
     @classmethod
     def _unit_test_params(cls):
-        # Cheap and meaningful: the default learner releases after every record; the record-keeping
-        # ones release a model every 10 records, so predictions change along river's 200-record check
-        # streams, through the private path (noise, accountant, ledger) with a small buffer; the last is
+        # Cheap and meaningful: the default learner releases at the end of blocks of 32, 64, … records (a
+        # stationary stream's default) or, with mechanism "blt" or a half-life, after every record; the
+        # record-keeping ones release a model every 10 records, so predictions change along river's 200-record
+        # check streams, through the private path (noise, accountant, ledger) with a small buffer; the last is
         # the non-private twin, on which the pickling checks also run.
         yield {"epsilon": 1.0, "bounds": (0.0, 1.0)}
+        yield {"epsilon": 1.0, "bounds": (0.0, 1.0), "learner_params": {"mechanism": "blt"}}
         yield {"epsilon": 1.0, "bounds": (-100.0, 100.0), "discover_bounds": 40}
         yield {"epsilon": 1.0, "bounds": (0.0, 1.0), "half_life": 50}  # decayed statistics (issue 25)
         yield {"learner": "onpairstrc", "epsilon": 1.0, "bounds": (0.0, 1.0), "buffer": ("reservoir", 16),

@@ -158,10 +158,12 @@ class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     @classmethod
     def _unit_test_params(cls):
         # river's checks feed the same configuration Phishing (booleans, features in [0, 1]) and ImageSegments
-        # (seven strings, features in [−50, 1387]): one public domain and one box hold both. The second is the
-        # non-private twin, on which the pickling checks run.
+        # (seven strings, features in [−50, 1387]): one public domain and one box hold both; the default's block
+        # release and a release after every record. The last is the non-private twin, on which the pickling
+        # checks run.
         classes = [False, True, "brickface", "cement", "foliage", "grass", "path", "sky", "window"]
         yield {"classes": classes, "epsilon": 1.0, "bounds": (-100.0, 1400.0)}
+        yield {"classes": classes, "epsilon": 1.0, "bounds": (-100.0, 1400.0), "learner_params": {"mechanism": "blt"}}
         yield {"classes": classes, "epsilon": 1.0, "bounds": (-1000.0, 14000.0), "discover_bounds": 40}
         yield {"classes": classes, "bounds": (-100.0, 1400.0), "learner_params": {"private": False}}
 

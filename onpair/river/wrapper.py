@@ -122,8 +122,8 @@ class LearnerWrapper(SeedNameHint):
 
         ``passes`` and ``order`` give ``record_level``, the cost of a record learned ``passes`` times
         (``progressive_val_score(data * k, model)``: k passes in the same order, ``order="same"``; the
-        default learner's is then exact, e.g. record-level ε 3.03 for four passes of Phishing at
-        ε = 1, 2.15 with ``learner_params={"mechanism": "toeplitz"}``; ``order="any"`` or an output-perturbed
+        default learner's is then exact, e.g. record-level ε 2.71 for four passes of Phishing at
+        ε = 1 (its blocks), 3.03 with ``learner_params={"mechanism": "blt"}``, 2.15 with ``learner_params={"mechanism": "toeplitz"}``; ``order="any"`` or an output-perturbed
         learner: the group bound k²ρ); with ``passes`` > 1 the headline ``epsilon_spent`` and ``rho_spent`` are
         that cost, and ``epsilon_per_position`` and ``rho_per_position`` the cost of one stream position. The ``lineage`` total adds the ρ of the model and its clones,
         each learning a record **once** (one position each): it does not cover a meta-model that learns a

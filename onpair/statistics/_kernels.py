@@ -28,6 +28,7 @@ from numba import njit
 from .._config import NJIT_OPTIONS
 from ..core.bounds import _clip_box_row
 from ..privacy.continual._blt_kernels import blt_record
+from ..privacy.continual._kernels import add_rows_in_order
 
 
 def block_length(d: int) -> int:
@@ -171,6 +172,54 @@ def _box_blt_record(x, constants, code, clip, n_classes, pooled, normals, pos, e
     at = 3 * d + 3
     blt_record(row[0], normals[pos:pos + k], constants[at:at + m], constants[at + m:at + 2 * m],
                constants[at + 2 * m], state[:m], state[m], state[m + 1])
+    return status
+
+
+@njit(**NJIT_OPTIONS)
+def _box_sum_record(x, constants, code, clip, n_classes, pooled, dest):
+    """The fused single-record path of a block release without fresh share
+    (:meth:`onpair.statistics.released.ReleasedStatistics.add_record`): one raw record through the box map
+    (:func:`onpair.core.bounds._clip_box_row`), into its row v(z) (:func:`_layout_rows`) and added to the
+    current block's sum (:meth:`onpair.privacy.continual.BlockRelease.sum_step`, by
+    :func:`onpair.privacy.continual._kernels.add_rows_in_order`), in one call and without noise (a block is
+    released once, at its end, by the caller): the block path's operations, so the same bits.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    constants : ndarray of float64, shape (3d + 3,) or longer
+        Public constants (:func:`box_blt_constants`): the box's lower, upper and half-scale rows and the
+        weights (a, b, m); anything after them is not read.
+    code : int
+        The class code.
+    clip : bool
+        Whether a record outside the box is added (clipped); otherwise it is left to the caller.
+    n_classes : int
+        C (read by the pooled layout only).
+    pooled : bool
+        The layout.
+    dest : ndarray of float64, shape (k,)
+        The current block's sum; the record's row is added in place when the record is added.
+
+    Returns
+    -------
+    int
+        0 (added, inside the box), 1 (added, clipped), −1 (NaN or ±inf: nothing changed), −2 (outside the
+        box and ``clip`` false: nothing changed).
+    """
+    d = x.shape[0]
+    z = np.empty((1, d))
+    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z[0])
+    if status < 0:
+        return -1
+    if status > 0 and not clip:
+        return -2
+    row = np.empty((1, dest.shape[0]))
+    codes = np.empty(1, dtype=np.int64)
+    codes[0] = code
+    _layout_rows(z, codes, n_classes, constants[3 * d:3 * d + 3], pooled, row)
+    add_rows_in_order(row, dest)
     return status
 
 

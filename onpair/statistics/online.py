@@ -28,7 +28,8 @@ from ..privacy.events import ContinualRelease
 from ..privacy.reports import warn_large_delta
 from .discriminant import check_covariance_model
 from .model import DEFAULT_WEIGHTS, check_task, check_weights, model_kind, moment_layout
-from .online_config import check_classes, check_final_share, check_forgetting, check_lam, check_mechanism, horizon_value
+from .online_config import (check_classes, check_final_share, check_forgetting, check_lam, check_mechanism, horizon_value,
+                            resolve_mechanism)
 from .online_report import StatisticsReport
 from .online_snapshot import StatisticsSnapshots
 from .released import ReleasedStatistics
@@ -89,8 +90,15 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         Public weights of counts, sums and second moments: they share the noise between the three
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
         lies in [1e-50, 1e50] (:data:`onpair.statistics.model.WEIGHT_RANGE`; the moment weight may also be 0).
-    mechanism : {"blt", "toeplitz", "epochs", "tree", "blocks"}, default "blt"
-        How the prefix sums are released (:mod:`onpair.privacy.continual`, docs/continual_release.md):
+    mechanism : {"auto", "blt", "toeplitz", "epochs", "tree", "blocks"}, default "auto"
+        How the statistics are released (:mod:`onpair.privacy.continual`, docs/continual_release.md). "auto"
+        (:func:`onpair.statistics.online_config.resolve_mechanism`, a rule of the public parameters chosen on
+        synthetic streams): "blocks" for a stationary stream (no ``half_life``, no ``final_share``), else
+        "blt"; :attr:`release_mechanism` says which. "blocks": blocks of 32, 64, … records, each released once
+        at the full ρ and combined by public weights (:class:`onpair.privacy.continual.BlockRelease`: noise
+        ≈ 1.7 times one release over every completed record, whatever the stream's length, but the model
+        changes only when a block ends, so it is up to half the stream old inside a block). The others
+        release every prefix sum (a new model after every record, at the continual-counting bound's noise):
         "blt", a buffered-linear-Toeplitz factorisation (:class:`onpair.privacy.continual.BufferedToeplitz`:
         O(buffers·k) work and memory per record, any stream length at the cost ρ; its error is within 0.2 %
         of the exact square-root factorisation's at a known ``horizon`` and within ×1.15 of it from 10³ to 10⁷
@@ -98,8 +106,7 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         about 100 records, then its error grows linearly, ×6 of the square root's at 1,250 records, ×24 at
         20,000; its copies farther apart than the band do not overlap, so k same-order passes cost exactly
         k·ρ against the BLT's slightly more, see ``privacy_report(passes=k)``); doubling epochs of
-        least-squares trees (error O(log² t)); one tree (``horizon``, else level shares ρ_h ∝ 1/h²); "blocks": blocks
-        of 32, 64, … records, each released once (:class:`onpair.privacy.continual.BlockRelease`; stale inside a block).
+        least-squares trees (error O(log² t)); one tree (``horizon``, else level shares ρ_h ∝ 1/h²).
     band : int, optional
         Band of the banded factorisation (``mechanism="toeplitz"`` only; default
         :data:`onpair.privacy.continual.DEFAULT_BAND`). A band, a horizon or a number of features whose state
@@ -171,7 +178,7 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
     _non_private_mode = "exact statistics"
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, task="auc", classes=None, model_type=None, lam="auto",
-                 covariance="auto", moments=None, weights=DEFAULT_WEIGHTS, mechanism="blt", band=None,
+                 covariance="auto", moments=None, weights=DEFAULT_WEIGHTS, mechanism="auto", band=None,
                  horizon=None, final_share=0.0, half_life=None, bounds=None, norm_bound=None, n_features=None, accounting="gaussian",
                  private=True, seed=None, accountant=None, discover_bounds=False):
         self.epsilon = epsilon
@@ -219,6 +226,7 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         self._rho_budget = rho_from_dp(self._epsilon, self._delta, method=accounting)
         self._horizon = horizon_value(horizon)
         self._final_share = check_final_share(final_share, mechanism, horizon, half_life)
+        self._mechanism = resolve_mechanism(mechanism, self._half_life, self._final_share)
         # The continual release's cost is fixed when it is built; it is committed with the first record.
         self._accountant = ZCDPAccountant(self._rho_budget, owner="OnPairStats") if self.private else None
         self._budget_committed = False
@@ -253,7 +261,7 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
             return ReleasedStatistics.build(
                 dim=dim, n_classes=self._n_classes, weights=self._weights,
                 rho=(self._model_rho(dim) if rho is None else rho) if self.private else None,
-                mechanism=self.mechanism, band=self.band, horizon=self._horizon_value(),
+                mechanism=self._mechanism, band=self.band, horizon=self._horizon_value(),
                 final_share=self._final_share, pooled=self._pooled,
                 half_life=self._half_life)
         except ValueError as exc:
@@ -375,7 +383,7 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         keyed by the release (the state it came from and its index) and the public bounds that map records for it."""
         self._require_dim()
         stats, bounds = self._stats, self._bounds
-        index = stats.n_seen
+        index = stats.release_index
         current = self._current
         if current is None or current.index != index or current.bounds is not bounds or current.source is not stats:
             current = self._current = ReleasedModel(index, stats.estimate(), stats.noise_variance(), stats.layout,
@@ -444,10 +452,20 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         return self.released_model().model.copy()
 
     @property
+    def release_mechanism(self) -> str:
+        """``mechanism``, or what "auto" chose (:func:`onpair.statistics.online_config.resolve_mechanism`). Public."""
+        return self._mechanism
+
+    @property
     def n_releases(self) -> int:
-        """The release count the refresh rule reads: the records learned (none while a warm-up holds records; up to the
-        horizon). With ``mechanism="blocks"`` the released statistics change only at the end of a block."""
-        return self._learned() if self.private else 0
+        """Releases so far (none while a warm-up holds records): one per record, or per completed block ("blocks")."""
+        return self._stats.n_releases if self.private and self._stats is not None else 0
+
+    @property
+    def refresh_count(self) -> int:
+        """What the refresh rule reads: the records the release describes (with blocks it moves only when one
+        ends: :attr:`onpair.statistics.released.ReleasedStatistics.release_index`); the twin's records."""
+        return self._t if not self.private else (self._stats.release_index if self._stats is not None else 0)
 
     def _noise_source(self) -> NormalBlock:
         """The normals of the release noise: a block drawn ahead from the learner's noise generator and

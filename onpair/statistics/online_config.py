@@ -46,25 +46,48 @@ def check_lam(lam):
     return check_positive(lam, "lam", allow_zero=True)
 
 
+#: The values of ``mechanism``: "auto" (the default, :func:`resolve_mechanism`) or one of the mechanisms.
+MECHANISM_CHOICES = ("auto",) + MECHANISMS
+
+
 def check_mechanism(mechanism, band) -> None:
-    """The release mechanism is one of :data:`onpair.statistics.released.MECHANISMS`; a ``band`` is a positive
-    integer, for ``mechanism="toeplitz"`` only."""
-    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    """The release mechanism is "auto" or one of :data:`onpair.statistics.released.MECHANISMS`; a ``band`` is a
+    positive integer, for ``mechanism="toeplitz"`` only."""
+    if not isinstance(mechanism, str):
+        raise TypeError(f"mechanism must be one of {MECHANISM_CHOICES}, got {mechanism!r} ({type(mechanism).__name__})")
+    if mechanism not in MECHANISM_CHOICES:
+        raise ValueError(f"mechanism must be one of {MECHANISM_CHOICES}, got {mechanism!r}")
     if band is not None:
         if mechanism != "toeplitz":
-            raise ValueError(f"band is for mechanism='toeplitz', got mechanism={mechanism!r} (the default is 'blt', "
-                             "which has no band: pass mechanism='toeplitz' with band)")
+            raise ValueError(f"band is for mechanism='toeplitz', got mechanism={mechanism!r} (the default, 'auto', "
+                             "has no band: pass mechanism='toeplitz' with band)")
         if isinstance(band, (bool, np.bool_)) or not isinstance(band, (int, np.integer)):
             raise TypeError(f"band must be a positive integer, got {band!r} ({type(band).__name__})")
         if band < 1:
             raise ValueError(f"band must be a positive integer, got {band!r}")
 
 
+def resolve_mechanism(mechanism: str, half_life, final_share) -> str:
+    """The mechanism that releases the statistics: ``mechanism`` itself, or for "auto" a public rule of the public
+    parameters, chosen by measurement on synthetic streams only (bench/results/blocks.md): "blocks" (blocks of
+    32, 64, … records, each released once: beyond the counting bound for a stationary stream) when there is
+    no ``half_life`` and no ``final_share``, else "blt" (a release after every record: forgetting follows a
+    drift, and the final share's one release of the total needs the continual release beside it).
+
+    Examples
+    --------
+    >>> resolve_mechanism("auto", None, 0.0), resolve_mechanism("auto", 500.0, 0.0), resolve_mechanism("tree", None, 0.0)
+    ('blocks', 'blt', 'tree')
+    """
+    if mechanism != "auto":
+        return mechanism
+    return "blocks" if half_life is None and not final_share else "blt"
+
+
 def check_forgetting(half_life, mechanism):
     """The half-life H (records) of forgetting, or None: decayed sums are released by a BLT only."""
     value = None if half_life is None else check_half_life(half_life)
-    if half_life is not None and mechanism != "blt":
+    if half_life is not None and mechanism not in ("blt", "auto"):
         raise ValueError(f"half_life is for mechanism='blt' (the decayed sums are released by a BLT fitted to "
                          f"their workload), got mechanism={mechanism!r}")
     return value
@@ -88,7 +111,7 @@ def check_final_share(final_share, mechanism, horizon, half_life) -> float:
                         f"({type(final_share).__name__})")
     if not 0.0 <= final_share < 1.0:
         raise ValueError(f"final_share must lie in [0, 1), got {final_share!r}")
-    if final_share > 0.0 and (mechanism != "blt" or horizon is None):
+    if final_share > 0.0 and (mechanism not in ("blt", "auto") or horizon is None):
         raise ValueError(f"final_share={final_share!r} needs mechanism='blt' and a horizon (the one release of "
                          f"the total is made at the horizon), got mechanism={mechanism!r}, "
                          f"horizon={horizon!r}")

@@ -114,7 +114,7 @@ class StatisticsSnapshots:
         expected = float(stats.mechanism.variance(index)) if self.private else 0.0
         if variance != expected:
             raise reader.error(f"predictor.variance = {variance!r}, but the release {index} has variance {expected!r}")
-        if index == stats.n_seen and not np.array_equal(estimate, stats.estimate()):
+        if index == stats.release_index and not np.array_equal(estimate, stats.estimate()):
             raise reader.error(f"predictor.estimate is not the release {index}")
         if not float(np.max(np.abs(estimate), initial=0.0)) <= stats.plausible_limit(index):
             raise reader.error("predictor.estimate holds values no release of this learner can reach")

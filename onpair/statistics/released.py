@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 
-from ..privacy.continual import MAX_STATE_FLOATS, BufferedToeplitz, DecayedBLT, PrefixSumMechanism
+from ..privacy.continual import MAX_STATE_FLOATS, BlockRelease, BufferedToeplitz, DecayedBLT, PrefixSumMechanism
 from ..privacy.continual.decayed import decay_of
 from ..privacy.statistics_sensitivity import statistics_sensitivity
-from ._kernels import (NEED_NORMALS, _add_decayed_rows, _add_rows, _box_blt_record,
+from ._kernels import (NEED_NORMALS, _add_decayed_rows, _add_rows, _box_blt_record, _box_sum_record,
                        box_blt_constants, layout_width, statistics_rows)
 from .model import class_statistics
 
@@ -118,8 +118,10 @@ class ReleasedStatistics:
         self.width = _checked_width(self.dim, self.n_classes, self.pooled)
         self.mechanism = ExactSums(self.width) if mechanism is None else mechanism
         self.weight_array = np.array(self.weights)
-        #: Whether a record may take the one fused call (:meth:`add_record`): a BLT release.
-        self.fused = type(self.mechanism) in (BufferedToeplitz, DecayedBLT)
+        #: Whether a record may take the one fused call (:meth:`add_record`): a BLT release, or a block
+        #: release without fresh share (its record adds to the block's sum; no noise until the block ends).
+        self._sums = type(self.mechanism) is BlockRelease and self.mechanism.fresh_share == 0.0
+        self.fused = self._sums or type(self.mechanism) in (BufferedToeplitz, DecayedBLT)
         self._box = (None, None)  # (the box rows given, their constants for the fused call)
 
     @classmethod
@@ -168,6 +170,19 @@ class ReleasedStatistics:
         return self.mechanism.n_seen
 
     @property
+    def n_releases(self) -> int:
+        """The releases made: one per record (a continual release), one per completed block (a block release
+        without fresh share). Public."""
+        return self.mechanism.completed() if self._sums else self.mechanism.n_seen
+
+    @property
+    def release_index(self) -> int:
+        """The records the current release describes, which only changes when the release does: ``n_seen`` for
+        a continual release (a new release after every record), N (the records of the completed blocks) for
+        a block release without fresh share (a new release at the end of each block). Public."""
+        return self.mechanism.n_released if self._sums else self.mechanism.n_seen
+
+    @property
     def capacity(self):
         """The most records it accepts in all (a horizon), or None."""
         return self.mechanism.horizon
@@ -185,10 +200,12 @@ class ReleasedStatistics:
     def add_record(self, x: np.ndarray, box, code: int, rng, clip: bool = False) -> int:
         """One raw record and the public box ``box`` = (lower, upper, half-scale) rows
         (:meth:`onpair.core.bounds.FeatureBounds.box_rows`) in the one fused call
-        :func:`onpair.statistics._kernels._box_blt_record` (the box map, the row, the BLT's compiled step):
-        exactly :meth:`add` of its mapped row (clipped to the box, as
+        :func:`onpair.statistics._kernels._box_blt_record` (the box map, the row, the BLT's compiled step), or
+        for a block release :func:`onpair.statistics._kernels._box_sum_record` (the box map, the row, added to
+        the block's sum; the block released by :meth:`~onpair.privacy.continual.BlockRelease.count_step` when
+        the record ends it): exactly :meth:`add` of its mapped row (clipped to the box, as
         :meth:`onpair.core.bounds.FeatureBounds.transform` maps it), bit for bit. Only where :attr:`fused`
-        (a BLT release) and ``rng`` is the learner's :class:`~onpair.privacy.continual.normals.NormalBlock`.
+        and ``rng`` is the learner's :class:`~onpair.privacy.continual.normals.NormalBlock`.
 
         Returns 0 for a record inside the box (added), 1 for one outside it (added, clipped, only when
         ``clip`` is true) and −1 for one holding NaN or ±inf; a record outside the box without ``clip``, or
@@ -197,6 +214,13 @@ class ReleasedStatistics:
         mechanism = self.mechanism
         if mechanism.n_seen >= mechanism.capacity:
             mechanism.add_block(np.zeros((1, self.width)), rng)  # raises, naming the horizon
+        if self._sums:
+            if self._box[0] is not box:
+                self._box = (box, box_blt_constants(box, self.weight_array, (), (), 0.0))
+            status = _box_sum_record(x, self._box[1], code, clip, self.n_classes, self.pooled, mechanism.sum_step())
+            if status >= 0:
+                mechanism.count_step(rng)
+            return 1 if status == -2 else status
         if self._box[0] is not box:
             omega, theta, decay, _ = mechanism.step_arrays()
             self._box = (box, box_blt_constants(box, self.weight_array, omega, theta, decay))

@@ -26,6 +26,9 @@ from numba import njit
 
 from ..._config import NJIT_OPTIONS
 
+#: What the statistics family's fused record path (a block release's sum) may import.
+__all__ = ["add_rows_in_order"]
+
 
 @njit(**NJIT_OPTIONS)
 def _first_row_beyond(V, limit):
@@ -133,7 +136,7 @@ def _add_row(src, dest):
 
 
 @njit(**NJIT_OPTIONS)
-def _add_rows_in_order(rows, dest):
+def add_rows_in_order(rows, dest):
     """``dest += rows[0] + rows[1] + …`` in this order (a block adds exactly what its rows added one at a time
     by :func:`_add_row` would).
 

@@ -79,7 +79,8 @@ import math
 import numpy as np
 
 from ..gaussian import gaussian_rho
-from ._kernels import _add_rows_in_order
+from ._kernels import add_rows_in_order
+from ._noise import draw_normals
 from .base import PrefixSumMechanism
 from .blt import BufferedToeplitz
 from .limits import check_int, check_real, check_state_size, noise_scales
@@ -289,7 +290,7 @@ class BlockRelease(PrefixSumMechanism):
                         out[lo + i] = self._combine(self._n_seen + i + 1, inner_out[i])
             elif out is not None:
                 out[lo:hi] = self.estimate()  # nothing moves inside a block
-            _add_rows_in_order(V[lo:hi], self._current)
+            add_rows_in_order(V[lo:hi], self._current)
             self._n_seen += hi - lo
             if self._n_seen == end:
                 self._complete(Z[row])
@@ -297,6 +298,29 @@ class BlockRelease(PrefixSumMechanism):
                 if out is not None:
                     out[hi - 1] = self.estimate()
             lo = hi
+
+    # -- the single-record step of a compiled caller ----------------------------------------------------
+    def sum_step(self) -> np.ndarray:
+        """What a caller that computes a record's row in its own compiled call adds it to (fresh share 0 only:
+        the statistics family's single-record path): the current block's noiseless sum, float64 (k,), updated
+        in place (``sum += row``, as :func:`~onpair.privacy.continual._kernels.add_rows_in_order` adds one
+        row). The caller checks the capacity first (:attr:`n_seen` < :attr:`capacity`), adds the row, then
+        calls :meth:`count_step`: the same arithmetic, normals and state as :meth:`add_block` of the row, bit
+        for bit. The array is replaced when a block completes: ask for it before every record."""
+        if self._fresh > 0.0:
+            raise ValueError(f"sum_step() is for fresh_share=0 (a record adds to the block's sum and draws no "
+                             f"noise); this release has fresh_share={self._fresh:g}: use add_block")
+        return self._current
+
+    def count_step(self, rng) -> None:
+        """Count one record added through :meth:`sum_step`; when it completes its block, release the block
+        (its k normals the next ones of ``rng``, as :meth:`add_block` draws them)."""
+        end = self._ends[bisect.bisect_right(self._ends, self._n_seen)]
+        self._n_seen += 1
+        if self._n_seen == end:
+            z = np.empty(self.dim)
+            draw_normals(rng, z)
+            self._complete(z)
 
     def _complete(self, z) -> None:
         """Release the block that record ``n_seen`` completes: r = S + σz, folded into Σ_j w_j r_j."""
