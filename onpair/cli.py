@@ -599,7 +599,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "public random permutation (--seed); the training part is streamed in blocks.")
     rp.add_argument("source", metavar="SOURCE", help=f"one of {', '.join(DATASETS)}, or a CSV path")
     rp.add_argument("--algo", choices=ALGORITHM_NAMES, default="stats",
-                    help="learner (default stats: class statistics released after every record)")
+                    help="learner (default stats: class statistics released once per public block)")
     rp.add_argument("--loss", choices=("logistic", "square", "hinge"), default=None,
                     help="pairwise loss of the pair-loss learners (default logistic; hinge: giga and sgd only; sgd "
                          "uses hinge unless square is given); stats/offstats learn class statistics and take none")

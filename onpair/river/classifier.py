@@ -86,7 +86,7 @@ from .wrapper import LearnerWrapper, learner_arguments, plain_value, restored_wr
 __all__ = ["PrivatePairwiseClassifier"]
 
 #: Name → learner class: the online learners of the one registry (:data:`onpair.algorithms.ALGORITHMS`). "stats"
-#: (the default) learns from class statistics released after every record; "onpairstrc" and "onpairc" are Huai
+#: (the default) learns from class statistics released along the stream; "onpairstrc" and "onpairc" are Huai
 #: et al.'s output-perturbed learners; "giga" is their non-private twin.
 LEARNERS = {name: ALGORITHMS[name] for name in ONLINE}
 #: Learners that keep records (and so take ``buffer`` and ``release_every``).
@@ -111,8 +111,9 @@ SAVE_TAG = "onpair.river:PrivatePairwiseClassifier"
 class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     """Differentially private online AUC maximisation as a river binary classifier.
 
-    Wraps :class:`onpair.OnPairStats` (default: the class statistics released after every record, a
-    useful private model from the first few hundred records on), Huai et al.'s :class:`onpair.OnPairStrC`
+    Wraps :class:`onpair.OnPairStats` (default: the class statistics released at the end of public blocks of
+    32, 64, … records, or after every record with ``half_life``; a useful private model from the first few
+    hundred records on), Huai et al.'s :class:`onpair.OnPairStrC`
     or :class:`onpair.OnPairC`, or the non-private :class:`onpair.PairwiseGIGA`. Records are dicts; the module docstring (:mod:`onpair.river`)
     says how keys that appear, disappear or change order are handled, what the probabilities mean,
     and what ``clone()`` does to the budget.
@@ -120,7 +121,8 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
     Parameters
     ----------
     learner : {"stats", "onpairstrc", "onpairc", "giga"}, default "stats"
-        The online learner. "stats" releases the per-class statistics after every record and predicts
+        The online learner. "stats" releases the per-class statistics (once per public block for a stationary
+        stream, after every record with ``half_life`` or ``learner_params={"mechanism": "blt"}``) and predicts
         with the pairwise square model computed from them (``learner_params`` reach
         :class:`onpair.OnPairStats`: ``mechanism``, ``model_type``, ``horizon``, …); it measured best
         by progressive ROC AUC (README). "giga" is the non-private twin of the record-keeping learners:
@@ -148,7 +150,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         cost grows with the stream. "stats" keeps no record (its memory is flat): leave it "auto".
     release_every : int, optional
         Release a model every k records (record-keeping learners). Default: the learner's doubling
-        schedule (64, 128, 256, …). "stats" releases after every record.
+        schedule (64, 128, 256, …). "stats" has its own schedule (its ``mechanism``).
     unknown_features : {"ignore", "raise"}, default "ignore"
         What to do with a key that is not one of the features.
     seed : int or SeedSequence, optional
@@ -269,7 +271,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
             if not _is_auto(self.buffer) or self.release_every is not None:
                 raise ValueError("buffer and release_every are for the learners that keep records "
                                  f"({', '.join(RECORD_LEARNERS)}); learner={self.learner!r} keeps none and "
-                                 "releases after every record")
+                                 "releases on its mechanism's schedule")
             kwargs.update(discover_bounds=self.discover_bounds)
         if self.learner in RECORD_LEARNERS and not (self.discover_bounds is None or self.discover_bounds is False):
             raise ValueError(f"discover_bounds is for the default learner 'stats'; learner={self.learner!r} takes "
@@ -389,7 +391,7 @@ class PrivatePairwiseClassifier(LearnerWrapper, base.MiniBatchClassifier):
         if not self._inner.private:
             raise AttributeError("the non-private learner ('giga') releases nothing; use model")
         if self.learner == "stats":
-            raise AttributeError("the default learner ('stats') releases class statistics after every record, not "
+            raise AttributeError("the default learner ('stats') releases class statistics, not "
                                  "models: use model (computed from the latest release) and privacy_report()")
         if self._records.order is None:
             return np.zeros((0, 0))

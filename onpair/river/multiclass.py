@@ -1,8 +1,9 @@
-"""PrivateClassifier: a private multi-class river classifier from class statistics released after every record.
+"""PrivateClassifier: a private multi-class river classifier from class statistics released along the stream.
 
 It drives :class:`onpair.OnPairStats` with ``task="classify"``: every record adds its counts, sums and second
-moments to one set of class statistics, released after every record by a continual-release mechanism whose
-cost is fixed once for the whole stream, **whatever the number of classes** (one record changes the
+moments to one set of class statistics, released at the end of public blocks of 32, 64, … records (a
+stationary stream's default) or after every record (``half_life``, ``learner_params={"mechanism": "blt"}``) by a
+mechanism whose cost is fixed once for the whole stream, **whatever the number of classes** (one record changes the
 statistics of at most two classes, and the sensitivity Δ is per record: one budget for the stream, not one
 per one-vs-rest member). Its predictions are post-processing of the latest release: the calibrated
 linear-discriminant posterior over every declared class (docs/algorithms.md#classifier).
@@ -49,7 +50,7 @@ _OWN_ARGUMENTS = ("epsilon", "delta", "bounds", "norm_bound", "seed", "n_feature
 class PrivateClassifier(LearnerWrapper, base.MiniBatchClassifier):
     """Differentially private multi-class classification of a river stream, one budget for the whole stream.
 
-    A calibrated linear-discriminant classifier over the public classes, computed after every record from
+    A calibrated linear-discriminant classifier over the public classes, computed from each release of
     the class statistics :class:`onpair.OnPairStats` (``task="classify"``) releases: class priors from the
     noisy counts, class means, one pooled within-class covariance (released as **one** second moment for all
     classes), a ridge and a calibration set from the public noise level, so that where the release is mostly

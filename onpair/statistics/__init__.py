@@ -1,5 +1,5 @@
 """The statistics family (the default learner): private pairwise learning from released per-class counts,
-sums and second moments, continually after every record (:class:`OnPairStats`) or once
+sums and second moments, along the stream (:class:`OnPairStats`: once per public block, or after every record) or once
 (:class:`OffPairStats`); every model is post-processing of the release."""
 
 from .offline import OffPairStats
