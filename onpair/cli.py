@@ -471,7 +471,7 @@ def replay(args) -> dict:
         "rho_budget": report.get("rho_budget") if report else None,
         "rho_spent": report.get("rho_spent") if report else None,
         "epsilon_spent": report["epsilon_spent"] if report else None,
-        # Releases: one per record for the learners on released statistics, one per row otherwise.
+        # Releases: the learners on released statistics count theirs (one per block, or per record), one per row otherwise.
         "releases": (learner.n_releases if args.algo == "stats" else len(report["releases"])) if report else 0,
         **quality,
         # Records clipped to the bounds, counted without noise (a curator-only field of the report).

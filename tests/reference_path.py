@@ -25,9 +25,10 @@ from onpair.statistics.discriminant import linear_discriminant, ranking_discrimi
 from onpair.statistics.model import choose_ridge, class_statistics, released_model
 
 
-def refresh_window(count: int, private: bool, shift: int, half_life=None) -> tuple:
-    """[start, stop): the counts that predict with the model read at ``start`` (the documented rule)."""
-    if not private:
+def refresh_window(count: int, private: bool, shift: int, half_life=None, per_block=False) -> tuple:
+    """[start, stop): the counts that predict with the model read at ``start`` (the documented rule; a release
+    per block is read again at every block end: a step of 1 of its count)."""
+    if not private or per_block:
         return count, count + 1
     step = 1
     if count >= 2 ** (shift + 1):
@@ -147,7 +148,8 @@ class ReferencePredictions:
         if order is None or (self.multiclass and (inner.n_seen == 0 or (inner.private and count == 0))):
             return {label: 1.0 / len(labels) for label in labels}
         if self.window is None or not self.window[0] <= count < self.window[1]:
-            self.window = refresh_window(count, inner.private, self.shift, getattr(inner, "half_life", None))
+            per_block = getattr(inner, "release_mechanism", None) == "blocks"
+            self.window = refresh_window(count, inner.private, self.shift, getattr(inner, "half_life", None), per_block)
             self.scorer = stats_scorer(inner) if hasattr(inner, "_model_kind") else direction_scorer(inner)
         vector = np.array([float(x.get(name, 0.0)) for name in order])
         p = self.scorer(vector)

@@ -586,3 +586,21 @@ def test_final_share_at_the_horizon():
                           (dict(final_share="0.1", horizon=10), TypeError)]:
         with pytest.raises(error, match="final_share"):
             OnPairStats(**kwargs)
+
+
+def test_a_block_release_is_read_again_at_every_block_end_the_horizons_short_block_included():
+    """Review finding (issue 34): the refresh rule's windows grow with the count (here 16 wide at 480), and the
+    block release's count jumps by a block at a time, so the last, short block before a horizon (480 → 490) fell
+    inside the window of the block before it and was never read. A block release is read at every block end."""
+    X, y = stream(490, seed=6, outside=False)
+    learner = OnPairStats(bounds=(0.0, 1.0), seed=1, horizon=490)
+    assert learner.release_mechanism == "blocks"
+    ends = []
+    for x, label in zip(X, y):
+        learner.learn_one(x, label)
+        view = learner.predictor(shift=4)
+        if not ends or view.index != ends[-1]:
+            ends.append(view.index)
+        assert view.index == learner.refresh_count  # the view is always the current release
+    assert ends == [0, 32, 96, 224, 480, 490]
+    assert learner.n_releases == 5

@@ -144,7 +144,7 @@ PRESETS = {p.name: p for p in (
            giga.offpairstrc_metric_noise_setup, broken=True, task="metric"),
     # The learners on released class statistics (release: the whole release sequence's contrast for a change
     # of the first record; canary: a label flip; statistics_neighbouring_datasets).
-    Preset("onpairstats", "OnPairStats, continual release (buffered linear Toeplitz, the default), the whole "
+    Preset("onpairstats", "OnPairStats, mechanism='blt' (buffered linear Toeplitz, a release after every record), the whole "
            "release sequence", statistics.onpairstats_setup(None), datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-toeplitz", "OnPairStats, mechanism='toeplitz' (banded square root, band 64), the whole "
            "release sequence", statistics.onpairstats_setup(None, "toeplitz"),
@@ -173,6 +173,10 @@ PRESETS = {p.name: p for p in (
            f"{MOMENT_WEIGHTS}, the whole release sequence",
            statistics.onpairstats_setup(None, task="classify", weights=MOMENT_WEIGHTS),
            datasets=classifier_neighbouring_datasets),
+    Preset("onpairstats-classify-blocks", f"OnPairStats, task='classify', mechanism='blocks' (the stationary default), "
+           f"one pooled second moment, weights {MOMENT_WEIGHTS}, the whole release sequence",
+           statistics.onpairstats_setup(None, "blocks", task="classify", weights=MOMENT_WEIGHTS),
+           datasets=classifier_neighbouring_datasets),
     Preset("offpairstats", "OffPairStats, one release, model_type='centroid'", statistics.offpairstats_setup(None)),
     Preset("onpairstats-noise0.1", "BROKEN: OnPairStats with σ × 0.1", statistics.onpairstats_setup("noise0.1"),
            broken=True, datasets=statistics_neighbouring_datasets),
@@ -197,6 +201,10 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstats-classify-m0", f"BROKEN: OnPairStats, task='classify' (one pooled second moment), weights "
            f"{MOMENT_WEIGHTS}, Δ computed as if the moment weight were 0 (as if the shared moment did not move)",
            statistics.onpairstats_setup("m0", task="classify", weights=MOMENT_WEIGHTS), broken=True,
+           datasets=classifier_neighbouring_datasets),
+    Preset("onpairstats-classify-blocks-m0", f"BROKEN: OnPairStats, task='classify', mechanism='blocks', weights "
+           f"{MOMENT_WEIGHTS}, Δ computed as if the moment weight were 0",
+           statistics.onpairstats_setup("m0", "blocks", task="classify", weights=MOMENT_WEIGHTS), broken=True,
            datasets=classifier_neighbouring_datasets),
     # Objective perturbation and AMP (seed 004), read through the claimed mechanism's privacy loss.
     *(Preset(name, description, objective_perturbation.objective_setup(kind, cls_name, objective), broken=kind is not None,

@@ -408,9 +408,15 @@ class StreamLearner(SeedNameHint):
         count = self.refresh_count
         refresh = self._refresh
         if refresh is None or not refresh.start <= count < refresh.stop:  # refresh.covers(count), without its frame
+            cap = self._refresh_step_cap(cap)
             start, stop = release_window(count, self.private, shift, cap)
             refresh = self._refresh = Refresh(start, stop, self._released_view(), count, shift, cap)
         return refresh.view
+
+    def _refresh_step_cap(self, cap):
+        """The step cap :meth:`predictor`'s window uses: ``cap``, or a smaller one where the learner's release
+        schedule asks for it (a public function of public parameters)."""
+        return cap
 
     def _released_view(self):
         """The view of the current release that :meth:`predictor` reads (the record-keeping learners': their model)."""

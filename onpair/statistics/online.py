@@ -91,15 +91,11 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         (onpair.privacy.statistics_sensitivity explains why the default costs no more than the sums alone). Each
         lies in [1e-50, 1e50] (:data:`onpair.statistics.model.WEIGHT_RANGE`; the moment weight may also be 0).
     mechanism : {"auto", "blt", "toeplitz", "epochs", "tree", "blocks"}, default "auto"
-        How the statistics are released (:mod:`onpair.privacy.continual`, docs/continual_release.md). "auto"
-        (:func:`onpair.statistics.online_config.resolve_mechanism`, a rule of the public parameters chosen on
-        synthetic streams): "blocks" for a stationary stream (no ``half_life``, no ``final_share``), else
-        "blt"; :attr:`release_mechanism` says which. "blocks": blocks of 32, 64, … records, each released once
-        at the full ρ and combined by public weights (:class:`onpair.privacy.continual.BlockRelease`: noise
-        ≈ 1.7 times one release over every completed record, whatever the stream's length, but the model
-        changes only when a block ends, so it is up to half the stream old inside a block). The others
-        release every prefix sum (a new model after every record, at the continual-counting bound's noise):
-        "blt", a buffered-linear-Toeplitz factorisation (:class:`onpair.privacy.continual.BufferedToeplitz`:
+        How the statistics are released (docs/continual_release.md). "auto": "blocks" without ``half_life`` and
+        ``final_share``, else "blt" (:func:`onpair.statistics.online_config.resolve_mechanism`; :attr:`release_mechanism`).
+        "blocks": blocks of 32, 64, … records released once each (:class:`onpair.privacy.continual.BlockRelease`:
+        noise ≈ 1.7 one release's at any length; the model moves only at a block's end). The others release
+        every prefix sum (a model after every record, at the continual-counting bound's noise): "blt", a buffered-linear-Toeplitz factorisation (:class:`onpair.privacy.continual.BufferedToeplitz`:
         O(buffers·k) work and memory per record, any stream length at the cost ρ; its error is within 0.2 %
         of the exact square-root factorisation's at a known ``horizon`` and within ×1.15 of it from 10³ to 10⁷
         records without one); "toeplitz", the banded square-root factorisation (band 64: as good up to
@@ -392,6 +388,10 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
 
     def _released_view(self):
         return self.released_model()
+
+    def _refresh_step_cap(self, cap):
+        """Blocks: read at every block end (its count moves only then; the horizon's short block included)."""
+        return 1 if self._stats is not None and self._stats.released_per_block else cap
 
     def class_statistics(self):
         """Counts, means and covariances decoded from the current release

@@ -170,6 +170,12 @@ class ReleasedStatistics:
         return self.mechanism.n_seen
 
     @property
+    def released_per_block(self) -> bool:
+        """Whether the statistics are released once per public block (a block release without fresh share), not
+        after every record. Public."""
+        return self._sums
+
+    @property
     def n_releases(self) -> int:
         """The releases made: one per record (a continual release), one per completed block (a block release
         without fresh share). Public."""
