@@ -23,8 +23,9 @@ Commands (each prints its tables; ``--write`` replaces its section of ``bench/re
   draws: offline (one release, 30 draws, held-out accuracy and log-loss) and online (progressive, the
   default continual mechanism, 3 noise seeds).
 
-Every run prints the continual-release mechanism it used: ``--mechanism NAME`` (any of
-``PrefixSumMechanism.options()``; default ``OnPairStats``' default) is passed to every online model through
+Every run prints the release mechanism it used: ``--mechanism NAME`` (any of
+``PrefixSumMechanism.options()``; default: what ``OnPairStats``' default "auto" resolves to without ``half_life``
+and ``final_share``, "blocks" since issue 34) is passed to every online model through
 ``learner_params`` and named in the section's heading line, so a run with another default mechanism replaces
 the section with numbers that say which mechanism they are. δ = 1e-5 unless said otherwise; weights
 (0.8, 1.0, 0.6). Run: ``OPENBLAS_NUM_THREADS=1 ONPAIR_DATA=/work/shared/datasets .venv/bin/python
@@ -58,6 +59,7 @@ from onpair.privacy.statistics_sensitivity import statistics_sensitivity  # noqa
 from onpair.statistics._kernels import statistics_rows, statistics_total  # noqa: E402
 from onpair.statistics.discriminant import linear_discriminant  # noqa: E402
 from onpair.statistics.model import DEFAULT_WEIGHTS, class_statistics  # noqa: E402
+from onpair.statistics.online_config import resolve_mechanism  # noqa: E402
 from results_file import captured_stdout, write_section  # noqa: E402
 
 DELTA = 1e-5
@@ -69,14 +71,17 @@ SECTIONS = {
 
 
 def default_mechanism() -> str:
-    """The continual-release mechanism ``OnPairStats`` uses by default (read off its signature)."""
-    return inspect.signature(OnPairStats.__init__).parameters["mechanism"].default
+    """The release mechanism ``OnPairStats`` uses by default on these streams: its signature's default, resolved as
+    the learner resolves it ("auto" is no ``PrefixSumMechanism`` option: without ``half_life`` and ``final_share``,
+    as every model here, it is "blocks"; :func:`onpair.statistics.online_config.resolve_mechanism`)."""
+    return resolve_mechanism(inspect.signature(OnPairStats.__init__).parameters["mechanism"].default, None, 0.0)
 
 
 def mechanism_name(mechanism: str) -> str:
     """``mechanism`` as the results name it: the option, its class, and whether it is the default."""
     cls = PrefixSumMechanism.for_option(mechanism).__name__
-    return f"`{mechanism}` ({cls}{', OnPairStats’ default' if mechanism == default_mechanism() else ''})"
+    default = ", what OnPairStats’ default \"auto\" resolves to on these stationary streams"
+    return f"`{mechanism}` ({cls}{default if mechanism == default_mechanism() else ''})"
 
 
 def dicts(X, names=None):
@@ -162,7 +167,7 @@ def targets(quick: bool, mechanism: str):
     n = 2000 if quick else 10_000
     seeds = (0, 1) if quick else (0, 1, 2, 3, 4)
     online = {"mechanism": mechanism}
-    print(f"Continual-release mechanism: {mechanism_name(mechanism)}. δ = {DELTA:g}, weights {WEIGHTS}; "
+    print(f"Release mechanism: {mechanism_name(mechanism)}. δ = {DELTA:g}, weights {WEIGHTS}; "
           f"noise seeds {', '.join(map(str, seeds))} unless said otherwise; predict, then learn, one record at a "
           "time.\n")
 
@@ -394,7 +399,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer records, seeds and draws: checks the script")
     parser.add_argument("--write", action="store_true", help="also write its section of the results file")
     parser.add_argument("--mechanism", default=default_mechanism(), choices=PrefixSumMechanism.options(),
-                        help="the continual-release mechanism of every online model (default: OnPairStats' default)")
+                        help="the release mechanism of every online model (default: OnPairStats' default, resolved "
+                             "here)")
     args = parser.parse_args(argv)
     with captured_stdout() as lines:
         {"targets": targets, "pooled": pooled}[args.command](args.quick, args.mechanism)
