@@ -18,7 +18,8 @@
 
 The mechanisms: least-squares tree with the horizon T; banded square root b = 64 (the default before issue
 22, no horizon); doubling epochs of least-squares trees (T₀ = 64, no horizon); the BLT with the horizon T and
-unbounded (the default); the exact square-root factorisation (B = C, T·k memory and work per record: the
+unbounded (the default before issue 34; both pinned with ``mechanism="blt"``); in the learner's tables, the default
+since issue 34 (``mechanism="auto"``: the block release without a half-life or final share); the exact square-root factorisation (B = C, T·k memory and work per record: the
 reference, not a streaming mechanism at large T).
 
 Run: ``.venv/bin/python bench/continual_ablation.py [--records N] [--no-write] [--skip-auc]`` (about 6
@@ -183,7 +184,7 @@ def speed_mechanisms(k):
         ("tree, least squares (unbounded)", lambda: TreeAggregation(dim=k, sensitivity=1.0, rho=1.0)),
         ("epochs of trees (T₀ = 64)", lambda: EpochTrees(dim=k, sensitivity=1.0, rho=1.0)),
         ("BLT, horizon 10⁶", lambda: BufferedToeplitz(dim=k, sensitivity=1.0, rho=1.0, horizon=10**6)),
-        ("BLT, unbounded (the default)", lambda: BufferedToeplitz(dim=k, sensitivity=1.0, rho=1.0)),
+        ("BLT, unbounded (the default before issue 34)", lambda: BufferedToeplitz(dim=k, sensitivity=1.0, rho=1.0)),
     ]
 
 
@@ -248,8 +249,9 @@ LEARNER_MECHANISMS = [
     ("tree, least squares (horizon n)", lambda n: {"mechanism": "tree", "horizon": n}),
     (f"banded square root, b = {BAND}", lambda n: {"mechanism": "toeplitz"}),
     ("epochs of trees (T₀ = 64)", lambda n: {"mechanism": "epochs"}),
-    ("BLT, horizon n", lambda n: {"horizon": n}),
-    ("BLT, unbounded (the default)", lambda n: {}),
+    ("BLT, horizon n", lambda n: {"mechanism": "blt", "horizon": n}),
+    ("BLT, unbounded (the default before issue 34)", lambda n: {"mechanism": "blt"}),
+    ("blocks (the default since issue 34: `mechanism=\"auto\"`, no half-life)", lambda n: {}),
     ("square root, exact (band = horizon = n)", lambda n: {"mechanism": "toeplitz", "band": n, "horizon": n}),
 ]
 

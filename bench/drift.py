@@ -15,11 +15,13 @@ Agrawal's functions 6 and 5 are the pair a linear model learns (the non-private 
 3,000 records of seed 1: 0.995 and 0.83; functions 0–4 give 0.52–0.70) and whose twin directions differ
 (cosine 0.56).
 
-Models, in progressive validation (predict, then learn, record by record): the default
-``PrivatePairwiseClassifier(epsilon=1, delta=1e-5)`` (no forgetting) and the same with ``half_life`` H; the
-fixed-schedule restarts (a fresh private model for every public segment of W records, each at the full ε:
+Models, in progressive validation (predict, then learn, record by record):
+``PrivatePairwiseClassifier(epsilon=1, delta=1e-5)`` without forgetting released by the BLT
+(``learner_params={"mechanism": "blt"}``: the baseline of forgetting's cost, a half-life resolving to the BLT too)
+and with the default release (``mechanism="auto"``: blocks without a half-life, issue 34), and with ``half_life`` H;
+the fixed-schedule restarts (the BLT) (a fresh private model for every public segment of W records, each at the full ε:
 every record reaches one mechanism; predictions from the previous segment's model until the current one has
-learned W/4 records); the non-private twin; and river's ``StandardScaler | LogisticRegression``,
+learned W/4 records); the non-private twin (the BLT); and river's ``StandardScaler | LogisticRegression``,
 ``GaussianNB`` and ``HoeffdingAdaptiveTreeClassifier``.
 
 Metrics: exact ROC AUC (scikit-learn) and accuracy (threshold 1/2) of the progressive predictions in windows of
@@ -124,19 +126,23 @@ class Restarts:
         self.t += 1
 
 
-def private(features, bounds, seed, half_life=None, private_model=True):
-    params = {} if private_model else {"learner_params": {"private": False}}
+def private(features, bounds, seed, half_life=None, private_model=True, mechanism="auto"):
+    """The river model; ``mechanism="auto"`` (the default) releases by blocks without a half-life, by the BLT with one."""
+    params = {"mechanism": mechanism} if private_model else {"mechanism": mechanism, "private": False}
     return PrivatePairwiseClassifier(epsilon=EPSILON, delta=DELTA, bounds=bounds, features=features, seed=seed,
-                                     half_life=half_life, **params)
+                                     half_life=half_life, learner_params=params)
 
 
 def models(features, bounds, seed, half_lives):
-    out = {"onpair (no forgetting)": lambda: private(features, bounds, seed)}
+    # forgetting's cost is a BLT-against-BLT comparison (a half-life resolves to the BLT): the baseline without
+    # forgetting, the restarts and the twin pin mechanism="blt"; the default (blocks, issue 34) is its own row
+    out = {"onpair (no forgetting, BLT)": lambda: private(features, bounds, seed, mechanism="blt"),
+           "onpair default (blocks, no forgetting)": lambda: private(features, bounds, seed)}
     for H in half_lives:
         out[f"onpair half_life={H:,}"] = (lambda H=H: private(features, bounds, seed, H))
-    out[f"onpair restarts W={SEGMENT:,}"] = lambda: Restarts(
-        lambda k: private(features, bounds, seed * 1_000 + k), SEGMENT)
-    out["non-private twin"] = lambda: private(features, bounds, seed, private_model=False)
+    out[f"onpair restarts W={SEGMENT:,} (BLT)"] = lambda: Restarts(
+        lambda k: private(features, bounds, seed * 1_000 + k, mechanism="blt"), SEGMENT)
+    out["non-private twin (BLT)"] = lambda: private(features, bounds, seed, private_model=False, mechanism="blt")
     out["non-private twin half_life=1,000"] = lambda: private(features, bounds, seed, 1_000, private_model=False)
     out["river StandardScaler → LogisticRegression"] = lambda: compose.Pipeline(
         preprocessing.StandardScaler(), linear_model.LogisticRegression())
@@ -206,10 +212,12 @@ def lengths(seeds, names, log=print):
                              "agrawal-5": lambda: synth.Agrawal(classification_function=5, seed=seed),
                              "hyperplane": lambda: synth.Hyperplane(seed=seed, n_features=10, noise_percentage=0.05)}
                 records = _take(generator[name](), n)
-                for H in (None, *LENGTH_HALF_LIVES):
+                for H in (None, "default", *LENGTH_HALF_LIVES):
+                    model = (private(features, bounds, seed, mechanism="blt") if H is None
+                             else private(features, bounds, seed) if H == "default" else private(features, bounds, seed, H))
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        scores, labels = progressive(private(features, bounds, seed, H), records)
+                        scores, labels = progressive(model, records)
                     out.setdefault((name, n), {}).setdefault(H, []).append(auc(scores, labels))
             log(f"{name}, {n:,} records done")
     return out
@@ -217,15 +225,17 @@ def lengths(seeds, names, log=print):
 
 def length_table(by_length, names):
     lines = ["### The cost of forgetting against the length of a stationary stream", "",
-             "Whole-stream progressive AUC with the half-life minus without, paired by seed (mean over the seeds), "
-             f"on the stationary streams cut at {SHORT:,} and {LONG:,} records.", "",
-             "| stream | records | AUC without | " + " | ".join(f"half_life={H:,}" for H in LENGTH_HALF_LIVES) + " |",
-             "|---|---:|---:|" + "---:|" * len(LENGTH_HALF_LIVES)]
+             "Whole-stream progressive AUC with the half-life minus without (both the BLT), paired by seed (mean over "
+             f"the seeds), on the stationary streams cut at {SHORT:,} and {LONG:,} records; the default without a "
+             "half-life (blocks, issue 34) minus the BLT without, in its own column.", "",
+             "| stream | records | AUC without (BLT) | default (blocks) | "
+             + " | ".join(f"half_life={H:,}" for H in LENGTH_HALF_LIVES) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(LENGTH_HALF_LIVES)]
     for name in names:
         for n in (SHORT, LONG):
             e = by_length[(name, n)]
             base = np.array(e[None])
-            cells = [f"{np.mean(np.array(e[H]) - base):+.4f}" for H in LENGTH_HALF_LIVES]
+            cells = [f"{np.mean(np.array(e[H]) - base):+.4f}" for H in ("default", *LENGTH_HALF_LIVES)]
             lines.append(f"| {name} | {n:,} | {base.mean():.3f} | " + " | ".join(cells) + " |")
     return lines + [""]
 
@@ -256,16 +266,17 @@ def tables(results, seeds, half_lives, names):
     stationary = [n for n in names if n in STATIONARY]
     if stationary:
         lines += ["### The cost of forgetting on the stationary streams", "",
-                  "Whole-stream progressive AUC with the half-life minus without (paired by seed; mean, and the "
-                  "worst seed).", "",
+                  "Whole-stream progressive AUC with the half-life minus without (both the BLT; paired by seed; mean, "
+                  "and the worst seed); the last row: the default without a half-life (blocks) minus the BLT.", "",
                   "| half-life | " + " | ".join(stationary) + " |", "|---|" + "---:|" * len(stationary)]
-        base = "onpair (no forgetting)"
-        for H in half_lives:
+        base = "onpair (no forgetting, BLT)"
+        for H in (*half_lives, None):
+            label = "onpair default (blocks, no forgetting)" if H is None else f"onpair half_life={H:,}"
             cells = []
             for n in stationary:
-                diff = np.array(results[(n, f"onpair half_life={H:,}")]["whole"]) - np.array(results[(n, base)]["whole"])
+                diff = np.array(results[(n, label)]["whole"]) - np.array(results[(n, base)]["whole"])
                 cells.append(f"{diff.mean():+.4f} (worst {diff.min():+.4f})")
-            lines.append(f"| {H:,} | " + " | ".join(cells) + " |")
+            lines.append(f"| {'default (blocks)' if H is None else f'{H:,}'} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
 

@@ -1,8 +1,8 @@
 """Range discovery (issue 24) through the library's ``discover_bounds=``: the targets, the default, the scaler.
 
 Protocol (every section): ε = 1, δ = 1e-5 for the whole pipeline (finder and model together: the library
-splits the one budget); OnPairStats with its defaults (the continual mechanism printed in the section's
-header) unless said otherwise; a **loose box** is the tight (documented) box widened 1,000× about its
+splits the one budget); OnPairStats with its defaults (the release mechanism printed in the section's
+header: since issue 34 the block release, "blocks") unless said otherwise; a **loose box** is the tight (documented) box widened 1,000× about its
 centre, or with the data at a random position inside it ("off-centre": per feature, the tight box's
 position drawn uniformly in the middle 90 % of the loose one, seeded); "discovered" is the loose box with
 ``discover_bounds=True`` (m = min(max(records_needed(d, 0.2ρ), 500), 1,000) records held, 20 % of ρ) or
@@ -852,9 +852,10 @@ def main(argv=None):
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         raise SystemExit(f"unknown sections {unknown}; choose from {tuple(SECTIONS)}")
-    mechanism = OnPairStats(bounds=(0.0, 1.0)).mechanism  # the default mechanism (bounds: needed, unused)
-    header = ["ε = 1, δ = 1e-5 for finder and model together; OnPairStats' default continual mechanism: "
-              f"`{mechanism}`. Protocol: the docstring of `bench/ranges.py`. Each subsection says when it was "
+    default = OnPairStats(bounds=(0.0, 1.0))  # the default mechanism (bounds: needed, unused)
+    mechanism = f"mechanism={default.mechanism!r}, which releases by `{default.release_mechanism}`"
+    header = ["ε = 1, δ = 1e-5 for finder and model together; OnPairStats' default release (no `half_life`, no "
+              f"`final_share`): {mechanism}. Protocol: the docstring of `bench/ranges.py`. Each subsection says when it was "
               "written (a run of some sections keeps the others); each has its own targets of issue 24.", ""]
     fresh = {}
     for section in chosen:
