@@ -93,6 +93,8 @@ def _as_float_array(X, name: str, describe_failure) -> np.ndarray:
     """A float64 copy of ``X``. Strings and dates are a TypeError naming ``name``; complex values (also
     as scalars inside a list or an object array, which NumPy would cast with only a ComplexWarning) a
     ValueError. ``describe_failure(exc)`` gives ``(exception class, message)`` when NumPy cannot convert."""
+    if type(X) is np.ndarray and X.dtype.kind in "fiub":  # real numbers already: nothing to warn about
+        return np.array(X, dtype=np.float64, copy=True)
     if isinstance(X, (str, bytes)):
         raise TypeError(f"{name} must be numeric, got a string {X!r}")
     if _is_complex(X):

@@ -115,6 +115,35 @@ def _clip_box_row(x, lower, upper, half_scale, out):
 
 
 @njit(**NJIT_OPTIONS)
+def _clip_box_block(X, lower, upper, half_scale, Z, clipped):
+    """:func:`_clip_box_row` of every row of ``X`` (:meth:`FeatureBounds.transform`'s box map, compiled).
+
+    Parameters
+    ----------
+    X : float64 array of shape (m, d)
+        The records (read only).
+    lower, upper, half_scale : float64 arrays of shape (d,)
+        :meth:`FeatureBounds.box_rows` (read only).
+    Z : float64 array of shape (m, d)
+        Written with the mapped records.
+    clipped : bool array of shape (m,)
+        Written: whether each record was clipped to the box.
+
+    Returns
+    -------
+    int
+        −1 when every row was finite (Z and clipped written), else the index of the first row holding NaN or
+        ±inf (Z and clipped unspecified: the caller takes its NumPy path).
+    """
+    for i in range(X.shape[0]):
+        status = _clip_box_row(X[i], lower, upper, half_scale, Z[i])
+        if status < 0:
+            return i
+        clipped[i] = status == 1
+    return -1
+
+
+@njit(**NJIT_OPTIONS)
 def _box_probability(x, pack, slope, intercept):
     """σ(a·wᵀφ(x) + b) of one raw record in one compiled call: :func:`_clip_box_row` into a scratch row, the dot
     product through BLAS (``np.dot``, the routine NumPy's ``ndarray.dot`` calls, bit for bit) and the logistic of
@@ -241,6 +270,12 @@ class FeatureBounds:
             if scaled.any():
                 Z[scaled] = X[scaled] / safe_peak[scaled, None] / unit_norms[scaled, None]
             return Z, clipped
+        if X.ndim == 2 and X.shape[1]:
+            # one compiled pass over the rows (the operations of the expression below, row by row: the same bits)
+            Z = np.empty(X.shape)
+            clipped = np.empty(X.shape[0], dtype=np.bool_)
+            if _clip_box_block(X, *self.box_rows(X.shape[1]), Z, clipped) < 0:
+                return Z, clipped
         lower = np.broadcast_to(self.lower, X.shape[1:])
         upper = np.broadcast_to(self.upper, X.shape[1:])
         clipped = np.any((X < lower) | (X > upper), axis=1)
