@@ -66,6 +66,30 @@ t²/(Σ_j n_j²/V_j + m²/V_c(m))): an estimate of the statistics of all t recor
 blocks.py, synthetic streams): φ = 0.1 and 0.25 lose accuracy against φ = 0 on SEA and a 7-class Gaussian
 stream at ε = 1, so the default is 0. Noise rows: one per record and one per block end, in stream order.
 
+**Forgetting (``half_life`` H, fresh share 0 only).** Under drift a model must forget, so the blocks must stay
+short beside H. *Schedule (public):* the sizes grow from n_0 as above but are capped at
+L = max(n_0, ⌈c·H⌉) (c = :data:`CAP_PER_HALF_LIFE`): n_{j+1} = min(max(n_j + 1, ⌈n_j·r⌉), L), so after a few
+blocks every block holds L records and the model is never more than about L records stale. *Estimate
+(weighting "decayed")*: with γ = 2^(−1/H), N = e_{B−1} the end of the last completed block and e_j block j's
+end, Ŝ = Σ_{j<B} γ^(N − e_j)·r_j, kept as W ← γ^{n_j}·W + r_j when block j completes (the older blocks age by
+its n_j records). Its noise has the exact, public per-coordinate variance σ²·Σ_{j<B} γ^(2(N − e_j))
+(:meth:`variance`; the blocks of L in closed form, a geometric series of ratio γ^(2L)). Its mean is
+Σ_j γ^(N − e_j)·S_j: each record weighs the weight of its block, between γ^(N − s) and γ^(N − s)·γ^{−L} for a
+record at s, so the learners, which read ratios (means, covariances), see a forgetting profile within a factor
+γ^L (2^{−c}) of the exact decay γ^(N − s). *Cost: ρ for any stream length*, by the proof above unchanged: the
+cap only moves the public boundaries (every position still lies in exactly one block, whatever the data), each
+block's release r_j = S_j + σz_j is still a Gaussian mechanism of sensitivity Δ and noise σ on its own
+records, so neighbouring streams differ in one release, Δ²/(2σ²) ≤ ρ (parallel composition; adaptively chosen
+records as above); the decayed weights γ^(N − e_j) are public (H, the schedule), so Ŝ and its variance are
+post-processing and cost nothing. *Against the decayed BLT* (:class:`~onpair.privacy.continual.DecayedBLT`,
+a release after every record): with the blocks of L the stationary variance is σ²/(1 − 2^{−2L/H}), i.e.
+3.41 Gaussian releases' worth at c = 1/4 (6.29 at c = 1/8, 2.00 at c = 1/2), against ≈ 8.9 for the BLT at
+H = 1,000; its counts read Σ_j γ^(N − e_j)·n_j ≈ L/(1 − 2^{−L/H}) = 1,571 records at H = 1,000, c = 1/4
+(1,443 = 1/(1 − γ) for the BLT), so the noise of a mean is ×0.32 the BLT's in variance at c = 1/4 (×0.65 at
+1/8, ×0.16 at 1/2), paid for by the staleness: the model moves every L records, not after every record.
+Measured on bench/drift.py's synthetic streams: bench/results/blocks.md, "Forgetting by blocks under drift".
+The default of ``OnPairStats(half_life=...)`` stays the BLT (:func:`onpair.statistics.online_config.resolve_mechanism`).
+
 Memory and work: two k-vectors (the current block's noiseless sum and Σ_j w_j r_j); O(k) per record; k
 normals per completed block. A block fed in one call equals its records fed one at a time, bit for bit (the
 sums are added in stream order by one kernel, the normals drawn in block order).
@@ -146,8 +170,20 @@ class _Schedule:
         done = len(self.geometric) + (t - self.base) // self.cap
         return done + 1 if t == self.capacity and (t - self.base) % self.cap else done
 
+    def decayed_squares(self, blocks, gamma):
+        """Σ_{j<B} γ^{2(N − e_j)} (B = ``blocks`` ≥ 1, N = e_{B−1}): the geometric blocks one by one, the blocks
+        of L in closed form (a geometric series of ratio q = γ^{2L}; the last one may be cut at the capacity)."""
+        g, N, gamma2 = len(self.geometric), self[blocks - 1], gamma * gamma
+        total = 0.0
+        if blocks > g:
+            m = blocks - 1 - g  # full blocks of L before the last one
+            log_q = self.cap * math.log(gamma2)
+            total += 1.0 + gamma2 ** (N - (self[blocks - 2] if blocks > 1 else 0)) * (-math.expm1(m * log_q)
+                                                                               / -math.expm1(log_q))
+        return total + sum(gamma2 ** (N - self.geometric[j]) for j in range(min(blocks, g)))
+
     def blocks_at_array(self, t):
-        """:meth:`blocks_at` of every entry of an int64 array (entries below 0 count 0 blocks)."""
+        """:meth:`blocks_at` of every entry of an int64 array of t < capacity (entries below 0 count 0 blocks)."""
         out = np.searchsorted(np.array(self.geometric, dtype=np.int64), t, side="right")
         if self.cap is not None:
             tail = t >= self.base
@@ -172,14 +208,19 @@ class BlockRelease(PrefixSumMechanism):
         n_0, the first block's length (public).
     ratio : float, default 2.0
         r in [1.05, 64]: n_{j+1} = ⌈n_j·r⌉ (public).
-    weighting : {"size", "equal"}, default "size"
-        The public weights of the completed blocks' releases (module docstring).
+    weighting : {"size", "equal", "decayed"} or None, default None
+        The public weights of the completed blocks' releases (module docstring); None: "size", or "decayed" (the
+        only one) with a ``half_life``.
     fresh_share : float, default 0
         φ in [0, 0.99]: the share of ρ spent on releasing the current block's prefix sums continually (a BLT
         restarted each block); each block's one release gets (1 − φ)ρ (module docstring: cost and estimate).
     horizon : int or None
         Records accepted in all (the last block is cut there, so the stream's last records are released
         at the horizon); None: unbounded.
+    half_life : float or None, default None
+        H in records (public; checked as :func:`~onpair.privacy.continual.decayed.check_half_life` checks it):
+        blocks capped at L = max(``first_block``, ⌈c·H⌉), weighed by the decay γ^(N − e_j) (module docstring,
+        "Forgetting"); ``fresh_share`` must be 0. None: no forgetting.
 
     Examples
     --------
@@ -192,6 +233,9 @@ class BlockRelease(PrefixSumMechanism):
     True
     >>> round(mech.variance() / mech.describe()["sigma"] ** 2, 6)    # 12² / (4² + 8²)
     1.8
+    >>> decayed = BlockRelease(dim=1, sensitivity=1.0, rho=0.5, first_block=4, half_life=40.0)
+    >>> decayed.block_cap, decayed.block_ends(5)     # L = max(4, ⌈40/4⌉) = 10
+    (10, [4, 12, 22, 32, 42])
     """
 
     kind = "blocks"
@@ -493,23 +537,9 @@ class BlockRelease(PrefixSumMechanism):
         if self._weighting == "equal":
             return blocks * self._sigma ** 2
         if self._decay is not None:
-            return self._sigma ** 2 * self._decayed_squares(blocks)
+            return self._sigma ** 2 * self._ends.decayed_squares(blocks, self._decay)
         count = self._ends[blocks - 1]
         return self._sigma ** 2 * (count * count / self._squares[blocks])
-
-    def _decayed_squares(self, blocks: int) -> float:
-        """Σ_{j<B} γ^{2(N − e_j)} (B = ``blocks`` ≥ 1, N = e_{B−1}): the geometric blocks one by one, the blocks
-        of L in closed form (a geometric series of ratio q = γ^{2L}; the last one may be cut at the capacity)."""
-        ends, gamma2 = self._ends, self._decay ** 2
-        g, N = len(ends.geometric), ends[blocks - 1]
-        total = 0.0
-        if blocks > g:
-            m = blocks - 1 - g  # full blocks of L before the last one (the last may be cut)
-            q = gamma2 ** self._cap
-            total += 1.0 + gamma2 ** self._size(blocks - 1) * (-math.expm1(m * math.log(q)) / -math.expm1(math.log(q)))
-        for j in range(min(blocks, g)):
-            total += gamma2 ** (N - ends[j])
-        return total
 
     def _inner_rho(self) -> tuple:
         """(σ, κ², ρ) of the factorisation inside the current block (fresh share; the last block's at the end)."""
@@ -519,7 +549,8 @@ class BlockRelease(PrefixSumMechanism):
         return d["sigma"], d["kappa2"], gaussian_rho(self.sensitivity * math.sqrt(d["kappa2"]), d["sigma"])
 
     def describe(self) -> dict:
-        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``fresh_share`` (φ), ``sigma``
+        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``fresh_share`` (φ), ``half_life``
+        and ``block_cap`` (H and L, None without forgetting), ``sigma``
         (one block's release), ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound``
         (Δ²/(2σ²) ≤ ρ, the whole stream's cost; with a fresh share, plus the current block's factorisation's
         Δ²κ²/(2σ_f²), every block's ≤ φρ: the sum ≤ ρ), ``blocks_completed``, ``n_released`` (N),
