@@ -73,7 +73,7 @@ blocks every block holds L records and the model is never more than about L reco
 (weighting "decayed")*: with γ = 2^(−1/H), N = e_{B−1} the end of the last completed block and e_j block j's
 end, Ŝ = Σ_{j<B} γ^(N − e_j)·r_j, kept as W ← γ^{n_j}·W + r_j when block j completes (the older blocks age by
 its n_j records). Its noise has the exact, public per-coordinate variance σ²·Σ_{j<B} γ^(2(N − e_j))
-(:meth:`variance`; the blocks of L in closed form, a geometric series of ratio γ^(2L)). Its mean is
+(``variance(t)``; the blocks of L in closed form, a geometric series of ratio γ^(2L)). Its mean is
 Σ_j γ^(N − e_j)·S_j: each record weighs the weight of its block, between γ^(N − s) and γ^(N − s)·γ^{−L} for a
 record at s, so the learners, which read ratios (means, covariances), see a forgetting profile within a factor
 γ^L (2^{−c}) of the exact decay γ^(N − s). *Cost: ρ for any stream length*, by the proof above unchanged: the
