@@ -14,6 +14,11 @@ is to be chosen on the synthetic streams only (Hyperplane, SEA): ImageSegments a
 ``--first-block N``, ``--ratio R`` and ``--weighting W`` change the block schedule's defaults (tuning on synthetic streams).
 Run: ``OPENBLAS_NUM_THREADS=1 ONPAIR_DATA=/work/shared/datasets .venv/bin/python bench/blocks.py [--quick]``
 (``--quick``: one seed, shorter synthetic streams, ε = 4 on ImageSegments only; under a minute or two).
+
+``--drift`` runs :func:`drift_comparison` instead: forgetting by the blocks (``mechanism="blocks"`` with
+``half_life``, blocks capped at L = max(32, ⌈c·H⌉)) against the decayed BLT (today's ``half_life`` path), for
+each candidate c of :data:`CAP_CANDIDATES`, on the synthetic streams of ``bench/drift.py`` (its data seeds 1, 2,
+3, ε = 1), written as the section ``## Forgetting by blocks under drift (synthetic streams)``.
 """
 
 from __future__ import annotations
@@ -102,6 +107,75 @@ def binary_stream(name, n, epsilon, mechanism, seed):
     return _progressive(model, records, binary=True)
 
 
+#: The candidates for c, the cap L = max(n_0, ⌈c·H⌉) of the decayed blocks per half-life.
+CAP_CANDIDATES = (0.125, 0.25, 0.5)
+#: The half-lives of :func:`drift_comparison` (the shorter four of bench/drift.py's HALF_LIVES).
+DRIFT_HALF_LIVES = (500, 1_000, 2_000, 4_000)
+DRIFT_SECTION = "## Forgetting by blocks under drift (synthetic streams)"
+
+
+def _drift_run(name, seed, half_life, mechanism, cap):
+    """Progressive scores of PrivatePairwiseClassifier(half_life) on bench/drift.py's stream ``name`` (data seed
+    ``seed``): the decayed BLT (``mechanism="blt"``) or the decayed blocks with c = ``cap``; returns (whole AUC,
+    mean AUC of the four windows after the drift, or None for a stationary stream, last-1k AUC)."""
+    import drift
+
+    from onpair.privacy.continual import blocks as blocks_module
+
+    make_records, features, bounds, drifts = drift.STREAMS[name]
+    records = make_records(seed)
+    saved = blocks_module.CAP_PER_HALF_LIFE
+    blocks_module.CAP_PER_HALF_LIFE = saved if cap is None else cap  # read when the release is built
+    try:
+        model = PrivatePairwiseClassifier(epsilon=drift.EPSILON, delta=drift.DELTA, bounds=bounds, features=features,
+                                          seed=seed, half_life=half_life, learner_params={"mechanism": mechanism})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores, labels = drift.progressive(model, records)
+    finally:
+        blocks_module.CAP_PER_HALF_LIFE = saved
+    after = None
+    if drifts:
+        starts = [drifts[0] + i * drift.WINDOW for i in (0, 1, 2, 4)]
+        after = float(np.mean([drift.window_metrics(scores, labels, s)[0] for s in starts]))
+    return drift.auc(scores, labels), after, drift.window_metrics(scores, labels, len(records) - drift.WINDOW)[0]
+
+
+def drift_comparison(streams=None, seeds=(1, 2, 3), half_lives=DRIFT_HALF_LIVES, caps=CAP_CANDIDATES, log=print):
+    """The table of ``--drift`` (module docstring): per stream and half-life, the decayed BLT and the decayed
+    blocks for each c, means over the data seeds."""
+    import drift
+
+    streams = list(drift.DRIFTING + drift.STATIONARY) if streams is None else list(streams)
+    configs = [("blt", None)] + [("blocks", c) for c in caps]
+    lines = [f"Written by `bench/blocks.py --drift` (river {__import__('river').__version__}): "
+             "`PrivatePairwiseClassifier(epsilon=1, delta=1e-5, half_life=H)` on bench/drift.py's synthetic streams "
+             f"(data seeds {', '.join(map(str, seeds))}, the noise seeded alike; means over seeds), the decayed BLT "
+             "(`mechanism='blt'`, what `half_life` chooses by default) against the decayed blocks "
+             "(`mechanism='blocks'`, blocks capped at L = max(32, ⌈c·H⌉), weighed by the decay) for each c. "
+             "Exact ROC AUC of the progressive predictions: the whole stream; after the drift, the mean of the "
+             "windows [d, d+1k), [d+1k, d+2k), [d+2k, d+3k), [d+4k, d+5k); the last 1,000 records.", "",
+             "| stream | H | mechanism | whole AUC | after the drift | last 1k |", "|---|---:|---|---:|---:|---:|"]
+    totals = {}
+    for name in streams:
+        for H in half_lives:
+            for mechanism, cap in configs:
+                runs = [_drift_run(name, s, H, mechanism, cap) for s in seeds]
+                whole = float(np.mean([r[0] for r in runs]))
+                after = None if runs[0][1] is None else float(np.mean([r[1] for r in runs]))
+                last = float(np.mean([r[2] for r in runs]))
+                label = "blt (DecayedBLT)" if cap is None else f"blocks, c = {cap:g} (L = {max(32, int(np.ceil(cap * H)))})"
+                totals.setdefault((H, label), []).append(whole)
+                line = (f"| {name} | {H:,} | {label} | {whole:.3f} | {'' if after is None else f'{after:.3f}'} | "
+                        f"{last:.3f} |")
+                lines.append(line)
+                log(line)
+    lines += ["", "Mean whole-stream AUC over the streams:", "", "| H | mechanism | mean whole AUC |", "|---:|---|---:|"]
+    for (H, label), values in totals.items():
+        lines.append(f"| {H:,} | {label} | {np.mean(values):.4f} |")
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -112,7 +186,18 @@ def main(argv=None):
     parser.add_argument("--only", choices=("synthetic", "reported"), default=None)
     parser.add_argument("--streams", default=None, help="comma-separated: hyperplane,sea,gauss7,phishing,image")
     parser.add_argument("--mechanisms", default="blt,blocks")
+    parser.add_argument("--drift", action="store_true", help="forgetting: decayed blocks against the decayed BLT")
+    parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
+    if args.drift:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        lines = drift_comparison(args.streams.split(",") if args.streams else None,
+                                 seeds=(1,) if args.quick else (1, 2, 3))
+        if not args.no_write and not args.quick:
+            from results_file import write_section
+
+            write_section(DRIFT_SECTION, lines)
+        return
     defaults = BlockRelease.__init__.__kwdefaults__
     if args.first_block is not None:
         defaults["first_block"] = args.first_block

@@ -441,6 +441,7 @@ def test_presets_cover_the_learners_on_released_statistics():
             "onpairstats-moments-m0", "offpairstats-noise0.1"} <= set(BROKEN)
     assert {"onpairstats-decayed", "onpairstats-decayed-h4096"} <= set(REAL)
     assert {"onpairstats-decayed-noise0.1", "onpairstats-decayed-h4096-kappa1"} <= set(BROKEN)
+    assert "onpairstats-blocks-decayed" in REAL and "onpairstats-blocks-decayed-noise0.1" in BROKEN
     assert set(CONTINUAL) == {name for name in PRESETS if name.startswith("onpairstats")}
     assert PRESETS["onpairstats-metric"].task == "metric"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from naive_blocks import block_estimates, block_sizes
+from naive_blocks import block_estimates, block_sizes, decayed_block_estimates
 import onpair
 from onpair import OnPairStats
 from onpair.privacy.continual import BlockRelease, PrefixSumMechanism
@@ -244,9 +244,9 @@ def test_onpairstats_snapshot_resumes_the_blocks(tmp_path):
     assert np.array_equal(a.model, b.model)
 
 
-def test_onpairstats_refuses_blocks_with_a_half_life_or_a_band():
-    with pytest.raises(ValueError, match="half_life"):
-        OnPairStats(bounds=(0, 1), mechanism="blocks", half_life=100.0)
+def test_onpairstats_refuses_a_band_with_blocks_and_a_half_life_with_the_trees():
+    with pytest.raises(ValueError, match="half_life.*'tree'"):
+        OnPairStats(bounds=(0, 1), mechanism="tree", half_life=100.0)
     with pytest.raises(ValueError, match="band"):
         OnPairStats(bounds=(0, 1), mechanism="blocks", band=8)
     with warnings.catch_warnings():
@@ -355,3 +355,160 @@ def test_fresh_share_checks():
             make(fresh_share=bad)
     with pytest.raises(TypeError, match="fresh_share"):
         make(fresh_share="0.1")
+
+
+# -- forgetting: blocks capped at L = max(n_0, ⌈c·H⌉), weighed by the decay γ^(N − e_j) --------------------------
+def cap_of(first, half_life):
+    return max(first, math.ceil(0.25 * half_life))  # c = 1/4, the module's CAP_PER_HALF_LIFE
+
+
+def test_decayed_cap_is_the_documented_one():
+    from onpair.privacy.continual.blocks import CAP_PER_HALF_LIFE
+
+    assert CAP_PER_HALF_LIFE == 0.25
+    for first, H in ((4, 40.0), (32, 1000.0), (32, 64.0), (4, 4.0)):
+        mech = make(first_block=first, half_life=H)
+        assert mech.block_cap == cap_of(first, H) and mech.weighting == "decayed"
+        ends = mech.block_ends(30)
+        sizes = np.diff([0] + ends)
+        assert sizes.max() == mech.block_cap and list(sizes) == block_sizes(first, 2.0, ends[-1], mech.block_cap)
+
+
+@pytest.mark.parametrize("first,ratio,H,horizon", [(4, 2.0, 40.0, None), (3, 1.5, 100.0, None), (4, 2.0, 40.0, 57),
+                                                   (8, 3.0, 16.0, None)])
+def test_decayed_releases_and_variances_are_the_numpy_twins(first, ratio, H, horizon):
+    """Fed chosen normals (one row per completed block) against the literal twin Σ_j γ^(N − e_j)·r_j, every t,
+    to 1e-12; the variance σ²·Σ_j γ^(2(N − e_j)) likewise."""
+    T, k = 57, 3
+    V = data(T, k, 1)
+    mech = make(dim=k, first_block=first, ratio=ratio, half_life=H, horizon=horizon)
+    Z = data(mech.completed(T), k, 2)
+    out = np.empty((T, k))
+    mech._apply(np.ascontiguousarray(V), Z.copy(), out)
+    sigma = mech.describe()["sigma"]
+    expected, variances = decayed_block_estimates(V, sigma, Z, first, ratio, H, cap_of(first, H), horizon)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose([mech.variance(t) for t in range(1, T + 1)], variances, rtol=1e-12)
+    np.testing.assert_allclose(mech.estimate(), expected[-1], rtol=1e-12, atol=1e-12)
+    gamma = 2.0 ** (-1.0 / H)
+    N = mech.n_released
+    for j in range(mech.completed()):
+        assert math.isclose(mech.coefficient(T, j), gamma ** (N - mech.block_ends(j + 1)[-1]), rel_tol=1e-12)
+
+
+def test_decayed_variance_in_closed_form_far_out_is_the_sum():
+    """variance(t) sums the blocks of L in closed form: against the plain sum at t = 10⁶ records (H = 1,000)."""
+    mech = BlockRelease(dim=1, sensitivity=1.0, rho=1.0, half_life=1000.0)
+    L, gamma = mech.block_cap, 2.0 ** (-1.0 / 1000.0)
+    assert L == 250
+    B = mech.completed(10**6)
+    ends = mech.block_ends(B)
+    expected = sum(gamma ** (2.0 * (ends[-1] - e)) for e in ends)
+    assert math.isclose(mech.variance(10**6) / mech.describe()["sigma"] ** 2, expected, rel_tol=1e-12)
+    assert math.isclose(expected, 1.0 / (1.0 - 2.0 ** -0.5), rel_tol=1e-9)  # the stationary level, 3.41
+    assert mech.completed(2**62) == len(mech._ends) and mech.block_of([2**62])[0] == len(mech._ends) - 1
+    with pytest.raises(ValueError, match="count"):
+        mech.block_ends()
+
+
+def test_decayed_noise_variance_chi_square():
+    T, k = 80, 4000
+    mech = BlockRelease(dim=k, sensitivity=1.0, rho=1.0, first_block=4, half_life=40.0)
+    out = mech.add_block(np.zeros((T, k)), np.random.default_rng(5), return_estimates=True)
+    checked = [4, 11, 12, 22, 30, 52, 80]
+    for t in checked:
+        stat = float((out[t - 1] ** 2).sum() / mech.variance(t))
+        p = 2 * min(stats.chi2.cdf(stat, k), stats.chi2.sf(stat, k))
+        assert p > ALPHA / len(checked), (t, stat, p)
+    # power: the undecayed count of releases (B·σ², "equal") is refused by the same test
+    wrong = mech.completed(80) * mech.describe()["sigma"] ** 2
+    stat = float((out[-1] ** 2).sum() / wrong)
+    assert 2 * min(stats.chi2.cdf(stat, k), stats.chi2.sf(stat, k)) < ALPHA
+
+
+def test_decayed_one_at_a_time_fused_and_snapshots_bit_for_bit():
+    V = data(70, 3, 4)
+    whole = make(half_life=40.0)
+    est = whole.add_block(V, np.random.default_rng(7), return_estimates=True)
+    one, rng = make(half_life=40.0), np.random.default_rng(7)
+    fused, rng2 = make(half_life=40.0), np.random.default_rng(7)
+    for i, row in enumerate(V):
+        one.add_one(row, rng)
+        fused.sum_step()[:] += row  # the compiled caller's addition (add_rows_in_order of one row)
+        fused.count_step(rng2)
+        assert np.array_equal(one.estimate(), est[i]) and np.array_equal(fused.estimate(), est[i])
+        if i in (2, 3, 11, 30, 41):
+            scalars, arrays = one.to_state()
+            assert scalars["params"]["half_life"] == 40.0
+            one = BlockRelease.from_state(one.get_params(), scalars, arrays)
+    assert np.array_equal(one.estimate(), whole.estimate()) and one.variance() == whole.variance()
+    assert rng.bit_generator.state == rng2.bit_generator.state
+    scalars, arrays = whole.to_state()
+    with pytest.raises(ValueError, match="parameters"):
+        BlockRelease.from_state(dict(whole.get_params(), half_life=41.0), scalars, arrays)
+    with pytest.raises(ValueError, match="parameters"):  # a state of the decayed blocks is not one without
+        BlockRelease.from_state({k: v for k, v in whole.get_params().items() if k not in ("half_life", "weighting")},
+                                scalars, arrays)
+
+
+def test_decayed_cost_and_replay_of_the_capped_schedule():
+    """One row, the shape of the undecayed one; ρ for the stream; the replay cost Σ_j c_j²ρ over blocks of L,
+    against a brute-force count of the positions per block."""
+    mech = make(dim=1, half_life=40.0)
+    mech.add_block(np.zeros((100, 1)), np.random.default_rng(0))
+    row, = mech.privacy_rows()
+    plain, = make(dim=1).privacy_rows()
+    assert set(row) == set(plain) and row["rho"] == plain["rho"] and row["kappa2"] == 1.0
+    assert row["nodes_released"] == mech.completed() == 10  # 4, 8, then blocks of 10 up to 92
+    assert "at most 10 records" in row["what"]
+    ends = [0] + mech.block_ends(1000)
+    for n, passes in ((7, 3), (10, 4), (25, 2), (3, 9)):
+        worst = 0
+        for i in range(1, n + 1):
+            positions = [i + j * n for j in range(passes)]
+            counts = np.bincount([np.searchsorted(ends, p, side="left") for p in positions])
+            worst = max(worst, int((counts ** 2).sum()))
+        assert math.isclose(replay_rho(mech, n, passes), worst * row["rho"], rel_tol=1e-12), (n, passes)
+    assert math.isclose(record_rho(mech, [13, 22]), 4 * row["rho"]) and math.isclose(record_rho(mech, [22, 23]),
+                                                                                      2 * row["rho"])
+
+
+def test_decayed_checks_change_nothing():
+    with pytest.raises(ValueError, match="fresh_share=0.1.*half_life=40"):
+        make(half_life=40.0, fresh_share=0.1)
+    with pytest.raises(ValueError, match="weighting='size'.*half_life=40"):
+        make(half_life=40.0, weighting="size")
+    with pytest.raises(ValueError, match="weighting='decayed'.*half_life=None"):
+        make(weighting="decayed")
+    with pytest.raises(ValueError, match="half_life"):
+        make(half_life=2.0)
+    with pytest.raises(TypeError, match="half_life"):
+        make(half_life="40")
+    with pytest.raises(TypeError, match="weighting"):
+        make(weighting=1)
+
+
+@pytest.mark.parametrize("task", ["auc", "classify"])
+def test_onpairstats_decayed_blocks_learn_one_is_learn_many_and_snapshots(task, tmp_path):
+    X, y = _stream(700, 4)
+    classes = None if task == "auc" else [False, True]
+    kw = dict(epsilon=2.0, bounds=(0, 1), task=task, classes=classes, mechanism="blocks", half_life=200, seed=3)
+    a, b = OnPairStats(**kw), OnPairStats(**kw)
+    for x, label in zip(X[:400], y[:400]):
+        a.learn_one(x, bool(label))
+    b.learn_many(X[:400], y[:400])
+    assert np.array_equal(a._stats.estimate(), b._stats.estimate()) and np.array_equal(a.model, b.model)
+    mech = a._stats.mechanism
+    assert isinstance(mech, BlockRelease) and mech.half_life == 200.0 and mech.block_cap == 50
+    a.save(tmp_path / "d.onpair")
+    c = onpair.load(tmp_path / "d.onpair")
+    for x, label in zip(X[400:], y[400:]):
+        a.learn_one(x, bool(label))
+    b.learn_many(X[400:], y[400:])
+    c.learn_many(X[400:], y[400:])
+    assert np.array_equal(a.model, b.model) and np.array_equal(a.model, c.model)
+    report = a.privacy_report()
+    assert report["releases"][0]["mechanism"] == "blocks" and report["rho_spent"] <= report["rho_budget"]
+    # the non-private twin stays the exact decayed sums
+    twin = OnPairStats(**dict(kw, private=False)).learn_many(X, y)
+    assert type(twin._stats.mechanism).__name__ == "DecayedExactSums"

@@ -466,7 +466,7 @@ MECHANISM_PARAMETERS = {
     | st.sampled_from([None, True, "64", 4, 3.999, 2 ** 24, 2 ** 24 + 1, np.float64(100.0)]),
 }
 OWN = {"tree": ("estimate",), "toeplitz": ("band",), "epochs": ("first_epoch",), "blt": ("decays",),
-       "decayed": ("half_life", "decays"), "blocks": ("first_block", "ratio", "weighting")}
+       "decayed": ("half_life", "decays"), "blocks": ("first_block", "ratio", "weighting", "half_life")}
 
 
 def mechanism_state(mechanism):

@@ -154,6 +154,10 @@ PRESETS = {p.name: p for p in (
     Preset("onpairstats-blocks", "OnPairStats, mechanism='blocks' (doubling blocks of 32, 64, … records, each "
            "released once), the whole release sequence", statistics.onpairstats_setup(None, "blocks"),
            datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks-decayed", f"OnPairStats, mechanism='blocks', half_life={AUDIT_HALF_LIFE:g} (blocks "
+           "of at most max(32, H/4) records weighed by the decay, each released once), the whole release sequence",
+           statistics.onpairstats_setup(None, "blocks", half_life=AUDIT_HALF_LIFE),
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments", f"OnPairStats, weights {MOMENT_WEIGHTS} (the second moments dominate Δ), the "
            "whole release sequence", statistics.onpairstats_setup(None, weights=MOMENT_WEIGHTS),
            datasets=statistics_neighbouring_datasets),
@@ -186,6 +190,10 @@ PRESETS = {p.name: p for p in (
            statistics.onpairstats_setup("noise0.1", "epochs"), broken=True, datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-blocks-noise0.1", "BROKEN: OnPairStats, mechanism='blocks', with σ × 0.1",
            statistics.onpairstats_setup("noise0.1", "blocks"), broken=True, datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks-decayed-noise0.1", f"BROKEN: OnPairStats, mechanism='blocks', "
+           f"half_life={AUDIT_HALF_LIFE:g}, with σ × 0.1",
+           statistics.onpairstats_setup("noise0.1", "blocks", half_life=AUDIT_HALF_LIFE), broken=True,
+           datasets=statistics_neighbouring_datasets),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
            "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
            datasets=statistics_neighbouring_datasets),

@@ -172,8 +172,7 @@ def replay_rho(mechanism, n_records, passes) -> float:
 
 def _blocks_rho(mechanism, P) -> np.ndarray:
     """ρ(P) of each row of positions P (0: not learned) for blocks released once: (Δ²/(2σ²))·Σ_j n_j(P)²."""
-    ends = np.array(mechanism.block_ends(), dtype=np.int64)
-    blocks = np.searchsorted(ends, P, side="left")  # position p lies in block j when b_j < p ≤ b_{j+1}
+    blocks = mechanism.block_of(np.maximum(P, 1))  # position p lies in block j when b_j < p ≤ b_{j+1}
     unit = gaussian_rho(mechanism.sensitivity, mechanism.describe()["sigma"])
     blocks[P <= 0] = -1  # not learned
     pairs = np.zeros(P.shape[0])  # Σ_j n_j(P)² = the pairs (a, b) of learned positions in one block

@@ -123,7 +123,8 @@ class OnPairStats(StatisticsSnapshots, StatisticsReport, WarmupLearning, StreamL
         stream, whose every model is then as good as a continual release allows. The trade-off on Pima and
         Phishing: bench/results/final_share.md, "final share".
     half_life : float, optional
-        Forgetting under concept drift: a public half-life H in records (4 ≤ H ≤ 2^24; ``mechanism="blt"``).
+        Forgetting under concept drift: a public half-life H in records (4 ≤ H ≤ 2^24; ``mechanism="blt"``, or
+        ``"blocks"``: blocks of at most max(32, ⌈H/4⌉) records, :class:`onpair.privacy.continual.BlockRelease`).
         The statistics become exponentially decayed sums Σ_{s≤t} γ^{t−s} v_s (γ = 2^{−1/H}: a record H positions
         old weighs 1/2, the model weighs about 1.44·H recent records) and every model is computed from them
         unchanged (the counts are decayed counts). They are released by a BLT factorisation of the decayed

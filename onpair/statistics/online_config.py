@@ -84,12 +84,19 @@ def resolve_mechanism(mechanism: str, half_life, final_share) -> str:
     return "blocks" if half_life is None and not final_share else "blt"
 
 
+#: The mechanisms that forget: the BLT fitted to the decayed workload ("blt", and "auto", which resolves to it),
+#: and the blocks released once, capped and weighed by the decay ("blocks").
+FORGETTING_MECHANISMS = ("blt", "auto", "blocks")
+
+
 def check_forgetting(half_life, mechanism):
-    """The half-life H (records) of forgetting, or None: decayed sums are released by a BLT only."""
+    """The half-life H (records) of forgetting, or None: decayed sums are released by a BLT
+    (:class:`onpair.privacy.continual.DecayedBLT`) or by blocks of at most about H/4 records weighed by the decay
+    (:class:`onpair.privacy.continual.BlockRelease` with ``half_life``)."""
     value = None if half_life is None else check_half_life(half_life)
-    if half_life is not None and mechanism not in ("blt", "auto"):
-        raise ValueError(f"half_life is for mechanism='blt' (the decayed sums are released by a BLT fitted to "
-                         f"their workload), got mechanism={mechanism!r}")
+    if half_life is not None and mechanism not in FORGETTING_MECHANISMS:
+        raise ValueError(f"half_life is for mechanism='blt' (a BLT fitted to the decayed workload) or 'blocks' "
+                         f"(blocks capped and weighed by the decay), got mechanism={mechanism!r}")
     return value
 
 

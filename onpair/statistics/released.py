@@ -129,14 +129,19 @@ class ReleasedStatistics:
               pooled=False, half_life=None):
         """A fresh state: with ``rho`` None the exact (non-private) sums, else the chosen mechanism with
         the statistics' sensitivity (the same for both layouts) and budget ρ; with a ``half_life`` (records;
-        mechanism "blt" only, checked by the learner) the decayed sums Σ_s γ^{t−s} v_s instead of the prefix sums
-        (:class:`onpair.privacy.continual.DecayedBLT`, or the exact decayed sums)."""
+        mechanism "blt" or "blocks", checked by the learner) the decayed sums Σ_s γ^{t−s} v_s instead of the prefix
+        sums (:class:`onpair.privacy.continual.DecayedBLT`; for "blocks" the blocks capped and weighed by the decay,
+        :class:`onpair.privacy.continual.BlockRelease`; without ρ the exact decayed sums)."""
         if rho is None:
             if half_life is None:
                 return cls(dim, n_classes, weights, pooled=pooled)
             return cls(dim, n_classes, weights, DecayedExactSums(_checked_width(dim, n_classes, pooled), half_life),
                        pooled)
         width = _checked_width(dim, n_classes, pooled)
+        if half_life is not None and mechanism == "blocks":
+            mech = BlockRelease(dim=width, sensitivity=statistics_sensitivity(*weights), rho=rho, half_life=half_life,
+                                horizon=horizon)
+            return cls(dim, n_classes, weights, mech, pooled)
         if half_life is not None:
             mech = DecayedBLT(dim=width, sensitivity=statistics_sensitivity(*weights), rho=rho,
                               half_life=half_life, horizon=horizon)

@@ -66,6 +66,30 @@ t²/(Σ_j n_j²/V_j + m²/V_c(m))): an estimate of the statistics of all t recor
 blocks.py, synthetic streams): φ = 0.1 and 0.25 lose accuracy against φ = 0 on SEA and a 7-class Gaussian
 stream at ε = 1, so the default is 0. Noise rows: one per record and one per block end, in stream order.
 
+**Forgetting (``half_life`` H, fresh share 0 only).** Under drift a model must forget, so the blocks must stay
+short beside H. *Schedule (public):* the sizes grow from n_0 as above but are capped at
+L = max(n_0, ⌈c·H⌉) (c = :data:`CAP_PER_HALF_LIFE`): n_{j+1} = min(max(n_j + 1, ⌈n_j·r⌉), L), so after a few
+blocks every block holds L records and the model is never more than about L records stale. *Estimate
+(weighting "decayed")*: with γ = 2^(−1/H), N = e_{B−1} the end of the last completed block and e_j block j's
+end, Ŝ = Σ_{j<B} γ^(N − e_j)·r_j, kept as W ← γ^{n_j}·W + r_j when block j completes (the older blocks age by
+its n_j records). Its noise has the exact, public per-coordinate variance σ²·Σ_{j<B} γ^(2(N − e_j))
+(``variance(t)``; the blocks of L in closed form, a geometric series of ratio γ^(2L)). Its mean is
+Σ_j γ^(N − e_j)·S_j: each record weighs the weight of its block, between γ^(N − s) and γ^(N − s)·γ^{−L} for a
+record at s, so the learners, which read ratios (means, covariances), see a forgetting profile within a factor
+γ^L (2^{−c}) of the exact decay γ^(N − s). *Cost: ρ for any stream length*, by the proof above unchanged: the
+cap only moves the public boundaries (every position still lies in exactly one block, whatever the data), each
+block's release r_j = S_j + σz_j is still a Gaussian mechanism of sensitivity Δ and noise σ on its own
+records, so neighbouring streams differ in one release, Δ²/(2σ²) ≤ ρ (parallel composition; adaptively chosen
+records as above); the decayed weights γ^(N − e_j) are public (H, the schedule), so Ŝ and its variance are
+post-processing and cost nothing. *Against the decayed BLT* (:class:`~onpair.privacy.continual.DecayedBLT`,
+a release after every record): with the blocks of L the stationary variance is σ²/(1 − 2^{−2L/H}), i.e.
+3.41 Gaussian releases' worth at c = 1/4 (6.29 at c = 1/8, 2.00 at c = 1/2), against ≈ 8.9 for the BLT at
+H = 1,000; its counts read Σ_j γ^(N − e_j)·n_j ≈ L/(1 − 2^{−L/H}) = 1,571 records at H = 1,000, c = 1/4
+(1,443 = 1/(1 − γ) for the BLT), so the noise of a mean is ×0.32 the BLT's in variance at c = 1/4 (×0.65 at
+1/8, ×0.16 at 1/2), paid for by the staleness: the model moves every L records, not after every record.
+Measured on bench/drift.py's synthetic streams: bench/results/blocks.md, "Forgetting by blocks under drift".
+The default of ``OnPairStats(half_life=...)`` stays the BLT (:func:`onpair.statistics.online_config.resolve_mechanism`).
+
 Memory and work: two k-vectors (the current block's noiseless sum and Σ_j w_j r_j); O(k) per record; k
 normals per completed block. A block fed in one call equals its records fed one at a time, bit for bit (the
 sums are added in stream order by one kernel, the normals drawn in block order).
@@ -83,9 +107,11 @@ from ._kernels import add_rows_in_order
 from ._noise import draw_normals
 from .base import PrefixSumMechanism
 from .blt import BufferedToeplitz
+from .decayed import check_half_life, decay_of
 from .limits import check_int, check_real, check_state_size, noise_scales
 
 __all__ = ["BlockRelease", "DEFAULT_FIRST_BLOCK", "DEFAULT_RATIO", "DEFAULT_FRESH_SHARE", "WEIGHTINGS", "MIN_RATIO",
+           "CAP_PER_HALF_LIFE", "MAX_LISTED_ENDS",
            "MAX_RATIO", "MAX_FRESH_SHARE"]
 
 #: The first block's length n_0 of the default schedule (records).
@@ -101,7 +127,69 @@ DEFAULT_FRESH_SHARE = 0.0
 #: The largest φ accepted (the block's one release keeps at least 1 % of ρ).
 MAX_FRESH_SHARE = 0.99
 #: How the completed blocks' releases are combined (module docstring).
-WEIGHTINGS = ("size", "equal")
+WEIGHTINGS = ("size", "equal", "decayed")
+#: c of the cap L = max(n_0, ⌈c·H⌉) on the block sizes with a half-life H, chosen among 1/8, 1/4 and 1/2 on
+#: bench/drift.py's synthetic streams (bench/results/blocks.md; docs/forgetting.md, "Blocks with a half-life"):
+#: mean whole-stream AUC 0.844 / 0.859 / 0.863 against the decayed BLT's 0.830, worst cell 0.000 / −0.030 / −0.075.
+CAP_PER_HALF_LIFE = 0.25
+#: The most block ends :meth:`BlockRelease.block_ends` lists without a ``count``.
+MAX_LISTED_ENDS = 1 << 20
+
+
+class _Schedule:
+    """The public block ends b_1 < b_2 < … up to ``capacity`` as a sequence (``len``, ``[j]``): the geometric
+    blocks n_0 = ``first``, n_{j+1} = max(n_j + 1, ⌈n_j·r⌉) while they are smaller than the ``cap`` L (all of them
+    without a cap), listed with Σ n_j² (``squares``), then blocks of L, computed, the last cut at the capacity."""
+
+    def __init__(self, first, ratio, capacity, cap):
+        ends, squares, end, size, total = [], [0], 0, first, 0
+        while end < capacity and (cap is None or size < cap):
+            size = min(size, capacity - end)
+            end += size
+            total += size * size
+            ends.append(end)
+            squares.append(total)
+            size = max(size + 1, math.ceil(size * ratio))
+        self.geometric, self.squares, self.base, self.cap, self.capacity = ends, squares, end, cap, capacity
+        self.tail = 0 if cap is None else -(-(capacity - end) // cap)  # the blocks of L (the last one cut)
+
+    def __len__(self):
+        return len(self.geometric) + self.tail
+
+    def __getitem__(self, j):
+        if j < 0:
+            j += len(self)
+        if not 0 <= j < len(self):
+            raise IndexError(f"block {j} is beyond the schedule's {len(self)} blocks")
+        g = len(self.geometric)
+        return self.geometric[j] if j < g else min(self.base + (j - g + 1) * self.cap, self.capacity)
+
+    def blocks_at(self, t):
+        """The blocks completed after t records (0 ≤ t ≤ capacity)."""
+        if self.cap is None or t < self.base:
+            return bisect.bisect_right(self.geometric, t)
+        done = len(self.geometric) + (t - self.base) // self.cap
+        return done + 1 if t == self.capacity and (t - self.base) % self.cap else done
+
+    def decayed_squares(self, blocks, gamma):
+        """Σ_{j<B} γ^{2(N − e_j)} (B = ``blocks`` ≥ 1, N = e_{B−1}): the geometric blocks one by one, the blocks
+        of L in closed form (a geometric series of ratio q = γ^{2L}; the last one may be cut at the capacity)."""
+        g, N, gamma2 = len(self.geometric), self[blocks - 1], gamma * gamma
+        total = 0.0
+        if blocks > g:
+            m = blocks - 1 - g  # full blocks of L before the last one
+            log_q = self.cap * math.log(gamma2)
+            total += 1.0 + gamma2 ** (N - (self[blocks - 2] if blocks > 1 else 0)) * (-math.expm1(m * log_q)
+                                                                               / -math.expm1(log_q))
+        return total + sum(gamma2 ** (N - self.geometric[j]) for j in range(min(blocks, g)))
+
+    def blocks_at_array(self, t):
+        """:meth:`blocks_at` of every entry of an int64 array of t < capacity (entries below 0 count 0 blocks)."""
+        out = np.searchsorted(np.array(self.geometric, dtype=np.int64), t, side="right")
+        if self.cap is not None:
+            tail = t >= self.base
+            out[tail] = len(self.geometric) + (t[tail] - self.base) // self.cap
+        return out
 
 
 class BlockRelease(PrefixSumMechanism):
@@ -121,14 +209,19 @@ class BlockRelease(PrefixSumMechanism):
         n_0, the first block's length (public).
     ratio : float, default 2.0
         r in [1.05, 64]: n_{j+1} = ⌈n_j·r⌉ (public).
-    weighting : {"size", "equal"}, default "size"
-        The public weights of the completed blocks' releases (module docstring).
+    weighting : {"size", "equal", "decayed"} or None, default None
+        The public weights of the completed blocks' releases (module docstring); None: "size", or "decayed" (the
+        only one) with a ``half_life``.
     fresh_share : float, default 0
         φ in [0, 0.99]: the share of ρ spent on releasing the current block's prefix sums continually (a BLT
         restarted each block); each block's one release gets (1 − φ)ρ (module docstring: cost and estimate).
     horizon : int or None
         Records accepted in all (the last block is cut there, so the stream's last records are released
         at the horizon); None: unbounded.
+    half_life : float or None, default None
+        H in records (public; checked as :func:`~onpair.privacy.continual.decayed.check_half_life` checks it):
+        blocks capped at L = max(``first_block``, ⌈c·H⌉), weighed by the decay γ^(N − e_j) (module docstring,
+        "Forgetting"); ``fresh_share`` must be 0. None: no forgetting.
 
     Examples
     --------
@@ -141,43 +234,53 @@ class BlockRelease(PrefixSumMechanism):
     True
     >>> round(mech.variance() / mech.describe()["sigma"] ** 2, 6)    # 12² / (4² + 8²)
     1.8
+    >>> decayed = BlockRelease(dim=1, sensitivity=1.0, rho=0.5, first_block=4, half_life=40.0)
+    >>> decayed.block_cap, decayed.block_ends(5)     # L = max(4, ⌈40/4⌉) = 10
+    (10, [4, 12, 22, 32, 42])
     """
 
     kind = "blocks"
     option = "blocks"
 
     def __init__(self, *, dim, sensitivity, rho, first_block=DEFAULT_FIRST_BLOCK, ratio=DEFAULT_RATIO,
-                 weighting="size", fresh_share=DEFAULT_FRESH_SHARE, horizon=None):
+                 weighting=None, fresh_share=DEFAULT_FRESH_SHARE, horizon=None, half_life=None):
         super().__init__(dim=dim, sensitivity=sensitivity, rho=rho, horizon=horizon)
         self._first = check_int(first_block, "first_block", maximum=2**40)
+        self._half_life = None if half_life is None else check_half_life(half_life)
         check_real(ratio, "ratio")
         if not MIN_RATIO <= float(ratio) <= MAX_RATIO:  # NaN fails too
             raise ValueError(f"ratio must lie in [{MIN_RATIO:g}, {MAX_RATIO:g}], got {ratio!r} (blocks must grow: "
                              "equal blocks never get better without forgetting)")
         self._ratio = float(ratio)
+        if weighting is None:  # the default: "size" for a stationary stream, the decay with a half-life
+            weighting = "size" if self._half_life is None else "decayed"
         if not isinstance(weighting, str):
-            raise TypeError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r} ({type(weighting).__name__})")
+            raise TypeError(f"weighting must be one of {WEIGHTINGS} or None, got {weighting!r} "
+                            f"({type(weighting).__name__})")
         if weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+            raise ValueError(f"weighting must be one of {WEIGHTINGS} or None, got {weighting!r}")
+        if (weighting == "decayed") != (self._half_life is not None):
+            raise ValueError(f"weighting={weighting!r} with half_life={half_life!r}: the weighting 'decayed' is the "
+                             "one of a half-life, and a half-life weighs the blocks by its decay (weighting None "
+                             "chooses)")
         self._weighting = weighting
         check_real(fresh_share, "fresh_share")
         if not 0.0 <= float(fresh_share) <= MAX_FRESH_SHARE:  # NaN fails too
             raise ValueError(f"fresh_share must lie in [0, {MAX_FRESH_SHARE:g}], got {fresh_share!r}")
+        if self._half_life is not None and float(fresh_share) > 0.0:
+            raise ValueError(f"fresh_share={fresh_share!r} with half_life={half_life!r}: the decayed blocks are "
+                             "released once each (fresh_share 0); set one of them")
         self._fresh = float(fresh_share)
+        # With a half-life: γ = 2^(−1/H) and the cap L = max(n_0, ⌈c·H⌉) on the block sizes (public).
+        self._decay = None if self._half_life is None else decay_of(self._half_life)
+        self._cap = None if self._half_life is None else max(self._first, math.ceil(CAP_PER_HALF_LIFE * self._half_life))
         check_state_size(2 * self.dim, f"dim={self.dim!r}")
         self._sigma = float(noise_scales(np.array([self.sensitivity]), np.array([self.rho * (1.0 - self._fresh)]),
                                          self.sensitivity, self.rho)[0])
-        # The public schedule, up to the capacity: block ends b_1 < b_2 < … and Σ_{j<B} n_j² (exact integers).
-        ends, squares, end, size, total = [], [0], 0, self._first, 0
-        while end < self.capacity:
-            size = min(size, self.capacity - end)
-            end += size
-            total += size * size
-            ends.append(end)
-            squares.append(total)
-            size = max(size + 1, math.ceil(size * self._ratio))
-        self._ends = ends
-        self._squares = squares
+        # The public schedule, up to the capacity: block ends b_1 < b_2 < … (the geometric ones listed with their
+        # Σ_{j<B} n_j², exact integers; with a half-life, blocks of L after them, computed).
+        self._ends = _Schedule(self._first, self._ratio, self.capacity, self._cap)
+        self._squares = self._ends.squares
         self._current = np.zeros(self.dim)   # the current block's noiseless sum (secret)
         self._weighted = np.zeros(self.dim)  # Σ_j w_j r_j over the completed blocks (released values)
         # With a fresh share: the public variances V_j of the blocks' combined releases and the cumulative
@@ -206,10 +309,35 @@ class BlockRelease(PrefixSumMechanism):
         """float: φ, the share of ρ spent on the continual release inside the current block (0: none)."""
         return self._fresh
 
+    @property
+    def half_life(self):
+        """float or None: H in records (the decayed blocks), or None (no forgetting)."""
+        return self._half_life
+
+    @property
+    def block_cap(self):
+        """int or None: L = max(n_0, ⌈c·H⌉), the largest block of a half-life (None: no cap)."""
+        return self._cap
+
     def get_params(self) -> dict:
-        return {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "first_block": self._first,
-                "ratio": self._ratio, "weighting": self._weighting, "fresh_share": self._fresh,
-                "horizon": self.horizon}
+        """The constructor's arguments (``half_life`` only when given: states written before it existed, and every
+        state without one, name none; :meth:`from_state` reads a missing one as None)."""
+        params = {"dim": self.dim, "sensitivity": self.sensitivity, "rho": self.rho, "first_block": self._first,
+                  "ratio": self._ratio, "weighting": self._weighting, "fresh_share": self._fresh,
+                  "horizon": self.horizon}
+        if self._half_life is not None:
+            params["half_life"] = self._half_life
+        return params
+
+    @classmethod
+    def from_state(cls, params, scalars, arrays):
+        """:meth:`PrefixSumMechanism.from_state`, a missing ``half_life`` read as None (see :meth:`get_params`)."""
+        if isinstance(params, dict) and "half_life" not in params:
+            params = dict(params, half_life=None)
+        if isinstance(scalars, dict) and isinstance(scalars.get("params"), dict) \
+                and "half_life" not in scalars["params"]:
+            scalars = dict(scalars, params=dict(scalars["params"], half_life=None))
+        return super().from_state(params, scalars, arrays)
 
     def _size(self, block: int) -> int:
         return self._ends[block] - (self._ends[block - 1] if block else 0)
@@ -238,13 +366,25 @@ class BlockRelease(PrefixSumMechanism):
         return self._pooled[blocks]
 
     def block_ends(self, count=None) -> list:
-        """The first ``count`` block ends b_1, b_2, … (public; default every one up to the capacity)."""
-        return list(self._ends if count is None else self._ends[:check_int(count, "count", minimum=0)])
+        """The first ``count`` block ends b_1, b_2, … (public; default every one up to the capacity, refused when
+        that is more than :data:`MAX_LISTED_ENDS`: a half-life's blocks of L up to an unbounded capacity)."""
+        if count is None:
+            if len(self._ends) > MAX_LISTED_ENDS:
+                raise ValueError(f"block_ends() would list {len(self._ends):,} block ends (blocks of {self._cap} "
+                                 f"records up to {self.capacity:,}): pass count")
+            count = len(self._ends)
+        count = min(check_int(count, "count", minimum=0), len(self._ends))
+        return [self._ends[j] for j in range(count)]
+
+    def block_of(self, positions) -> np.ndarray:
+        """The block index j of each stream position p ≥ 1 (b_j < p ≤ b_{j+1}; public), an int64 array of the
+        shape of ``positions`` (integers in [1, capacity]; unchecked: for :mod:`onpair.privacy.replay`)."""
+        return self._ends.blocks_at_array(np.asarray(positions, dtype=np.int64) - 1)
 
     def completed(self, t=None) -> int:
         """B, the number of blocks completed after ``t`` records (default ``n_seen``)."""
         t = self._n_seen if t is None else check_int(t, "t", minimum=0, maximum=self.capacity)
-        return bisect.bisect_right(self._ends, t)
+        return self._ends.blocks_at(t)
 
     @property
     def n_released(self) -> int:
@@ -260,6 +400,8 @@ class BlockRelease(PrefixSumMechanism):
             return 0.0
         if self._weighting == "equal":
             return 1.0
+        if self._decay is not None:
+            return self._decay ** (self._ends[blocks - 1] - self._ends[block])
         size = self._size(block)
         if self._fresh > 0.0:
             t = self._n_seen if t is None else t
@@ -278,7 +420,7 @@ class BlockRelease(PrefixSumMechanism):
         """Feed the records of ``V`` with Z's rows, one per block they complete (in order)."""
         lo, m, row = 0, V.shape[0], 0
         while lo < m:
-            end = self._ends[bisect.bisect_right(self._ends, self._n_seen)]
+            end = self._ends[self._ends.blocks_at(self._n_seen)]
             hi = min(m, lo + end - self._n_seen)
             if self._fresh > 0.0:
                 # the current block's factorisation, its normals the next hi − lo rows (in record order)
@@ -315,7 +457,7 @@ class BlockRelease(PrefixSumMechanism):
     def count_step(self, rng) -> None:
         """Count one record added through :meth:`sum_step`; when it completes its block, release the block
         (its k normals the next ones of ``rng``, as :meth:`add_block` draws them)."""
-        end = self._ends[bisect.bisect_right(self._ends, self._n_seen)]
+        end = self._ends[self._ends.blocks_at(self._n_seen)]
         self._n_seen += 1
         if self._n_seen == end:
             z = np.empty(self.dim)
@@ -337,12 +479,15 @@ class BlockRelease(PrefixSumMechanism):
         else:
             released = self._current + self._sigma * z
             weight = float(size) if self._weighting == "size" else 1.0
-        self._weighted = self._weighted + weight * released
+        if self._decay is not None:  # W ← γ^{n_j}·W + r_j: the older blocks age by this block's records
+            self._weighted = self._decay ** size * self._weighted + released
+        else:
+            self._weighted = self._weighted + weight * released
         self._current = np.zeros(self.dim)
 
     # -- releases -----------------------------------------------------------------------------------
     def _scale(self, blocks: int) -> float:
-        if blocks == 0 or self._weighting == "equal":
+        if blocks == 0 or self._weighting != "size":
             return 1.0
         return self._ends[blocks - 1] / self._squares[blocks]
 
@@ -392,6 +537,8 @@ class BlockRelease(PrefixSumMechanism):
             return 0.0
         if self._weighting == "equal":
             return blocks * self._sigma ** 2
+        if self._decay is not None:
+            return self._sigma ** 2 * self._ends.decayed_squares(blocks, self._decay)
         count = self._ends[blocks - 1]
         return self._sigma ** 2 * (count * count / self._squares[blocks])
 
@@ -403,7 +550,8 @@ class BlockRelease(PrefixSumMechanism):
         return d["sigma"], d["kappa2"], gaussian_rho(self.sensitivity * math.sqrt(d["kappa2"]), d["sigma"])
 
     def describe(self) -> dict:
-        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``fresh_share`` (φ), ``sigma``
+        """Public summary: ``kind``, ``first_block``, ``ratio``, ``weighting``, ``fresh_share`` (φ), ``half_life``
+        and ``block_cap`` (H and L, None without forgetting), ``sigma``
         (one block's release), ``kappa2`` (1: a record is in one block, released once), ``rho_spent_bound``
         (Δ²/(2σ²) ≤ ρ, the whole stream's cost; with a fresh share, plus the current block's factorisation's
         Δ²κ²/(2σ_f²), every block's ≤ φρ: the sum ≤ ρ), ``blocks_completed``, ``n_released`` (N),
@@ -414,7 +562,7 @@ class BlockRelease(PrefixSumMechanism):
         if self._fresh > 0.0:
             spent += self._inner_rho()[2]
         out.update(first_block=self._first, ratio=self._ratio, weighting=self._weighting, fresh_share=self._fresh,
-                   sigma=self._sigma, kappa2=1.0, rho_spent_bound=spent,
+                   half_life=self._half_life, block_cap=self._cap, sigma=self._sigma, kappa2=1.0, rho_spent_bound=spent,
                    blocks_completed=blocks, n_released=self.n_released,
                    next_block_end=self._ends[blocks] if blocks < len(self._ends) else None,
                    composition="parallel over blocks" + (", sequential within a block" if self._fresh else ""))
@@ -426,7 +574,8 @@ class BlockRelease(PrefixSumMechanism):
         records, so the stream costs it once (parallel composition). With a fresh share φ, a second row of the
         same shape for the factorisation inside each block (``nodes_released`` = records released through
         it, ``sigma`` and ``kappa2`` the current block's, ``rho`` ≤ φρ, every block's): the rows add."""
-        rows = [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}), each released "
+        capped = "" if self._cap is None else f", at most {self._cap} records (half-life {self._half_life:g})"
+        rows = [{"what": f"disjoint blocks (first {self._first} records, ratio {self._ratio:g}{capped}), each released "
                          f"once at {'the full rho' if not self._fresh else f'a share {1 - self._fresh:g} of rho'}, "
                          f"weighting {self._weighting!r}", "level": None,
                  "nodes_released": self.completed(), "sigma": self._sigma, "kappa2": 1.0,
