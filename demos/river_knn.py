@@ -14,8 +14,8 @@ is first predicted, then learned) with ``metrics.Accuracy``:
 The distances:
 
 * plain Euclidean on the public-bounds map φ (each feature put on a unit range by its public bounds);
-* the **discriminant metric** of ``onpair.OnPairStats(task="metric")``, computed after every record from
-  the class statistics released by a continual-release mechanism (one (ε, δ) for the whole stream), at
+* the **discriminant metric** of ``onpair.OnPairStats(task="metric")``, computed from each release of the
+  class statistics (by default once per public block of 32, 64, 128, … records; one (ε, δ) for the whole stream), at
   ε = 4 and ε = 1, δ = 1e-5, and its non-private twin (the exact statistics);
 * the previous private default, ``onpair.OnPairStrC(task="metric")`` at ε = 1 (Huai's loss, output
   perturbation at rounds 64, 128, …; the stream length is public).
@@ -164,7 +164,7 @@ def main(quick=False):
             spent = f"  (ε spent {report['epsilon_spent']:.3f})" if report["private"] else ""
             print(f"{name:40s} {by_distance:15.2%} {by_pipeline:9.2%} {time.perf_counter() - start:8.1f}{spent}", flush=True)
     print("\nPredictions use the visible (for private learners: released) metric only; OnPairStats releases "
-          "after every record, OnPairStrC at rounds 64, 128, 256, ….")
+          "at the end of blocks of 32, 64, 128, … records (its default), OnPairStrC at rounds 64, 128, 256, ….")
 
 
 if __name__ == "__main__":

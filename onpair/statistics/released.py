@@ -1,8 +1,8 @@
 """Per-class pairwise statistics released continually: the state of the learners on released statistics.
 
 Each record contributes v(z) = [a·e_y, b·x⊗e_y, m·vech(xxᵀ)⊗e_y] (counts, sums and second moments of its
-class, :mod:`onpair.statistics._kernels`) to a prefix sum that a continual-release mechanism
-(:mod:`onpair.privacy.continual`) publishes after every record, with the proven sensitivity of
+class, :mod:`onpair.statistics._kernels`) to sums that a release mechanism (:mod:`onpair.privacy.continual`)
+publishes once per public block (the default of a stationary stream) or after every record, with the proven sensitivity of
 :func:`onpair.privacy.statistics_sensitivity.statistics_sensitivity`. Every model is post-processing of the
 current release (:mod:`onpair.statistics.model`), so it may be recomputed at any round for
 free. The non-private twin keeps the exact prefix sum instead.

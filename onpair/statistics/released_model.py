@@ -1,7 +1,7 @@
 """One release and everything computed from it: :class:`ReleasedModel`, the only cache of the post-processing.
 
-A learner on released statistics (:class:`onpair.OnPairStats`) publishes a prefix sum of the per-class statistics
-after every record. Everything a user sees is post-processing of one such release: the decoded class statistics,
+A learner on released statistics (:class:`onpair.OnPairStats`) publishes the per-class statistics along the
+stream (once per public block, or a prefix sum after every record). Everything a user sees is post-processing of one such release: the decoded class statistics,
 the model, the calibrated posterior, and the log-odds a·wᵀz + b along the AUC model that the river classifier
 predicts with. A :class:`ReleasedModel` holds **one** release (its index, its released sum, its noise variance)
 with the public settings that turn it into a model and the public bounds that map a record for it; it computes
