@@ -165,10 +165,7 @@ def _box_blt_record(x, constants, code, clip, n_classes, pooled, normals, pos, e
         return -2
     if end - pos < k:
         return NEED_NORMALS
-    row = np.empty((1, k))
-    codes = np.empty(1, dtype=np.int64)
-    codes[0] = code
-    _layout_rows(z, codes, n_classes, constants[3 * d:3 * d + 3], pooled, row)
+    row = _record_row(z, code, n_classes, constants[3 * d:3 * d + 3], pooled, k)
     at = 3 * d + 3
     blt_record(row[0], normals[pos:pos + k], constants[at:at + m], constants[at + m:at + 2 * m],
                constants[at + 2 * m], state[:m], state[m], state[m + 1])
@@ -211,16 +208,37 @@ def _box_sum_record(x, constants, code, clip, n_classes, pooled, dest):
     d = x.shape[0]
     z = np.empty((1, d))
     status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z[0])
-    if status < 0:
-        return -1
-    if status > 0 and not clip:
-        return -2
-    row = np.empty((1, dest.shape[0]))
+    if status < 0 or (status > 0 and not clip):
+        return -1 if status < 0 else -2
+    add_rows_in_order(_record_row(z, code, n_classes, constants[3 * d:3 * d + 3], pooled, dest.shape[0]), dest)
+    return status
+
+
+@njit(**NJIT_OPTIONS)
+def _record_row(z, code, n_classes, weights, pooled, k):
+    """The row v(z) of one mapped record (the (1, d) array ``z``) of class ``code``, as a (1, k) array: the
+    arithmetic of :func:`_layout_rows` (which it calls), shared by the two fused record kernels.
+
+    Parameters
+    ----------
+    z : ndarray of float64, shape (1, d)
+        The mapped record; read only.
+    code : int
+        The class code.
+    n_classes : int
+        C (read by the pooled layout only).
+    weights : ndarray of float64, shape (3,)
+        (a, b, m); read only.
+    pooled : bool
+        The layout.
+    k : int
+        The row's length.
+    """
+    row = np.empty((1, k))
     codes = np.empty(1, dtype=np.int64)
     codes[0] = code
-    _layout_rows(z, codes, n_classes, constants[3 * d:3 * d + 3], pooled, row)
-    add_rows_in_order(row, dest)
-    return status
+    _layout_rows(z, codes, n_classes, weights, pooled, row)
+    return row
 
 
 def box_blt_constants(box, weights, omega, theta, decay) -> np.ndarray:
