@@ -222,11 +222,16 @@ class FeatureBounds:
             k = int(np.flatnonzero(~np.isfinite(np.atleast_1d(width)))[0])
             raise ValueError(f"the box is too wide to represent: upper − lower overflows for feature {k}")
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            doubled_ok = np.all(np.isfinite(2.0 * lower_arr)) and np.all(np.isfinite(2.0 * upper_arr))
+            # The map computes (2·x − lower − upper)·s left to right: for x in [lower, upper] its intermediate
+            # 2·x − lower lies between lower and 2·upper − lower, so both ends must be finite (review of issue 34:
+            # a record on the face of (−8e307, 8e307) mapped to inf, and the release to NaN).
+            doubled_ok = (np.all(np.isfinite(2.0 * lower_arr)) and np.all(np.isfinite(2.0 * upper_arr))
+                          and np.all(np.isfinite(2.0 * upper_arr - lower_arr))
+                          and np.all(np.isfinite(2.0 * lower_arr - upper_arr)))
             scale = self._box_scale(np.atleast_1d(width).astype(np.float64))  # the map's own scale
         if not doubled_ok or not np.all(np.isfinite(scale)):
-            raise ValueError("the box's bounds are too extreme to map (2·bound or 2/width overflows): "
-                             f"lower={lower!r}, upper={upper!r}; rescale the features first")
+            raise ValueError("the box's bounds are too extreme to map (2·bound, 2·upper − lower or 2/width "
+                             f"overflows): lower={lower!r}, upper={upper!r}; rescale the features first")
         self.kind = "box"
         self.norm = None
         self.lower = np.array(lower_arr, dtype=np.float64)
