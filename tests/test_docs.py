@@ -363,7 +363,11 @@ def test_the_readme_scikit_learn_example_runs_and_says_how_to_install_it():
         warnings.simplefilter("ignore", UserWarning)  # a noise-dominated release would warn: not this test's subject
         exec(compile(_readme_block('load("pima")'), "README.md", "exec"), namespace)
     model, X_test, y_test = namespace["model"], namespace["X_test"], namespace["y_test"]
-    assert list(model.classes_) == [-1, 1] and 0.5 < model.score(X_test, y_test) <= 1.0
+    # the example draws fresh noise (no random_state, as a user should): its AUC is a random variable (0.39 once
+    # in CI at ε = 1), so its quality is checked on the same fit with a fixed seed
+    assert list(model.classes_) == [-1, 1] and 0.0 <= model.score(X_test, y_test) <= 1.0
+    seeded = type(model)(**{**model.get_params(), "random_state": 0}).fit(namespace["X"], namespace["y"])
+    assert 0.5 < seeded.score(X_test, y_test) <= 1.0
 
 
 def _figure(pattern: str, path: pathlib.Path = ROOT / "docs" / "guide.md") -> float:
