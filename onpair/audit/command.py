@@ -24,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"the preset's own (ε, δ): {own_claim or 'none'})")
     parser.add_argument("--delta", type=float, default=None, help=f"δ (default {DEFAULT_DELTA:g}, or the preset's own)")
     parser.add_argument("--seed", type=int, default=0, help="root seed of every run (default 0)")
-    parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"records per data set (default {DEFAULT_N})")
+    own_n = ", ".join(f"{name}: {p.n}" for name, p in PRESETS.items() if p.n is not None)
+    parser.add_argument("--n", type=int, default=None,
+                        help=f"records per data set (default {DEFAULT_N}, or the preset's own: {own_n or 'none'})")
     parser.add_argument("--d", type=int, default=DEFAULT_D, help=f"features (default {DEFAULT_D})")
     parser.add_argument("--data", choices=DATA_KINDS, default="adversarial",
                         help="neighbouring data sets (default adversarial: the strongest canary)")

@@ -68,6 +68,9 @@ class Preset:
     #: Runs per data set :func:`audit_algorithm` makes when given none; None: 1,000. A broken variant whose bug
     #: is small for its claim sets the fewest with which it is caught with power ≥ 0.95 (measured).
     runs: int | None = None
+    #: Records per data set :func:`audit_algorithm` streams when given none; None: :data:`DEFAULT_N` (50). A broken
+    #: variant whose bug shows only past the first records sets the stream it needs.
+    n: int | None = None
 
 
 #: The half-life (records) of the decayed presets: short beside the audit's stream, so that the first record's
@@ -88,6 +91,16 @@ AUDIT_LONG_HALF_LIFE = 4096.0
 #: confidence is the same; δ = 0.1 is a weak guarantee, but the bug (σ a factor κ too small) does not depend
 #: on the claim, and the correct mechanism must meet this claim as any other.
 WEAK_CLAIM = (2.0, 0.1)
+
+#: The stream of ``onpairstats-blocks-noreset``: 4 doubling blocks (32 + 64 + 128 + 256). A block sum that is not
+#: reset puts the first record in all 4 releases, each with its own noise: the test that reads every block
+#: (:func:`onpair.statistics.audit_variants.release_contrast`) sees it with √4 = 2 times the claim's μ, which at
+#: ε = 4, δ = 1e-5 no affordable audit separates (about 5 times is needed at 1,000 runs, Gaussian twins), at
+#: :data:`WEAK_CLAIM` 500 runs do (power 1.0 over 40 Gaussian twins; √3, 3 blocks: 0.93).
+NORESET_N = 480
+#: The stream of ``onpairstats-blocks-decayed-noreset``: at H = :data:`AUDIT_HALF_LIFE` the blocks are capped at 32
+#: records, so 4 blocks take 128 records.
+NORESET_DECAYED_N = 128
 
 #: Every preset, by name, in the order ``onpair audit --help`` lists them. The setups (and the broken variants,
 #: which override a family's own hooks) live beside their family: ``<family>/audit_variants.py``.
@@ -194,6 +207,16 @@ PRESETS = {p.name: p for p in (
            f"half_life={AUDIT_HALF_LIFE:g}, with σ × 0.1",
            statistics.onpairstats_setup("noise0.1", "blocks", half_life=AUDIT_HALF_LIFE), broken=True,
            datasets=statistics_neighbouring_datasets),
+    Preset("onpairstats-blocks-noreset", f"BROKEN: OnPairStats, mechanism='blocks', the block's sum not reset after "
+           f"its release (every record released again in each later block), {NORESET_N} records (4 blocks), audited "
+           "at (ε, δ) = (2, 0.1)",
+           statistics.onpairstats_setup("noreset", "blocks"), broken=True, datasets=statistics_neighbouring_datasets,
+           claim=WEAK_CLAIM, n=NORESET_N),
+    Preset("onpairstats-blocks-decayed-noreset", f"BROKEN: OnPairStats, mechanism='blocks', "
+           f"half_life={AUDIT_HALF_LIFE:g}, the block's sum not reset after its release, {NORESET_DECAYED_N} records "
+           "(4 blocks of 32), audited at (ε, δ) = (2, 0.1)",
+           statistics.onpairstats_setup("noreset", "blocks", half_life=AUDIT_HALF_LIFE), broken=True,
+           datasets=statistics_neighbouring_datasets, claim=WEAK_CLAIM, n=NORESET_DECAYED_N),
     Preset("onpairstats-moments-m0", f"BROKEN: OnPairStats, weights {MOMENT_WEIGHTS}, Δ computed as if the "
            "moment weight were 0", statistics.onpairstats_setup("m0", weights=MOMENT_WEIGHTS), broken=True,
            datasets=statistics_neighbouring_datasets),
@@ -233,7 +256,7 @@ PRESETS = {p.name: p for p in (
 
 
 def audit_algorithm(algorithm: str, *, runs: int | None = None, epsilon: float | None = None,
-                    delta: float | None = None, seed=0, n: int = DEFAULT_N, d: int = DEFAULT_D,
+                    delta: float | None = None, seed=0, n: int | None = None, d: int = DEFAULT_D,
                     data: str = "adversarial", confidence: float = 0.95) -> AuditResult:
     """Audit a preset of :data:`PRESETS` by name on :func:`neighbouring_datasets` (statistic ⟨model, u⟩),
     or for a metric-task preset (``preset.task == "metric"``) on :func:`metric_neighbouring_datasets`
@@ -243,7 +266,7 @@ def audit_algorithm(algorithm: str, *, runs: int | None = None, epsilon: float |
 
     The claim audited is the (``epsilon``, ``delta``) the mechanism is configured with; None takes the preset's
     ``claim`` (ε = 4, δ = 1e-5 for every preset but the ``onpairstats-decayed-h4096`` pair). ``runs`` (per
-    data set) None takes the preset's ``runs``, or 1,000. The runs' root
+    data set) None takes the preset's ``runs``, or 1,000; ``n`` None the preset's ``n``, or 50. The runs' root
     seed is ``SeedSequence([seed, crc32(algorithm)])``: reproducible, and independent between presets.
     ``details`` of the
     result add the preset's description, whether it is a deliberately broken variant, and the
@@ -255,6 +278,7 @@ def audit_algorithm(algorithm: str, *, runs: int | None = None, epsilon: float |
     epsilon = preset.claim[0] if epsilon is None else epsilon
     delta = preset.claim[1] if delta is None else delta
     runs = (preset.runs or 1000) if runs is None else runs
+    n = (preset.n or DEFAULT_N) if n is None else n
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):

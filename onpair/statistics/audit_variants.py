@@ -26,7 +26,10 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
 
     Replacing record 1 adds a_t·δv to the released sum after record t, with a_t = 1 for prefix sums,
     a_t = γ^{t−1} for the decayed sums of :class:`onpair.privacy.continual.DecayedBLT` (its ``workload_decay``),
-    and the first block's public weight for :class:`onpair.privacy.continual.BlockRelease` (its ``coefficient``);
+    and for :class:`onpair.privacy.continual.BlockRelease` (its ``coefficient``) the sum of the completed blocks'
+    public weights: the shift if record 1 were counted in every block, which is the first block's weight alone
+    while only that block completes, and which a correct release does not make (any fixed test is valid; this
+    one also sees a record leaked into later blocks' releases, a block's sum not reset);
     the releases r_t = S_t + N_t carry noise N that is independent across the k coordinates and has the same
     covariance Σ (n × n) over time in each. So h = Σ_t g_t·r_t with g ∝ Σ⁻¹a, scaled to gᵀa = 1, moves by
     exactly δv, with the least variance 1/(aᵀΣ⁻¹a) per coordinate of any such combination; a test on ⟨h, δv⟩
@@ -59,9 +62,13 @@ def release_contrast(mechanism, n: int, *, samples: int = CONTRAST_SAMPLES, seed
         done += width
     if hasattr(mechanism, "coefficient"):
         # Blocks released once (BlockRelease): record 1 moves the release after t by the public weight of the
-        # first block (0 until it completes), and the releases repeat inside a block (a singular Σ): the
-        # least-variance combination by the pseudo-inverse over the releases that carry noise.
-        shift = np.array([mechanism.coefficient(t, 0) for t in range(1, n + 1)])
+        # first block (0 until it completes). The test reads it as if record 1 were in **every** completed block
+        # (a_t = Σ_{j<B(t)} w_j(t), each block's public weight), so that a release that leaks it into later
+        # blocks is seen (``onpairstats-blocks-noreset``); while only the first block completes that is the same
+        # a_t. The releases repeat inside a block (a singular Σ): the least-variance combination by the
+        # pseudo-inverse over the releases that carry noise.
+        shift = np.array([sum(mechanism.coefficient(t, j) for j in range(mechanism.completed(t)))
+                          for t in range(1, n + 1)])
         if not np.any(shift):
             raise ValueError(f"no block of the mechanism completes within the audit's {n} records: nothing about "
                              "the first record is released, and no test can be built (audit a longer stream)")
@@ -93,9 +100,38 @@ def contrast_release(contrast):
 MOMENT_WEIGHTS = (0.8, 1.0, 14.0)
 
 
+def _never_reset(mechanism):
+    """Break a :class:`onpair.privacy.continual.BlockRelease` (fresh share 0) on purpose: when a block is released
+    its running sum is **not** reset, so block j releases the sum of every record so far (each record is released
+    again in every later block) while the schedule, the weights, σ and the accounting stay those of the correct
+    release. Patched on the instance, so that the learner's fused single-record path (which checks the type) runs
+    as for the real release."""
+    complete = mechanism._complete
+
+    def _complete(z):
+        pending = mechanism._current
+        complete(z)
+        mechanism._current = pending  # BROKEN: the released block's sum keeps counting
+
+    mechanism._complete = _complete
+    return mechanism
+
+
 def onpairstats_class(kind):
     if kind is None:
         return OnPairStats
+    if kind == "noreset":
+        class _NoResetOnPairStats(OnPairStats):
+            """Broken on purpose: ``mechanism="blocks"`` whose block sum is not reset after its release
+            (:func:`_never_reset`); the accountant and the report still claim ε."""
+
+            def _new_state(self, dim, rho=None):
+                stats = super()._new_state(dim, rho)
+                if stats.private:
+                    _never_reset(stats.mechanism)
+                return stats
+
+        return _NoResetOnPairStats
 
     class _WrongSensitivityOnPairStats(OnPairStats):
         """Broken on purpose: the continual-release mechanism is built for a sensitivity below the proven
