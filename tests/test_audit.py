@@ -37,7 +37,8 @@ RUNS_FAST = 500
 FAST_AUDITS = {"onpairstrc", "onpairc", "offpairstrc", "offpairc", "gradient", "sgd", "onpairstats", "offpairstats",
                "objpert", "amp", "onpairstrc-metric",
                "onpairstrc-noise0.1", "onpairstrc-internal", "offpairstrc-noise0.1", "onpairstats-noise0.1",
-               "offpairstats-noise0.1", "objpert-noise0.05", "onpairstrc-metric-noise0.1"}
+               "offpairstats-noise0.1", "objpert-noise0.05", "onpairstrc-metric-noise0.1",
+               "onpairstats-blocks-decayed-noreset"}  # a record leaked into later releases (128 records, about 2 s)
 
 
 def tiered(names, fast=FAST_AUDITS):
@@ -281,7 +282,8 @@ def test_presets_claim_4_at_1e5_unless_they_say_why():
     # Every preset is audited at (ε, δ) = (4, 1e-5) but the long-half-life decayed pair, whose bug (σ × 0.54)
     # no affordable audit sees at that claim; a preset's own runs are for a broken variant only.
     own = {name for name, preset in PRESETS.items() if preset.claim != (CLAIM, DELTA)}
-    assert own == {"onpairstats-decayed-h4096", "onpairstats-decayed-h4096-kappa1"}
+    assert own == {"onpairstats-decayed-h4096", "onpairstats-decayed-h4096-kappa1", "onpairstats-blocks-noreset",
+                   "onpairstats-blocks-decayed-noreset"}
     assert PRESETS["onpairstats-decayed-h4096"].claim == (2.0, 0.1)
     assert all(PRESETS[name].broken for name, preset in PRESETS.items() if preset.runs is not None)
 
@@ -601,6 +603,68 @@ def test_broken_statistics_variants_draw_less_noise_and_still_claim_the_budget(n
         spent.append(report["epsilon_spent"])
     assert sigmas[1] / sigmas[0] == pytest.approx(scale, rel=1e-3)
     assert spent[1] == pytest.approx(spent[0], rel=1e-9) and spent[1] <= CLAIM * (1 + 1e-9)
+
+
+def test_the_blocks_contrast_reads_every_completed_block():
+    # Blocks of 4, 8 and 16 records (28 in all), released once each as r_j = S_j + σz_j, weighting "equal" (the
+    # estimate after t records is Σ_{j<B(t)} r_j). The test reads a change of the first record as if it were in
+    # every completed block: a_t = B(t). Its least-variance unbiased combination of r_0, r_1, r_2 (independent,
+    # variance σ² each) is their mean: variance σ²/3 per coordinate, and the correct release, which moves r_0
+    # alone, moves it by 1/3 of the change.
+    from onpair.privacy.continual import BlockRelease
+
+    n, sigma = 28, 1.0
+    mechanism = BlockRelease(dim=1, sensitivity=1.0, rho=0.5, first_block=4, weighting="equal")
+    sigma = mechanism.describe()["sigma"]
+    blocks = np.array([0] * 3 + [1] * 8 + [2] * 16 + [3])  # B(t) for t = 1, …, 28: ends at 4, 12, 28
+    E = np.array([[1.0 if j < b else 0.0 for j in range(3)] for b in blocks])  # r_j in the estimate after t
+    covariance = sigma ** 2 * E @ E.T
+    g = release_contrast(mechanism, n)
+    assert g @ blocks == pytest.approx(1.0)
+    assert g @ covariance @ g == pytest.approx(sigma ** 2 / 3, rel=0.05)
+    assert g @ (blocks > 0) == pytest.approx(1 / 3, rel=0.05)  # what the correct release's change moves
+    # While only the first block completes (the presets' 50 records with blocks of 32) the shift is the first
+    # block's weight: the contrast reads the one release there is.
+    first = release_contrast(BlockRelease(dim=1, sensitivity=1.0, rho=0.5), 50)
+    assert first[:31] @ first[:31] == pytest.approx(0.0, abs=1e-20) and first.sum() == pytest.approx(1.0)
+
+
+def test_the_noreset_variant_releases_the_first_record_again_in_every_later_block():
+    # Blocks of 2, 4 and 8 (14 records), weighting "equal", ρ large (σ ≈ 7e-4): the record 1 = (1), every other
+    # record 0. The correct release holds it in r_0 only (estimate ≈ 1 after 3 blocks); the broken one, whose
+    # block sum is never reset, in r_0, r_1 and r_2 (≈ 3). Schedule, σ and accounting are unchanged.
+    from onpair.privacy.continual import BlockRelease
+    from onpair.statistics.audit_variants import _never_reset
+
+    V = np.zeros((14, 1))
+    V[0] = 1.0
+    out = []
+    for broken in (False, True):
+        mechanism = BlockRelease(dim=1, sensitivity=1.0, rho=1e6, first_block=2, weighting="equal")
+        if broken:
+            _never_reset(mechanism)
+        estimates = mechanism.add_block(V, np.random.default_rng(0), return_estimates=True)
+        out.append((estimates[[1, 5, 13], 0], mechanism.describe()))
+    assert out[0][0] == pytest.approx([1.0, 1.0, 1.0], abs=0.01)
+    assert out[1][0] == pytest.approx([1.0, 2.0, 3.0], abs=0.01)
+    assert out[0][1] == out[1][1]
+    # The learner's fused single-record path calls the same patched step: the preset's variant leaks too.
+    D, D_prime, bounds, _ = statistics_neighbouring_datasets(100, 2)
+    reports = []
+    for name in ("onpairstats-blocks", "onpairstats-blocks-noreset"):
+        learner, release = PRESETS[name].build(CLAIM, DELTA, 100, 2, bounds)(np.random.SeedSequence(0))
+        assert np.all(np.isfinite(release(learner, *D_prime)))
+        reports.append((learner._stats.mechanism.completed(), learner.privacy_report()["epsilon_spent"]))
+    assert reports[0] == reports[1] and reports[0][0] == 2 and reports[0][1] <= CLAIM * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("name", tiered(["onpairstats-blocks-noreset", "onpairstats-blocks-decayed-noreset"]))
+def test_the_correct_blocks_release_passes_where_its_noreset_variant_is_caught(name):
+    # The same stream, claim, runs and test as the broken variant (which test_broken_variant_is_caught audits).
+    real, broken = PRESETS[name.replace("-noreset", "")], PRESETS[name]
+    claim, delta = broken.claim
+    result = audit_algorithm(real.name, runs=runs_for(name), epsilon=claim, delta=delta, n=broken.n, seed=0)
+    assert result.epsilon_lower <= claim and not result.caught and result.details["n"] == broken.n
 
 
 def test_cli_audits_the_statistics_presets(capsys):
