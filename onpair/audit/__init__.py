@@ -99,7 +99,10 @@ its own claim (``Preset.claim``, what :func:`audit_algorithm` and ``onpair audit
 ε = 2, δ = 0.1, and the broken twin with its own 1,500 runs (``Preset.runs``): the 50 records reach
 Σ_{n<50} c_n² = 2.31 of κ², so the bug shows 1.52 times the claim's μ, which at ε = 4, δ = 1e-5 no
 affordable audit sees (ε_lower 2.62 with 5,000 runs); at (2, 0.1) it is caught (3.15, against 1.02 for the
-correct mechanism and 1.45 for the exactly tight ``reference``).
+correct mechanism and 1.45 for the exactly tight ``reference``). The block release's broken
+``onpairstats-blocks-noreset`` and ``onpairstats-blocks-decayed-noreset`` (a block's sum not reset after its
+release: each record released again in every later block) stream their own ``Preset.n`` (480 and 128
+records: 4 blocks) at (2, 0.1); the contrast of a block release reads every completed block.
 
 What these canaries cannot catch: a bug that moves σ by less than about a factor 3 at ε = 4. At the
 default weights (0.8, 1, 0.6), Δ = 2b whatever m, so "Δ as if m = 0" is harmless there (hence the
