@@ -157,15 +157,12 @@ def _box_blt_record(x, constants, code, clip, n_classes, pooled, normals, pos, e
     d = x.shape[0]
     k = state.shape[1]
     m = state.shape[0] - 2
-    z = np.empty((1, d))
-    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z[0])
+    row = np.empty((1, k))
+    status = _box_record_row(x, constants, code, clip, n_classes, pooled, row)
     if status < 0:
-        return -1
-    if status > 0 and not clip:
-        return -2
+        return status
     if end - pos < k:
         return NEED_NORMALS
-    row = _record_row(z, code, n_classes, constants[3 * d:3 * d + 3], pooled, k)
     at = 3 * d + 3
     blt_record(row[0], normals[pos:pos + k], constants[at:at + m], constants[at + m:at + 2 * m],
                constants[at + 2 * m], state[:m], state[m], state[m + 1])
@@ -205,40 +202,51 @@ def _box_sum_record(x, constants, code, clip, n_classes, pooled, dest):
         0 (added, inside the box), 1 (added, clipped), −1 (NaN or ±inf: nothing changed), −2 (outside the
         box and ``clip`` false: nothing changed).
     """
-    d = x.shape[0]
-    z = np.empty((1, d))
-    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z[0])
-    if status < 0 or (status > 0 and not clip):
-        return -1 if status < 0 else -2
-    add_rows_in_order(_record_row(z, code, n_classes, constants[3 * d:3 * d + 3], pooled, dest.shape[0]), dest)
+    row = np.empty((1, dest.shape[0]))
+    status = _box_record_row(x, constants, code, clip, n_classes, pooled, row)
+    if status >= 0:
+        add_rows_in_order(row, dest)
     return status
 
 
 @njit(**NJIT_OPTIONS)
-def _record_row(z, code, n_classes, weights, pooled, k):
-    """The row v(z) of one mapped record (the (1, d) array ``z``) of class ``code``, as a (1, k) array: the
-    arithmetic of :func:`_layout_rows` (which it calls), shared by the two fused record kernels.
+def _box_record_row(x, constants, code, clip, n_classes, pooled, row):
+    """One raw record through the box map (:func:`onpair.core.bounds._clip_box_row`) into its row v(z) (the
+    arithmetic of :func:`_layout_rows`, which it calls): the part the two fused record kernels share.
 
     Parameters
     ----------
-    z : ndarray of float64, shape (1, d)
-        The mapped record; read only.
+    x : ndarray of float64, shape (d,)
+        The raw record; read only.
+    constants : ndarray of float64, shape (3d + 3,) or longer
+        The box's lower, upper and half-scale rows and the weights (a, b, m) (:func:`box_blt_constants`).
     code : int
         The class code.
+    clip : bool
+        Whether a record outside the box is mapped (clipped); otherwise it is left to the caller.
     n_classes : int
         C (read by the pooled layout only).
-    weights : ndarray of float64, shape (3,)
-        (a, b, m); read only.
     pooled : bool
         The layout.
-    k : int
-        The row's length.
+    row : ndarray of float64, shape (1, k)
+        Written with v(z) when the record is mapped (status 0 or 1); untouched otherwise.
+
+    Returns
+    -------
+    int
+        0 (inside the box), 1 (clipped), −1 (NaN or ±inf), −2 (outside the box and ``clip`` false).
     """
-    row = np.empty((1, k))
+    d = x.shape[0]
+    z = np.empty((1, d))
+    status = _clip_box_row(x, constants[:d], constants[d:2 * d], constants[2 * d:3 * d], z[0])
+    if status < 0:
+        return -1
+    if status > 0 and not clip:
+        return -2
     codes = np.empty(1, dtype=np.int64)
     codes[0] = code
-    _layout_rows(z, codes, n_classes, weights, pooled, row)
-    return row
+    _layout_rows(z, codes, n_classes, constants[3 * d:3 * d + 3], pooled, row)
+    return status
 
 
 def box_blt_constants(box, weights, omega, theta, decay) -> np.ndarray:

@@ -164,6 +164,12 @@ class _Schedule:
         g = len(self.geometric)
         return self.geometric[j] if j < g else min(self.base + (j - g + 1) * self.cap, self.capacity)
 
+    def end_after(self, t):
+        """The end of the block that record t + 1 falls in (0 ≤ t < capacity): the next block end after t."""
+        if self.cap is None or t < self.base:
+            return self.geometric[bisect.bisect_right(self.geometric, t)]
+        return min(self.base + ((t - self.base) // self.cap + 1) * self.cap, self.capacity)
+
     def blocks_at(self, t):
         """The blocks completed after t records (0 ≤ t ≤ capacity)."""
         if self.cap is None or t < self.base:
@@ -420,7 +426,7 @@ class BlockRelease(PrefixSumMechanism):
         """Feed the records of ``V`` with Z's rows, one per block they complete (in order)."""
         lo, m, row = 0, V.shape[0], 0
         while lo < m:
-            end = self._ends[self._ends.blocks_at(self._n_seen)]
+            end = self._ends.end_after(self._n_seen)
             hi = min(m, lo + end - self._n_seen)
             if self._fresh > 0.0:
                 # the current block's factorisation, its normals the next hi − lo rows (in record order)
@@ -457,7 +463,7 @@ class BlockRelease(PrefixSumMechanism):
     def count_step(self, rng) -> None:
         """Count one record added through :meth:`sum_step`; when it completes its block, release the block
         (its k normals the next ones of ``rng``, as :meth:`add_block` draws them)."""
-        end = self._ends[self._ends.blocks_at(self._n_seen)]
+        end = self._ends.end_after(self._n_seen)
         self._n_seen += 1
         if self._n_seen == end:
             z = np.empty(self.dim)
